@@ -1,0 +1,12 @@
+"""
+ldnet-allennlp: cheap contextual representations for AllenNLP.
+
+Importing this package registers every component with AllenNLP (`--include-package
+ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the small
+compatibility fixes in `ldnet_allennlp.compat`.
+"""
+from ldnet_allennlp.compat import apply_compatibility_fixes
+
+apply_compatibility_fixes()
+
+from ldnet_allennlp.version import VERSION as __version__  # noqa: E402,F401
