@@ -1,0 +1,107 @@
+"""
+`Seq2SeqEncoder` "dense_lstm": a (bi)directional LD-Net dense LSTM usable in any AllenNLP model.
+"""
+
+from typing import List, Optional, Union
+
+import torch
+
+from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
+
+from ldnet_allennlp.modules.dense_lstm import DenseLSTMStack, run_backward
+
+
+@Seq2SeqEncoder.register("dense_lstm")
+class DenseLSTMEncoder(Seq2SeqEncoder):
+    """
+    A densely connected LSTM (`DenseLSTMStack`) as a `Seq2SeqEncoder`.
+
+    Unidirectional: output `[x; h_1; ...; h_L]`, dim `input_size + num_layers * hidden_size`.
+    Bidirectional: a forward stack and a separate backward stack (run on each sequence's real
+    tokens reversed); outputs concatenated in AllenNLP's convention, forward half first:
+    `[fwd [x; h_1..h_L]; bwd [x; h_1..h_L]]`, dim `2 * (input_size + num_layers * hidden_size)`.
+
+    With `return_all_layers = True` (used by allennlp-models' `language_model_token_embedder`,
+    which also reads the `num_layers` attribute), `forward` instead returns a list of
+    `num_layers` tensors, layer l's output `(batch_size, num_tokens, hidden_size * num_dirs)`
+    (forward half first), and `get_output_dim()` is `hidden_size * num_dirs`.
+
+    Registered as `"dense_lstm"`.  Config keys:
+
+    input_size : `int` — size of the input vectors.
+    hidden_size : `int` — per-layer hidden size (dims each layer adds).
+    num_layers : `int` — number of LSTM layers per direction (>= 1).
+    dropout : `float`, optional (default `0.0`) — dropout on each layer's input, in [0, 1).
+    layer_dropout : `float`, optional (default `0.0`) — LD-Net layer-wise dropout, in [0, 1).
+    bidirectional : `bool`, optional (default `False`).
+    return_all_layers : `bool`, optional (default `False`).
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int,
+        dropout: float = 0.0,
+        layer_dropout: float = 0.0,
+        bidirectional: bool = False,
+        return_all_layers: bool = False,
+    ) -> None:
+        super().__init__(stateful=False)
+        self.num_layers = num_layers
+        self.return_all_layers = return_all_layers
+        self._bidirectional = bidirectional
+        self.forward_stack = DenseLSTMStack(
+            input_size, hidden_size, num_layers, dropout=dropout, layer_dropout=layer_dropout
+        )
+        self.backward_stack = (
+            DenseLSTMStack(
+                input_size, hidden_size, num_layers, dropout=dropout, layer_dropout=layer_dropout
+            )
+            if bidirectional
+            else None
+        )
+
+    def get_input_dim(self) -> int:
+        return self.forward_stack.get_input_dim()
+
+    def get_output_dim(self) -> int:
+        num_directions = 2 if self._bidirectional else 1
+        if self.return_all_layers:
+            return self.forward_stack.hidden_size * num_directions
+        return self.forward_stack.get_output_dim() * num_directions
+
+    def is_bidirectional(self) -> bool:
+        return self._bidirectional
+
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.BoolTensor,
+        layer_mask: Optional[torch.Tensor] = None,
+    ) -> Union[torch.Tensor, List[torch.Tensor]]:
+        """
+        inputs : `(batch_size, num_tokens, input_size)`; mask : `(batch_size, num_tokens)`;
+        layer_mask : optional `(num_dirs, num_layers)` (or `(num_layers,)` if unidirectional),
+        overriding the stacks' `layer_mask` buffers.
+        """
+        if mask is None:
+            mask = inputs.new_ones(inputs.shape[:2], dtype=torch.bool)
+        forward_mask = backward_mask = None
+        if layer_mask is not None:
+            layer_mask = layer_mask.view(-1, self.num_layers)
+            forward_mask = layer_mask[0]
+            backward_mask = layer_mask[1] if self._bidirectional else None
+        if self.return_all_layers:
+            layers = self.forward_stack.forward_layers(inputs, mask, forward_mask)[1:]
+            if self.backward_stack is not None:
+                backward_layers = run_backward(
+                    self.backward_stack, inputs, mask, backward_mask, return_all_layers=True
+                )[1:]
+                layers = [torch.cat([f, b], dim=-1) for f, b in zip(layers, backward_layers)]
+            return layers
+        output = self.forward_stack(inputs, mask, forward_mask)
+        if self.backward_stack is not None:
+            backward = run_backward(self.backward_stack, inputs, mask, backward_mask)
+            output = torch.cat([output, backward], dim=-1)
+        return output
