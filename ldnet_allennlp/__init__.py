@@ -10,5 +10,4 @@ from ldnet_allennlp.compat import apply_compatibility_fixes
 apply_compatibility_fixes()
 
 from ldnet_allennlp.version import VERSION as __version__  # noqa: E402,F401
-import ldnet_allennlp.tagging  # noqa: E402,F401
 import ldnet_allennlp.modules  # noqa: E402,F401
