@@ -12,3 +12,4 @@ apply_compatibility_fixes()
 from ldnet_allennlp.version import VERSION as __version__  # noqa: E402,F401
 import ldnet_allennlp.modules  # noqa: E402,F401
 import ldnet_allennlp.tagging  # noqa: E402,F401
+import ldnet_allennlp.lm  # noqa: E402,F401

@@ -15,10 +15,11 @@ from typing import List, Optional, Sequence
 import torch
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
+from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
 
 
-class DenseLSTMStack(torch.nn.Module):
+class DenseLSTMStack(torch.nn.Module, FromParams):
     """
     `num_layers` unidirectional one-layer LSTMs (`torch.nn.LSTM`, `batch_first`), densely
     connected: layer l (0-based) reads `[x; h_0; ...; h_{l-1}]` of size
@@ -35,6 +36,8 @@ class DenseLSTMStack(torch.nn.Module):
     *on the path into later layers only*; the stack's output always carries every layer; no
     rescaling.  Ordinary (element-wise, rescaled) dropout `dropout` is applied to each layer's
     input.
+
+    Built from a config dict with the keys below (`DenseLSTMStack.from_params`).
 
     Padding: sequences are packed with their lengths, so padded positions never change a real
     position's result; padded output positions are zero.  Sequences must be left-aligned (the

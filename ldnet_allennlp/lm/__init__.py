@@ -1,0 +1,4 @@
+"""LD-Net's dense language models: reader for tokenized LM text and the dense LM."""
+
+from ldnet_allennlp.lm.dataset_readers import DenseLMTextDatasetReader  # noqa: F401
+from ldnet_allennlp.lm.models import DenseLanguageModel  # noqa: F401

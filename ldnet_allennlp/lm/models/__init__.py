@@ -1,0 +1,1 @@
+from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel  # noqa: F401
