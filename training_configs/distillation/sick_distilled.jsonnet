@@ -1,0 +1,14 @@
+// Tang et al. (2019) student on SICK 3-way (train = SemEval_set TRAIN, dev = TRIAL):
+// BiLSTM distilled from the teacher's logits on the un-augmented transfer set
+// (allennlp distill-transfer-set ... --n-iter 0), alpha = 0.
+// Data: SICK_DATA_PATH (validation); SICK_TRANSFER_SET = the transfer set (JSON lines).
+// Measured dev accuracy: benchmarks/results/distillation.json ("pair_dev_acc_distilled").
+local student = import "student.libsonnet";
+local data = std.extVar("SICK_DATA_PATH");
+
+student.config(
+  pair=true,
+  train_path=std.extVar("SICK_TRANSFER_SET"),
+  validation_path=data + "/SICK.txt#SemEval_set=TRIAL",
+  transfer_set=true,
+)

@@ -1,0 +1,66 @@
+// Shared pieces of the Tang et al. (2019) student configs: a single-layer BiLSTM over word
+// embeddings (`distillation_student`), sentence vector = last forward + last backward state,
+// ReLU fully-connected layer (200), logits. Pairs: the same BiLSTM on both sentences,
+// [h1; h2; h1*h2; |h1-h2|]. Three variants per task:
+//   bilstm          - gold labels only, cross-entropy (no teacher);
+//   distilled       - transfer set = the training examples labelled by the teacher (n_iter = 0);
+//   distilled_aug   - transfer set with Tang et al.'s augmentation (n_iter > 0).
+// Distilled variants use alpha = 0 (pure logit MSE), the paper's best setting.
+{
+  // The TSV reader for gold-labelled files (training of `bilstm`, validation of all variants).
+  tsv_reader(pair):: if pair then {
+    type: "distillation_tsv",
+    premise_column: "sentence_A",
+    hypothesis_column: "sentence_B",
+    label_column: "entailment_label",
+  } else {
+    type: "distillation_tsv",
+    sentence_column: "sentence",
+    label_column: "label",
+  },
+
+  config(pair, train_path, validation_path, transfer_set=false, num_epochs=10,
+         embedding_dim=300, lstm_dim=150, hidden_dim=200, batch_size=50, alpha=0.0)::
+    {
+      // Whitespace tokens, lower-cased (SST-2 is already tokenised; SICK is plain text).
+      dataset_reader: if transfer_set then { type: "distillation_transfer_set" }
+                      else $.tsv_reader(pair),
+      validation_dataset_reader: $.tsv_reader(pair),
+      train_data_path: train_path,
+      validation_data_path: validation_path,
+      model: {
+        type: "distillation_student",
+        sentence_pair: pair,
+        // Randomly initialised word vectors (no pretrained embeddings are available offline;
+        // the paper uses word2vec).
+        text_field_embedder: {
+          token_embedders: { tokens: { type: "embedding", embedding_dim: embedding_dim } },
+        },
+        encoder: {
+          type: "lstm",  // AllenNLP's LstmSeq2VecEncoder: final states of both directions
+          input_size: embedding_dim,
+          hidden_size: lstm_dim,
+          num_layers: 1,
+          bidirectional: true,
+        },
+        hidden_dim: hidden_dim,  // ReLU fully-connected layer
+        dropout: 0.1,
+        // alpha * CE + (1 - alpha) * ||z_teacher - z_student||^2; ignored without teacher logits.
+        alpha: alpha,
+      },
+      data_loader: {
+        batch_sampler: {
+          type: "bucket",
+          batch_size: batch_size,
+          sorting_keys: if pair then ["premise", "hypothesis"] else ["tokens"],
+        },
+      },
+      trainer: {
+        num_epochs: num_epochs,
+        patience: 3,
+        optimizer: { type: "adam", lr: 1e-3 },
+        grad_norm: 5.0,
+        validation_metric: "+accuracy",
+      },
+    },
+}
