@@ -3,6 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from allennlp.common.plugins import import_plugins
+
+import ldnet_allennlp  # noqa: F401  (registers our components, applies the compatibility fixes)
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES_ROOT = PROJECT_ROOT / "fixtures"
 CONFIGS_ROOT = PROJECT_ROOT / "training_configs"
@@ -10,6 +14,9 @@ CONFIGS_ROOT = PROJECT_ROOT / "training_configs"
 # Nothing in the test suite may reach a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# allennlp-models' components (crf_tagger, conll2003 reader, ...), as `allennlp` itself loads them
+import_plugins()
 
 
 @pytest.fixture(scope="session")
