@@ -1,0 +1,15 @@
+from benchmarks.make_report import render, section
+from tests.conftest import PROJECT_ROOT
+
+
+def test_benchmarks_md_is_generated_from_the_results_json():
+    # BENCHMARKS.md must be exactly what make_report.py renders from benchmarks/results/*.json:
+    # numbers are never edited by hand. After a benchmark run: python benchmarks/make_report.py
+    assert (PROJECT_ROOT / "BENCHMARKS.md").read_text() == render()
+
+
+def test_section_shows_every_key_and_the_command():
+    text = section("demo", {"command": "python x.py", "f1": 91.8412, "nested": {"a": 1}})
+    assert "Command: `python x.py`" in text
+    assert "| `f1` | 91.84 |" in text
+    assert "| `nested.a` | 1 |" in text
