@@ -1,0 +1,69 @@
+// Forward densely connected LSTM language model (LD-Net, Liu et al. EMNLP 2018, §1 of PAPERS.md).
+//
+// Sized for a shared 2-core CPU, not for the paper: 6 dense layers x 128 hidden over 128-d word
+// embeddings (dense output 128 + 6 * 128 = 896 dims), projection 896 -> 256, adaptive softmax
+// over a 40k vocabulary. The official LM is 10 x 300 over 300-d embeddings (~23M multiply-adds
+// per token per direction); this one is ~3.6M, and keeps 6 layers so pruning has a choice.
+// Corpus: scripts/prepare_lm_corpus.py (Reuters-21578, BBC, ABC, Brown, State of the Union:
+// ~5.9M tokens); WikiText-2 valid is scored separately (benchmarks/lm_benchmark.py).
+//
+//   LM_TRAIN_DATA_PATH=runs/lm_data/train.txt LM_VALIDATION_DATA_PATH=runs/lm_data/dev.txt \
+//   allennlp train training_configs/lm/dense_lm_forward.jsonnet -s runs/lm_forward \
+//     --include-package ldnet_allennlp
+//
+// The backward LM (dense_lm_backward.jsonnet) is this file with direction "backward".
+local direction = "forward";
+local embedding_dim = 128;
+
+{
+  // One tokenized sentence per line, wrapped in <S> ... </S>; longer sentences are dropped.
+  dataset_reader: { type: "dense_lm_text", max_sequence_length: 100 },
+  train_data_path: std.extVar("LM_TRAIN_DATA_PATH"),
+  validation_data_path: std.extVar("LM_VALIDATION_DATA_PATH"),
+  // Word vocabulary, most frequent first (the adaptive softmax relies on that order).
+  // 40k keeps every word seen >= 4 times in the 5.9M-token corpus; the rest is @@UNKNOWN@@.
+  vocabulary: { max_vocab_size: { tokens: 40000 }, min_count: { tokens: 3 } },
+  model: {
+    type: "dense_language_model",
+    direction: direction,
+    // 128-d word embeddings, trained from scratch (no pre-trained vectors are available here).
+    text_field_embedder: {
+      token_embedders: { tokens: { type: "embedding", embedding_dim: embedding_dim } },
+    },
+    encoder: {
+      input_size: embedding_dim,  // must equal the embedding dim
+      hidden_size: 128,  // dims each dense layer adds
+      num_layers: 6,  // >= 6 so that layer selection has something to choose from
+      dropout: 0.01,  // LD-Net's official value, on each layer's input
+      layer_dropout: 0.5,  // LD-Net layer-wise dropout: each layer dropped on the later-layer path
+    },
+    projection_dim: 256,  // ReLU(W_proj h + b): 896 -> 256
+    // Adaptive softmax: 2k most frequent words in the head, then 8k and 30k in two tails
+    // (tail dims 256/4 = 64 and 256/16 = 16).
+    cutoffs: [2000, 10000],
+    div_value: 4.0,
+    dropout: 0.1,  // on embeddings and on the projection
+  },
+  data_loader: {
+    // Sentences of similar length together: little padding, ~64 sentences (~1.4k tokens) a batch.
+    batch_sampler: { type: "bucket", batch_size: 64, sorting_keys: ["source"] },
+    // Read lazily, bucketing within chunks of 12.8k sentences (train.txt is already shuffled).
+    max_instances_in_memory: 12800,
+    // An "epoch" is 250 batches (~360k tokens, a few minutes): validation, a checkpoint and a
+    // chance to stop/--recover every few minutes; the loader continues where it stopped.
+    batches_per_epoch: 250,
+  },
+  validation_data_loader: {
+    batch_sampler: { type: "bucket", batch_size: 128, sorting_keys: ["source"] },
+  },
+  trainer: {
+    // 16 x 250 batches ~ 5.7M tokens ~ one pass over the corpus.
+    // benchmarks/pretrain_lms.sh lowers this to fit its wall-clock budget.
+    num_epochs: 16,
+    optimizer: { type: "adam", lr: 0.002 },
+    grad_norm: 5.0,
+    validation_metric: "-perplexity",
+    checkpointer: { save_completed_epochs: true },
+    callbacks: [],
+  },
+}
