@@ -17,6 +17,7 @@ that fails without it.
    every batch, which emits a `FutureWarning` a user cannot act on. We point the trainer at
    `torch.amp` with `device_type="cuda"`, which is the same function without the warning.
 """
+
 from typing import List, Union
 
 import numpy
@@ -88,7 +89,7 @@ class ReduceOnPlateauLearningRateScheduler(_PyTorchLearningRateSchedulerWithMetr
 
 
 class _CudaAmp:
-    """`torch.cuda.amp`'s two names that the trainer uses, through the non-deprecated `torch.amp`."""
+    """`torch.cuda.amp`'s autocast and GradScaler, through the non-deprecated `torch.amp`."""
 
     @staticmethod
     def autocast(enabled: bool = True, **kwargs):
