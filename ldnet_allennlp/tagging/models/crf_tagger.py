@@ -1,16 +1,26 @@
 from allennlp.models import Model
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
+from ldnet_allennlp.tagging.metrics import DistributedSpanBasedF1Measure
+
 
 @Model.register("ldnet_crf_tagger")
 class LdnetCrfTagger(CrfTagger):
     """
-    allennlp-models' `crf_tagger`, unchanged, except that its archives name our offline
-    `ldnet_tagger` predictor as their default, so `allennlp predict model.tar.gz input.jsonl`
-    needs no `--predictor` flag. (`crf_tagger`'s default, `sentence_tagger`, loads spaCy's
-    `en_core_web_sm`, which is not installed and cannot be downloaded here.)
+    allennlp-models' `crf_tagger` with two differences, and the same config keys:
 
-    Config keys: exactly those of `crf_tagger`.
+    - its archives name our offline `ldnet_tagger` predictor as their default, so
+      `allennlp predict model.tar.gz input.jsonl` needs no `--predictor` flag (`crf_tagger`'s
+      default, `sentence_tagger`, loads spaCy's `en_core_web_sm`, which cannot be downloaded here);
+    - its span F1 aggregates over DDP workers (`DistributedSpanBasedF1Measure`), where
+      `crf_tagger`'s raises under `"distributed"` training in AllenNLP 2.10.1.
     """
 
     default_predictor = "ldnet_tagger"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.calculate_span_f1:
+            self._f1_metric = DistributedSpanBasedF1Measure(
+                self.vocab, tag_namespace=self.label_namespace, label_encoding=self.label_encoding
+            )
