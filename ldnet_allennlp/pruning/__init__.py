@@ -1,0 +1,1 @@
+from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer  # noqa: F401

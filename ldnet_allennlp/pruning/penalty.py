@@ -1,0 +1,81 @@
+"""
+LD-Net's task-guided layer-selection penalty (Liu et al., 2018), exactly as the official code has
+it. For the per-layer masks `z` of the forward and the backward LM:
+
+    reg3 = Σ z (1 − z)        pushes every mask to 0 or 1
+    reg0 = #{i : z_i > 0}     layers still alive (not differentiable: only a gate)
+    reg1 = Σ_{z_i > 0} z_i    L1 on the live masks
+
+    penalty = λ0 · (reg3_fwd + reg3_bwd) + [reg0_fwd + reg0_bwd > budget] · λ0 · (reg1_fwd + reg1_bwd)
+
+`budget` (the official λ1) is the number of layers, both directions together, allowed to survive.
+This is the only place the formula is written.
+"""
+
+from typing import NamedTuple
+
+import torch
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.nn.regularizers import Regularizer
+
+
+class LayerSelectionTerms(NamedTuple):
+    reg3: torch.Tensor
+    reg0: int
+    reg1: torch.Tensor
+
+
+def layer_selection_terms(layer_mask: torch.Tensor) -> LayerSelectionTerms:
+    """
+    `layer_mask`: the masks of both directions, any shape (e.g. `(2, num_layers)`); the terms are
+    sums over all of them, i.e. `reg_fwd + reg_bwd`.
+    """
+    alive = layer_mask > 0
+    reg3 = (layer_mask * (1 - layer_mask)).sum()
+    reg1 = (layer_mask * alive).sum()
+    return LayerSelectionTerms(reg3=reg3, reg0=int(alive.sum().item()), reg1=reg1)
+
+
+def layer_selection_penalty(layer_mask: torch.Tensor, lambda0: float, budget: int) -> torch.Tensor:
+    terms = layer_selection_terms(layer_mask)
+    penalty = lambda0 * terms.reg3
+    if terms.reg0 > budget:
+        penalty = penalty + lambda0 * terms.reg1
+    return penalty
+
+
+def check_penalty_config(lambda0: float, budget: int) -> None:
+    if lambda0 < 0:
+        raise ConfigurationError(f"layer_selection: lambda0 must be >= 0, got {lambda0}")
+    if budget < 1:
+        raise ConfigurationError(
+            f"layer_selection: budget must be >= 1, got {budget}. A budget of 0 asks the penalty "
+            "to remove every LM layer in both directions, which would leave the tagger only the "
+            "LMs' token embeddings: train a tagger without LM features (e.g. ner_vanilla) instead."
+        )
+
+
+@Regularizer.register("layer_selection")
+class LayerSelectionRegularizer(Regularizer):
+    """
+    LD-Net's penalty as an AllenNLP `Regularizer`, applied to the layer-selection embedder's
+    `layer_mask` parameter (shape `(2, num_layers)`: forward row, backward row) through the
+    model's regularizer config:
+
+        "regularizer": {"regexes": [["layer_mask", {"type": "layer_selection",
+                                                     "lambda0": 0.05, "budget": 2}]]}
+
+    AllenNLP only regularizes parameters that require gradients, so the penalty is on exactly
+    while the masks are being trained (the pruning callback decides when).
+
+    Config keys: `lambda0` (float >= 0, official 0.05), `budget` (int >= 1, official 2).
+    """
+
+    def __init__(self, lambda0: float = 0.05, budget: int = 2) -> None:
+        check_penalty_config(lambda0, budget)
+        self.lambda0 = lambda0
+        self.budget = budget
+
+    def __call__(self, parameter: torch.Tensor) -> torch.Tensor:
+        return layer_selection_penalty(parameter, self.lambda0, self.budget)
