@@ -15,3 +15,4 @@ import ldnet_allennlp.tagging  # noqa: E402,F401
 import ldnet_allennlp.lm  # noqa: E402,F401
 import ldnet_allennlp.distillation  # noqa: E402,F401
 import ldnet_allennlp.elmo  # noqa: E402,F401
+import ldnet_allennlp.pruning  # noqa: E402,F401
