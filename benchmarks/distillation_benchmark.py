@@ -1,0 +1,363 @@
+"""
+Tang et al. (2019) distillation benchmark on real data: SST-2 and SICK (3-way pair task).
+
+Per task: fine-tune the MiniLM-L6 teacher (`<task>_teacher.jsonnet`), build the augmented
+transfer set (`allennlp distill-transfer-set`), train the three students (`<task>_bilstm`,
+`<task>_distilled`, `<task>_distilled_aug`), read each model's best dev accuracy. Plus the speed
+of teacher vs student (sentences/s on CPU, batch 1 and 64, same process, same threads) and the
+parameter counts. Writes benchmarks/results/distillation.json after every stage (partial results
+are kept), outputs under runs/distillation/. Re-running skips finished stages and resumes an
+interrupted transfer set.
+
+The CPU is shared, so the run is sized down (all sizes are recorded in the JSON):
+teacher fine-tuned for 1 epoch on a seeded subset of the training set with max_length 64,
+the transfer set built from the same subset. The un-augmented transfer set is the original rows
+of the augmented one (same teacher, same logits), so the teacher labels each original once.
+
+    SST2_DATA_PATH=/work/shared/data/sst2 SICK_DATA_PATH=/work/shared/data/sick \\
+        .venv/bin/python benchmarks/distillation_benchmark.py [--stage speed]
+"""
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "training_configs" / "distillation"
+RESULTS = ROOT / "benchmarks" / "results" / "distillation.json"
+ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
+# Threads for the training / labelling subprocesses. On the shared 2-core machine one thread was
+# faster than two for both models (thread contention), see "speed_by_threads".
+THREADS = 1
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def load_results() -> Dict[str, Any]:
+    if RESULTS.exists():
+        return json.loads(RESULTS.read_text())
+    return {}
+
+
+def save_results(results: Dict[str, Any]) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+
+
+def run_allennlp(args: List[str], log: Path, env: Dict[str, str]) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as handle:
+        handle.write(f"\n$ allennlp {' '.join(args)}\n")
+        handle.flush()
+        process = subprocess.run(
+            [ALLENNLP, *args],
+            cwd=ROOT,
+            env=dict(os.environ, OMP_NUM_THREADS=str(THREADS), **env),
+            stdout=handle,
+            stderr=handle,
+        )
+    if process.returncode != 0:
+        raise RuntimeError(f"allennlp {args[0]} failed, see {log}")
+
+
+def write_subset(source: str, target: Path, size: int, seed: int, row_filter=None) -> int:
+    """A seeded random subset of a TSV file's data rows (header kept, order kept)."""
+    lines = Path(source).read_text(encoding="utf-8").splitlines(keepends=True)
+    header, rows = lines[0], lines[1:]
+    if row_filter is not None:
+        column = header.rstrip("\r\n").split("\t").index(row_filter[0])
+        rows = [r for r in rows if r.rstrip("\r\n").split("\t")[column] == row_filter[1]]
+    chosen = sorted(random.Random(seed).sample(range(len(rows)), min(size, len(rows))))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(header + "".join(rows[i] for i in chosen), encoding="utf-8")
+    return len(chosen)
+
+
+def best_dev_accuracy(serialization_dir: Path) -> float:
+    metrics = json.loads((serialization_dir / "metrics.json").read_text())
+    return round(100.0 * metrics["best_validation_accuracy"], 2)
+
+
+def train(config: str, serialization_dir: Path, overrides: Dict[str, Any], env, log) -> None:
+    if (serialization_dir / "model.tar.gz").exists():
+        return
+    args = ["train", str(CONFIGS / config), "-s", str(serialization_dir), "-f"]
+    args += ["-o", json.dumps(overrides)]
+    run_allennlp(args, log, env)
+
+
+def timed(results: Dict[str, Any], name: str, function) -> None:
+    """Runs a stage, records its wall time (only when the stage did work) and saves."""
+    start = time.time()
+    did_work = function()
+    if did_work:
+        results.setdefault("stage_seconds", {})[name] = round(time.time() - start, 1)
+    save_results(results)
+
+
+def only_originals(aug_path: Path, target: Path) -> None:
+    """The un-augmented transfer set: header (n_iter set to 0) + the original rows."""
+    with open(aug_path, encoding="utf-8") as source, open(target, "w", encoding="utf-8") as out:
+        header = json.loads(source.readline())
+        header["transfer_set"]["n_iter"] = 0
+        header["transfer_set"]["derived_from"] = str(aug_path)
+        out.write(json.dumps(header) + "\n")
+        for line in source:
+            if not json.loads(line)["augmented"]:
+                out.write(line)
+
+
+def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> None:
+    prefix = "sst2" if task == "sst2" else "pair"
+    data_dir = run_dir / "data" / task
+    env = {
+        "SST2_DATA_PATH": os.environ.get("SST2_DATA_PATH", "/work/shared/data/sst2"),
+        "SICK_DATA_PATH": os.environ.get("SICK_DATA_PATH", "/work/shared/data/sick"),
+    }
+    if task == "sst2":
+        source = os.path.join(env["SST2_DATA_PATH"], "train.tsv")
+        subset_file = data_dir / "train.tsv"
+        size = args.sst2_train_size
+        row_filter = None
+        train_path = str(subset_file)
+    else:
+        source = os.path.join(env["SICK_DATA_PATH"], "SICK.txt")
+        subset_file = data_dir / "SICK_train_subset.txt"
+        size = args.pair_train_size
+        row_filter = ("SemEval_set", "TRAIN")
+        train_path = str(subset_file)
+    log = run_dir / "logs" / f"{task}.log"
+    results.setdefault("sizes", {})[task] = {}
+    sizes = results["sizes"][task]
+
+    def subset():
+        if subset_file.exists():
+            return False
+        write_subset(source, subset_file, size, args.seed, row_filter)
+        return True
+
+    timed(results, f"{task}_subset", subset)
+    sizes["train_examples"] = sum(1 for _ in open(subset_file, encoding="utf-8")) - 1
+
+    teacher_dir = run_dir / f"{task}_teacher"
+
+    def teacher():
+        if (teacher_dir / "model.tar.gz").exists():
+            return False
+        overrides = {
+            "train_data_path": train_path,
+            "trainer.num_epochs": args.teacher_epochs,
+            "trainer.optimizer.lr": args.teacher_lr,
+        }
+        train(f"{task}_teacher.jsonnet", teacher_dir, overrides, env, log)
+        return True
+
+    timed(results, f"{task}_teacher_finetune", teacher)
+    results[f"{prefix}_dev_acc_teacher"] = best_dev_accuracy(teacher_dir)
+    save_results(results)
+
+    transfer_aug = run_dir / "transfer" / f"{task}_aug.jsonl"
+    transfer_plain = run_dir / "transfer" / f"{task}.jsonl"
+    done_marker = transfer_aug.with_suffix(".done")
+
+    def transfer_set():
+        if done_marker.exists():
+            return False
+        transfer_aug.parent.mkdir(parents=True, exist_ok=True)
+        run_allennlp(
+            [
+                "distill-transfer-set",
+                str(teacher_dir / "model.tar.gz"),
+                train_path,
+                str(transfer_aug),
+                "--n-iter",
+                str(args.n_iter),
+                "--seed",
+                str(args.seed),
+                "--batch-size",
+                "64",
+            ],
+            log,
+            env,
+        )
+        only_originals(transfer_aug, transfer_plain)
+        done_marker.write_text("done\n")
+        return True
+
+    timed(results, f"{task}_transfer_set", transfer_set)
+    sizes["transfer_set_rows_aug"] = sum(1 for _ in open(transfer_aug)) - 1
+    sizes["transfer_set_rows_plain"] = sum(1 for _ in open(transfer_plain)) - 1
+    sizes["n_iter"] = args.n_iter
+    save_results(results)
+
+    upper = "SST2" if task == "sst2" else "SICK"
+    env[f"{upper}_TRANSFER_SET"] = str(transfer_plain)
+    env[f"{upper}_TRANSFER_SET_AUG"] = str(transfer_aug)
+    for variant in ("bilstm", "distilled", "distilled_aug"):
+        student_dir = run_dir / f"{task}_{variant}"
+        overrides: Dict[str, Any] = {"trainer.num_epochs": args.student_epochs}
+        if variant == "bilstm":
+            overrides["train_data_path"] = train_path
+
+        def student(student_dir=student_dir, variant=variant, overrides=overrides):
+            if (student_dir / "model.tar.gz").exists():
+                return False
+            train(f"{task}_{variant}.jsonnet", student_dir, overrides, env, log)
+            return True
+
+        timed(results, f"{task}_student_{variant}", student)
+        results[f"{prefix}_dev_acc_{variant}"] = best_dev_accuracy(student_dir)
+        save_results(results)
+
+
+def count_parameters(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def speed(results: Dict[str, Any], run_dir: Path) -> None:
+    """
+    Sentences/s of teacher vs student on SST-2 dev, model forward only (instances tensorised
+    beforehand), torch.inference_mode, the same process and thread count for both. Untrained
+    weights of the same architectures (speed does not depend on the weights); parameter
+    counts are for the SST-2 configs (student vocabulary = SST-2 dev + the training subset).
+    """
+    import torch
+    from allennlp.common import Params
+    from allennlp.data import Batch, Vocabulary
+    from allennlp.data.dataset_readers import DatasetReader
+    from allennlp.models import Model
+    from allennlp.nn import util as nn_util
+
+    import ldnet_allennlp  # noqa: F401
+
+    data = os.environ.get("SST2_DATA_PATH", "/work/shared/data/sst2")
+    os.environ.setdefault("SST2_DATA_PATH", data)
+    dev = os.path.join(data, "dev.tsv")
+    train_subset = run_dir / "data" / "sst2" / "train.tsv"
+    vocab_source = str(train_subset) if train_subset.exists() else dev
+
+    def build(config: str):
+        params = Params.from_file(str(CONFIGS / config))
+        reader = DatasetReader.from_params(params.pop("dataset_reader"))
+        if "validation_dataset_reader" in params:
+            reader = DatasetReader.from_params(params.pop("validation_dataset_reader"))
+        instances = list(reader.read(dev))
+        vocab = Vocabulary.from_instances(instances + list(reader.read(vocab_source)))
+        model = Model.from_params(vocab=vocab, params=params.pop("model"))
+        model.eval()
+        return model, instances
+
+    measurements = {}
+    by_threads: Dict[str, float] = {}
+    models = {}
+    for name, config in (("teacher", "sst2_teacher.jsonnet"), ("student", "sst2_bilstm.jsonnet")):
+        models[name] = build(config)
+        results[f"params_{name}"] = count_parameters(models[name][0])
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for name, (model, instances) in models.items():
+            for batch_size, count in ((64, len(instances)), (1, 200)):
+                chosen = instances[:count]
+                batches = []
+                for start in range(0, len(chosen), batch_size):
+                    batch = Batch(chosen[start : start + batch_size])
+                    batch.index_instances(model.vocab)
+                    batches.append(batch.as_tensor_dict())
+                with torch.inference_mode():
+                    model(**batches[0])  # warm-up
+                    start_time = time.perf_counter()
+                    for tensors in batches:
+                        model(**nn_util.move_to_device(tensors, -1))
+                    elapsed = time.perf_counter() - start_time
+                rate = len(chosen) / elapsed
+                by_threads[f"{name}_b{batch_size}_threads{threads}"] = round(rate, 1)
+                key = (name, batch_size)
+                measurements[key] = max(measurements.get(key, 0.0), rate)
+                results[f"sentences_per_sec_{name}_b{batch_size}"] = round(measurements[key], 1)
+                results["speed_by_threads"] = by_threads
+                save_results(results)
+    torch.set_num_threads(1)
+    for batch_size in (1, 64):
+        ratio = measurements[("student", batch_size)] / measurements[("teacher", batch_size)]
+        results[f"student_speedup_b{batch_size}"] = round(ratio, 1)
+    results["speed_setup"] = {
+        "data": "SST-2 dev (872 sentences at batch 64, first 200 at batch 1)",
+        "what": "model forward only, torch.inference_mode, CPU; each model at its faster "
+        "thread count of 1 and 2 (all settings in speed_by_threads)",
+    }
+
+
+def hardware() -> Dict[str, Any]:
+    import torch
+
+    cpu = platform.processor()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "note": "CPU shared with other agents and an LM pre-training run",
+    }
+
+
+def main() -> None:
+    global RESULTS, THREADS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run-dir", default=str(ROOT / "runs" / "distillation"))
+    parser.add_argument("--stage", choices=["all", "speed", "sst2", "sick"], default="all")
+    parser.add_argument("--threads", type=int, default=THREADS, help="torch threads per stage")
+    parser.add_argument("--sst2-train-size", type=int, default=4000)
+    parser.add_argument("--pair-train-size", type=int, default=2000)
+    parser.add_argument("--teacher-epochs", type=int, default=1)
+    parser.add_argument("--teacher-lr", type=float, default=5e-5)
+    parser.add_argument("--n-iter", type=int, default=4)
+    parser.add_argument("--student-epochs", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--results", default=None, help="where to write the JSON")
+    args = parser.parse_args()
+    THREADS = args.threads
+    if args.results:
+        RESULTS = Path(args.results)
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    results = load_results()
+    results["pair_task"] = "SICK (3-way; train = SemEval_set TRAIN subset, dev = TRIAL, 495 pairs)"
+    results["hardware"] = hardware()
+    results["settings"] = {
+        k: v for k, v in vars(args).items() if k not in ("run_dir", "results", "stage")
+    }
+    save_results(results)
+    if args.stage in ("all", "speed"):
+        timed(results, "speed", lambda: speed(results, run_dir) or True)
+    if args.stage in ("all", "sst2"):
+        task_pipeline("sst2", args, results, run_dir)
+    if args.stage in ("all", "sick"):
+        task_pipeline("sick", args, results, run_dir)
+    for prefix in ("sst2", "pair"):
+        keys = [f"{prefix}_dev_acc_bilstm", f"{prefix}_dev_acc_distilled_aug"]
+        if all(k in results for k in keys):
+            gain = results[keys[1]] - results[keys[0]]
+            results[f"{prefix}_gain_distilled_aug_over_bilstm"] = round(gain, 2)
+    save_results(results)
+    print(json.dumps(results, indent=2, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
