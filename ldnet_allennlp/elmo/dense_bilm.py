@@ -28,7 +28,7 @@ def load_dense_lm(
     Loads a `dense_language_model` archive (or takes an already loaded model) and checks that it
     reads in `direction`; errors are `ConfigurationError`s naming the config `key`.
     """
-    if isinstance(archive_or_model, DenseLanguageModel):
+    if isinstance(archive_or_model, torch.nn.Module):
         model = archive_or_model
         where = "the model given"
     else:
