@@ -1,1 +1,2 @@
 from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer  # noqa: F401
+from ldnet_allennlp.pruning.callback import LayerPruningCallback  # noqa: F401

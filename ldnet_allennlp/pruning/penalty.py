@@ -6,7 +6,8 @@ it. For the per-layer masks `z` of the forward and the backward LM:
     reg0 = #{i : z_i > 0}     layers still alive (not differentiable: only a gate)
     reg1 = Σ_{z_i > 0} z_i    L1 on the live masks
 
-    penalty = λ0 · (reg3_fwd + reg3_bwd) + [reg0_fwd + reg0_bwd > budget] · λ0 · (reg1_fwd + reg1_bwd)
+    penalty = λ0 · (reg3_fwd + reg3_bwd)
+              + [reg0_fwd + reg0_bwd > budget] · λ0 · (reg1_fwd + reg1_bwd)
 
 `budget` (the official λ1) is the number of layers, both directions together, allowed to survive.
 This is the only place the formula is written.

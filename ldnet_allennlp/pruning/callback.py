@@ -1,0 +1,246 @@
+"""
+LD-Net's pruning phase as an AllenNLP `TrainerCallback`.
+"""
+
+import logging
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.models import Model
+from allennlp.training.callbacks import TrainerCallback
+
+from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer
+
+logger = logging.getLogger(__name__)
+
+DIRECTIONS = ("forward", "backward")
+
+
+def find_layer_masks(model: Model) -> List[Tuple[str, torch.nn.Parameter]]:
+    """
+    The `layer_mask` parameters of every layer-selection embedder in `model`, by module name.
+    A layer mask is a `(2, num_layers)` parameter (forward row, backward row).
+    """
+    found = []
+    for name, module in model.named_modules():
+        mask = getattr(module, "layer_mask", None)
+        if isinstance(mask, torch.nn.Parameter) and mask.dim() == 2 and mask.size(0) == 2:
+            found.append((name, mask))
+    return found
+
+
+def find_budget(model: Model) -> Optional[int]:
+    """The `budget` of the model's `layer_selection` regularizer, if it has one."""
+    applicator = getattr(model, "_regularizer", None)
+    for _, regularizer in getattr(applicator, "_regularizers", []):
+        if isinstance(regularizer, LayerSelectionRegularizer):
+            return regularizer.budget
+    return None
+
+
+@TrainerCallback.register("layer_pruning")
+class LayerPruningCallback(TrainerCallback):
+    """
+    Phase 2 of LD-Net: train the layer masks under the `layer_selection` penalty.
+
+    - From epoch `start_epoch` on (default 0: the run starts pruning, e.g. from a phase-1 tagger
+      loaded with `from_archive` or an initializer), the masks are trainable, and so the
+      `layer_selection` regularizer (which AllenNLP applies only to trainable parameters) is on.
+      Before it they are fixed. The embedder's mask must be created trainable
+      (`"trainable_layer_mask": true`), so that the optimizer holds it.
+    - After every optimiser step (training batches only; AllenNLP also calls `on_batch` for
+      validation batches) the masks are projected onto [0, 1].
+    - The model's metrics gain `live_layers`, one hidden `_layer_mask/<module>/<direction>_<i>`
+      per mask, and, when the regularizer sets a budget, `<gated_metric>-within-budget`: the
+      validation metric where the number of live layers is within budget, 0 elsewhere. Use it as
+      `trainer.validation_metric` (e.g. `"+f1-measure-overall-within-budget"`) so that only
+      within-budget checkpoints count as best. Metrics go to the log, metrics.json and TensorBoard.
+    - Its state (mask history, for the plot) is checkpointed, so `--recover` resumes exactly.
+    - Writes `layer_masks.png` (every mask over training steps) into the serialization dir after
+      every epoch.
+
+    Under `"distributed"` training keep `start_epoch` 0: DDP fixes the set of trainable
+    parameters when it wraps the model. The clamp is deterministic, so masks stay identical on
+    every worker (DDP averages their gradients).
+
+    Config keys: `start_epoch` (int, default 0), `gated_metric` (str, default
+    `"f1-measure-overall"`), `record_every` (int, default 10: batches between mask records).
+    """
+
+    def __init__(
+        self,
+        serialization_dir: str,
+        start_epoch: int = 0,
+        gated_metric: str = "f1-measure-overall",
+        record_every: int = 10,
+    ) -> None:
+        super().__init__(serialization_dir)
+        if start_epoch < 0:
+            raise ConfigurationError(f"layer_pruning: start_epoch must be >= 0, got {start_epoch}")
+        if record_every < 1:
+            raise ConfigurationError(
+                f"layer_pruning: record_every must be >= 1, got {record_every}"
+            )
+        self.start_epoch = start_epoch
+        self.gated_metric = gated_metric
+        self.record_every = record_every
+        self.history: List[Dict[str, Any]] = []
+        self.steps = 0
+        self._masks: List[Tuple[str, torch.nn.Parameter]] = []
+        self._budget: Optional[int] = None
+
+    # -- trainer hooks -------------------------------------------------------------------------
+
+    def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
+        super().on_start(trainer, is_primary=is_primary, **kwargs)
+        model = trainer.model
+        self._masks = find_layer_masks(model)
+        if not self._masks:
+            raise ConfigurationError(
+                "layer_pruning: the model has no layer-selection embedder (no `layer_mask` "
+                "parameter of shape (2, num_layers)); there is nothing to prune."
+            )
+        for name, mask in self._masks:
+            if not mask.requires_grad:
+                raise ConfigurationError(
+                    f"layer_pruning: the layer mask of {name or 'the model'} is fixed; set "
+                    '"trainable_layer_mask": true on the layer-selection embedder.'
+                )
+        self._budget = find_budget(model)
+        if self._budget is None:
+            logger.warning(
+                "layer_pruning: the model has no `layer_selection` regularizer on its layer "
+                "masks, so nothing pushes them to 0 and no budget gates the best checkpoint."
+            )
+        self._set_active(trainer._epochs_completed >= self.start_epoch)
+        self._wrap_metrics(model)
+        if not self.history:
+            self._record(epoch=trainer._epochs_completed)
+
+    def on_batch(
+        self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number,
+        is_training, is_primary=True, batch_grad_norm=None, **kwargs,
+    ) -> None:  # fmt: skip
+        if not is_training or not self.active:
+            return
+        self.project()
+        self.steps += 1
+        if self.steps % self.record_every == 0:
+            self._record(epoch=epoch)
+
+    def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary=True, **kwargs):
+        if epoch + 1 == self.start_epoch:
+            self._set_active(True)
+        self._record(epoch=epoch + 1)
+        logger.info("layer_pruning after epoch %d: %s", epoch, self.describe())
+        if is_primary:
+            self.plot()
+
+    def on_end(self, trainer, metrics=None, epoch=None, is_primary=True, **kwargs) -> None:
+        if is_primary and self.history:
+            self.plot()
+        if self._budget is not None and self.live_layers() > self._budget:
+            logger.warning(
+                "layer_pruning: training ended with %d live layers, over the budget of %d: "
+                "train longer or raise lambda0.",
+                self.live_layers(),
+                self._budget,
+            )
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {"history": self.history, "steps": self.steps}
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self.history = list(state_dict["history"])
+        self.steps = int(state_dict["steps"])
+
+    # -- the work ------------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return bool(self._masks) and self._masks[0][1].requires_grad
+
+    def _set_active(self, active: bool) -> None:
+        for _, mask in self._masks:
+            mask.requires_grad_(active)
+
+    def project(self) -> None:
+        """The proximal step of LD-Net: clamp every mask onto [0, 1], in place."""
+        with torch.no_grad():
+            for _, mask in self._masks:
+                mask.clamp_(0.0, 1.0)
+
+    def live_layers(self) -> int:
+        return sum(int((mask > 0).sum()) for _, mask in self._masks)
+
+    def describe(self) -> str:
+        parts = []
+        for name, mask in self._masks:
+            for row, direction in enumerate(DIRECTIONS):
+                values = " ".join(f"{value:.2f}" for value in mask[row].tolist())
+                parts.append(f"{name}.{direction}=[{values}]")
+        return f"{self.live_layers()} live layers; " + "; ".join(parts)
+
+    def mask_metrics(self) -> Dict[str, float]:
+        metrics: Dict[str, float] = {"live_layers": float(self.live_layers())}
+        for name, mask in self._masks:
+            for row, direction in enumerate(DIRECTIONS):
+                for layer, value in enumerate(mask[row].tolist()):
+                    metrics[f"_layer_mask/{name}/{direction}_{layer}"] = value
+        return metrics
+
+    def _wrap_metrics(self, model: Model) -> None:
+        """Adds the mask metrics (and the budget-gated metric) to `model.get_metrics`."""
+        original = getattr(model, "_ldnet_unwrapped_get_metrics", model.get_metrics)
+        model._ldnet_unwrapped_get_metrics = original
+
+        def get_metrics(reset: bool = False) -> Dict[str, float]:
+            metrics = dict(original(reset=reset))
+            metrics.update(self.mask_metrics())
+            if self._budget is not None and self.gated_metric in metrics:
+                within = self.live_layers() <= self._budget
+                metrics[f"{self.gated_metric}-within-budget"] = (
+                    metrics[self.gated_metric] if within else 0.0
+                )
+            return metrics
+
+        model.get_metrics = get_metrics
+
+    def _record(self, epoch: int) -> None:
+        self.history.append(
+            {
+                "step": self.steps,
+                "epoch": epoch,
+                "masks": {name: mask.detach().tolist() for name, mask in self._masks},
+            }
+        )
+
+    def plot(self) -> Optional[str]:
+        """Writes `layer_masks.png`: every mask over the training steps, one panel a direction."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        steps = [record["step"] for record in self.history]
+        figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+        for name, _ in self._masks:
+            for row, direction in enumerate(DIRECTIONS):
+                layers = len(self.history[0]["masks"][name][row])
+                for layer in range(layers):
+                    values = [record["masks"][name][row][layer] for record in self.history]
+                    axes[row].plot(steps, values, label=f"layer {layer}")
+                axes[row].set_title(f"{direction} LM {name}".strip())
+                axes[row].set_xlabel("optimizer steps while pruning")
+        axes[0].set_ylabel("layer mask z")
+        axes[1].legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
+        budget = f" (budget {self._budget})" if self._budget is not None else ""
+        figure.suptitle(f"LD-Net layer masks: {self.live_layers()} live layers{budget}")
+        figure.tight_layout()
+        path = os.path.join(self.serialization_dir, "layer_masks.png")
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        return path

@@ -1,0 +1,119 @@
+from types import SimpleNamespace
+
+import pytest
+import torch
+from PIL import Image
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.nn import RegularizerApplicator
+
+from ldnet_allennlp.pruning.callback import LayerPruningCallback
+from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer
+
+
+class MaskHolder(torch.nn.Module):
+    def __init__(self, trainable: bool = True) -> None:
+        super().__init__()
+        self.layer_mask = torch.nn.Parameter(torch.ones(2, 3), requires_grad=trainable)
+
+
+class ToyModel(Model):
+    def __init__(self, trainable: bool = True, budget: int = 2) -> None:
+        regularizer = RegularizerApplicator(
+            [("layer_mask", LayerSelectionRegularizer(lambda0=0.1, budget=budget))]
+        )
+        super().__init__(Vocabulary(), regularizer=regularizer)
+        self.embedder = MaskHolder(trainable)
+
+    def get_metrics(self, reset: bool = False):
+        return {"f1-measure-overall": 0.8}
+
+
+def start(callback, model, epochs_completed=0):
+    trainer = SimpleNamespace(model=model, _epochs_completed=epochs_completed)
+    callback.on_start(trainer)
+    return trainer
+
+
+def batch(callback, trainer, is_training, epoch=0):
+    callback.on_batch(trainer, [], [], {}, epoch, 1, is_training=is_training)
+
+
+def test_projection_after_training_steps_only(tmp_path):
+    model = ToyModel()
+    callback = LayerPruningCallback(str(tmp_path))
+    trainer = start(callback, model)
+    with torch.no_grad():
+        model.embedder.layer_mask.copy_(torch.tensor([[1.3, 0.5, -0.2], [0.1, -1.0, 2.0]]))
+    batch(callback, trainer, is_training=False)  # a validation batch: untouched
+    assert model.embedder.layer_mask[0, 0].item() == pytest.approx(1.3)
+    batch(callback, trainer, is_training=True)
+    expected = torch.tensor([[1.0, 0.5, 0.0], [0.1, 0.0, 1.0]])
+    assert torch.allclose(model.embedder.layer_mask.detach(), expected)
+
+
+def test_metrics_live_layers_and_budget_gate(tmp_path):
+    model = ToyModel(budget=2)
+    callback = LayerPruningCallback(str(tmp_path))
+    start(callback, model)
+    metrics = model.get_metrics()
+    assert metrics["live_layers"] == 6
+    assert metrics["f1-measure-overall-within-budget"] == 0.0  # 6 live layers > budget 2
+    assert metrics["_layer_mask/embedder/backward_2"] == 1.0
+    with torch.no_grad():
+        model.embedder.layer_mask.copy_(torch.tensor([[0.0, 0.7, 0.0], [0.0, 0.0, 1.0]]))
+    metrics = model.get_metrics()
+    assert metrics["live_layers"] == 2
+    assert metrics["f1-measure-overall-within-budget"] == 0.8
+    # on_start again (as on --recover) does not wrap twice
+    start(callback, model)
+    assert model.get_metrics()["live_layers"] == 2
+
+
+def test_start_epoch_switches_masks_and_penalty_on(tmp_path):
+    model = ToyModel()
+    callback = LayerPruningCallback(str(tmp_path), start_epoch=2)
+    trainer = start(callback, model)
+    assert not callback.active and model.get_regularization_penalty() == 0.0
+    with torch.no_grad():
+        model.embedder.layer_mask[0, 0] = 1.5
+    batch(callback, trainer, is_training=True)
+    assert model.embedder.layer_mask[0, 0].item() == 1.5  # not pruning yet: no projection
+    callback.on_epoch(trainer, {}, epoch=0)
+    assert not callback.active
+    callback.on_epoch(trainer, {}, epoch=1)
+    assert callback.active and model.get_regularization_penalty() > 0
+    # recovering at epoch 2 starts active
+    recovered = ToyModel()
+    other = LayerPruningCallback(str(tmp_path), start_epoch=2)
+    start(other, recovered, epochs_completed=2)
+    assert other.active
+
+
+def test_state_round_trip_and_plot(tmp_path):
+    model = ToyModel()
+    callback = LayerPruningCallback(str(tmp_path), record_every=1)
+    trainer = start(callback, model)
+    for step in range(3):
+        with torch.no_grad():
+            model.embedder.layer_mask[0, step] = 0.0
+        batch(callback, trainer, is_training=True)
+    callback.on_epoch(trainer, {}, epoch=0)
+    state = callback.state_dict()
+    assert [record["step"] for record in state["history"]] == [0, 1, 2, 3, 3]
+    restored = LayerPruningCallback(str(tmp_path))
+    restored.load_state_dict(state)
+    assert restored.state_dict() == state
+    image = Image.open(tmp_path / "layer_masks.png")
+    assert image.size[0] > 500 and image.size[1] > 200
+
+
+def test_refuses_models_it_cannot_prune(tmp_path):
+    with pytest.raises(ConfigurationError, match="no layer-selection embedder"):
+        start(LayerPruningCallback(str(tmp_path)), Model(Vocabulary()))
+    with pytest.raises(ConfigurationError, match="trainable_layer_mask"):
+        start(LayerPruningCallback(str(tmp_path)), ToyModel(trainable=False))
+    with pytest.raises(ConfigurationError, match="start_epoch"):
+        LayerPruningCallback(str(tmp_path), start_epoch=-1)
