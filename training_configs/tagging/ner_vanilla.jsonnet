@@ -9,11 +9,12 @@
 // Train: allennlp train training_configs/tagging/ner_vanilla.jsonnet -s runs/ner_vanilla --include-package ldnet_allennlp
 {
   "dataset_reader": {
-    // allennlp-models' CoNLL-2003 reader; tags are read as IOB1 and converted to BIOUL (= IOBES),
-    // the scheme LD-Net trains with.
-    "type": "conll2003",
+    // AllenNLP's CoNLL-2003 reader with every line checked (ldnet_conll2003: a line without
+    // exactly 4 columns is an error naming file and line); tags are read as IOB1 and converted
+    // to BIOUL (= IOBES), the scheme LD-Net trains with.
+    "type": "ldnet_conll2003",
     "tag_label": "ner",
-    "coding_scheme": "BIOUL",
+    "convert_to_coding_scheme": "BIOUL",
     "token_indexers": {
       "tokens": {"type": "single_id", "lowercase_tokens": true},
       "token_characters": {"type": "characters", "min_padding_length": 3},

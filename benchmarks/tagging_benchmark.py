@@ -1,0 +1,192 @@
+"""
+LD-Net tagging on real data (issue 4): trains the no-LM baselines and the LD-Net taggers on
+CoNLL-03 NER and CoNLL-00 chunking into `runs/tagging/<run>/`, scores the test sets with
+`allennlp evaluate`, counts FLOPs per token, and writes `benchmarks/results/tagging.json`.
+
+    .venv/bin/python benchmarks/tagging_benchmark.py                       # all four runs
+    .venv/bin/python benchmarks/tagging_benchmark.py --runs ner_vanilla chunk_vanilla --epochs 8
+    .venv/bin/python benchmarks/tagging_benchmark.py --runs ner_ldnet \\
+        --forward-lm runs/lm_forward/model.tar.gz --backward-lm runs/lm_backward/model.tar.gz
+
+Re-runnable and resumable: a run whose `model.tar.gz` exists is not trained again; a run whose
+serialization dir exists without an archive is resumed with `allennlp train --recover` (so the
+`--epochs` of a resumed run must be the one it was started with).  Wall-clock is summed over
+all the (resumed) training processes of a run.  Several invocations may run at once (one per
+run); each merges its figures into the JSON file.
+
+Keys (F1 in percent): conll03_test_f1_{ldnet,vanilla}, conll00_test_f1_{ldnet,vanilla}, and per
+run `<run>.{test_f1, dev_f1, epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
+RESULTS = ROOT / "benchmarks" / "results" / "tagging.json"
+RUNS = ROOT / "runs" / "tagging"
+ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
+
+CONLL03 = {
+    "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
+    "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),
+    "CONLL03_TEST_DATA_PATH": str(DATA / "conll2003" / "eng.testb"),
+}
+CONLL00 = {
+    "CONLL00_TRAIN_DATA_PATH": str(DATA / "conll2000" / "train.txt"),
+    "CONLL00_TEST_DATA_PATH": str(DATA / "conll2000" / "test.txt"),
+}
+# run name -> (config, data variables, test file, results key)
+RUN_SPECS = {
+    "ner_vanilla": (
+        "ner_vanilla",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        "conll03_test_f1_vanilla",
+    ),
+    "ner_ldnet": ("ner_ldnet", CONLL03, CONLL03["CONLL03_TEST_DATA_PATH"], "conll03_test_f1_ldnet"),
+    "chunk_vanilla": (
+        "chunk_vanilla",
+        CONLL00,
+        CONLL00["CONLL00_TEST_DATA_PATH"],
+        "conll00_test_f1_vanilla",
+    ),
+    "chunk_ldnet": (
+        "chunk_ldnet",
+        CONLL00,
+        CONLL00["CONLL00_TEST_DATA_PATH"],
+        "conll00_test_f1_ldnet",
+    ),
+}
+
+
+def run_env(spec_vars: Dict[str, str], args) -> Dict[str, str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env.update(spec_vars)
+    env["FORWARD_LM_ARCHIVE"] = str(args.forward_lm)
+    env["BACKWARD_LM_ARCHIVE"] = str(args.backward_lm)
+    if args.threads:
+        env["OMP_NUM_THREADS"] = str(args.threads)
+        env["MKL_NUM_THREADS"] = str(args.threads)
+    return env
+
+
+def train(name: str, args) -> None:
+    config, spec_vars, _, _ = RUN_SPECS[name]
+    out = RUNS / name
+    if (out / "model.tar.gz").exists():
+        print(f"[{name}] already trained: {out / 'model.tar.gz'}")
+        return
+    command = [
+        ALLENNLP,
+        "train",
+        str(ROOT / "training_configs" / "tagging" / f"{config}.jsonnet"),
+        "-s",
+        str(out),
+        "--include-package",
+        "ldnet_allennlp",
+    ]
+    if args.epochs:
+        command += ["-o", json.dumps({"trainer.num_epochs": args.epochs})]
+    if (out / "config.json").exists():
+        command.append("--recover")
+    RUNS.mkdir(parents=True, exist_ok=True)
+    log_path = RUNS / f"{name}.train.log"
+    print(f"[{name}] {' '.join(command)}  (log: {log_path})", flush=True)
+    start = time.time()
+    with open(log_path, "a") as log:
+        process = subprocess.run(
+            command, cwd=ROOT, env=run_env(spec_vars, args), stdout=log, stderr=log
+        )
+    elapsed = time.time() - start
+    clock = RUNS / f"{name}.wallclock.json"
+    total = json.loads(clock.read_text())["seconds"] if clock.exists() else 0.0
+    clock.write_text(json.dumps({"seconds": total + elapsed}))
+    if process.returncode != 0:
+        raise SystemExit(f"[{name}] training failed; see {log_path}")
+
+
+def evaluate(name: str, args) -> Dict[str, Any]:
+    _, spec_vars, test_file, _ = RUN_SPECS[name]
+    out = RUNS / name
+    archive = out / "model.tar.gz"
+    test_metrics = out / "test_metrics.json"
+    if not test_metrics.exists() or test_metrics.stat().st_mtime < archive.stat().st_mtime:
+        subprocess.run(
+            [ALLENNLP, "evaluate", str(archive), test_file, "--output-file", str(test_metrics)]
+            + ["--include-package", "ldnet_allennlp"],
+            cwd=ROOT,
+            env=run_env(spec_vars, args),
+            check=True,
+            capture_output=True,
+        )
+    metrics = json.loads((out / "metrics.json").read_text())
+    test = json.loads(test_metrics.read_text())
+    clock = RUNS / f"{name}.wallclock.json"
+    result = {
+        "test_f1": 100.0 * test["f1-measure-overall"],
+        "dev_f1": 100.0 * metrics["best_validation_f1-measure-overall"],
+        "epochs_trained": metrics["epoch"] + 1,
+        "best_epoch": metrics["best_epoch"],
+        "train_wallclock_s": json.loads(clock.read_text())["seconds"] if clock.exists() else None,
+        "train_duration": metrics.get("training_duration"),
+    }
+    try:
+        from allennlp.models.archival import load_archive
+
+        import ldnet_allennlp  # noqa: F401
+        from ldnet_allennlp.tagging.flops import flops_per_token
+
+        model = load_archive(str(archive)).model
+        result["flops_per_token"] = float(flops_per_token(model))
+    except ImportError as error:  # the FLOPs counter is optional for this script
+        print(f"[{name}] no FLOPs: {error}")
+    return result
+
+
+def write_results(updates: Dict[str, Any]) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results.update(updates)
+    results["title"] = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking (issue 4)"
+    results["hardware"] = (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), no GPU"
+    )
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="+", default=list(RUN_SPECS), choices=list(RUN_SPECS))
+    parser.add_argument("--epochs", type=int, default=None, help="override trainer.num_epochs")
+    parser.add_argument("--forward-lm", default=ROOT / "runs" / "lm_forward" / "model.tar.gz")
+    parser.add_argument("--backward-lm", default=ROOT / "runs" / "lm_backward" / "model.tar.gz")
+    parser.add_argument("--threads", type=int, default=1, help="OMP threads per training run")
+    parser.add_argument("--skip-train", action="store_true", help="only evaluate trained runs")
+    args = parser.parse_args()
+    for name in args.runs:
+        if not args.skip_train:
+            train(name, args)
+        if not (RUNS / name / "model.tar.gz").exists():
+            print(f"[{name}] not trained yet; skipped")
+            continue
+        result = evaluate(name, args)
+        print(f"[{name}] {json.dumps(result)}", flush=True)
+        write_results(
+            {
+                RUN_SPECS[name][3]: result["test_f1"],
+                name: result,
+                "command": "python benchmarks/tagging_benchmark.py " + " ".join(sys.argv[1:]),
+            }
+        )
+
+
+if __name__ == "__main__":
+    main()
