@@ -2,10 +2,15 @@
 `allennlp train / evaluate / predict / train --recover` through the real command line on the
 fixture, with our package included: the path a user takes.
 """
+
 import json
+import pickle
 import shutil
+import tarfile
 
 import pytest
+import torch
+from allennlp.models.archival import load_archive
 
 from tests.cli import noisy_lines, run_allennlp
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
@@ -102,3 +107,26 @@ def test_recover_resumes_from_a_checkpoint_with_numpy_scalars(trained, tmp_path)
     assert json.loads((resumed / "metrics_epoch_1.json").read_text())["epoch"] == 1
     assert (resumed / "model.tar.gz").exists()
     assert noisy_lines(process.stderr) == []
+
+
+class _Payload:
+    """Unpickling this would run code; weights_only loading must refuse it."""
+
+    def __reduce__(self):
+        return (exec, ("raise SystemExit('arbitrary code ran while loading')",))
+
+
+def test_archive_with_a_pickled_object_is_refused(trained, tmp_path):
+    serialization_dir, _ = trained
+    with tarfile.open(serialization_dir / "model.tar.gz") as archive:
+        archive.extractall(tmp_path / "unpacked")
+    weights = tmp_path / "unpacked" / "weights.th"
+    state = torch.load(weights)
+    state["payload"] = _Payload()
+    torch.save(state, weights)
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(evil, "w:gz") as archive:
+        for path in (tmp_path / "unpacked").iterdir():
+            archive.add(path, arcname=path.name)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        load_archive(str(evil))
