@@ -1,0 +1,317 @@
+#!/usr/bin/env python
+"""
+Benchmarks for the dense language models (issue 3). Writes benchmarks/results/lm.json.
+
+(a) Training throughput (`--part throughput`): tokens/s of one full training step (forward,
+    backward, Adam step) of our `dense_language_model` (configs: training_configs/lm/)
+    versus allennlp-models' `language_model` with a stacked `lstm` contextualizer whose parameter
+    count matches our dense LSTM stack (same 6 layers, hidden size solved for), same embedding
+    size, same vocabulary, same batches, in the same process. allennlp-models' LM uses its
+    sampled softmax (`num_samples` 8192, as in its own LM configs); ours its adaptive softmax.
+    The two models alternate in rounds of `--batches` batches (after warm-up batches), and the
+    median over rounds is reported, so load from other processes on this shared CPU hits both
+    alike. Also reported: the same for the contextualizers alone (embedding + encoder, loss =
+    sum of outputs), which isolates dense-LSTM-vs-stacked-LSTM cost from the softmax heads.
+    Tokens = non-padding tokens of the batch, including <S> and </S>.
+
+(b) Perplexity (`--part ppl`): `allennlp evaluate` of runs/lm_forward/model.tar.gz and
+    runs/lm_backward/model.tar.gz on WikiText-2 valid as converted by
+    scripts/prepare_lm_corpus.py (perplexity over our vocabulary; WikiText's <unk> counts as
+    our unknown token, so the numbers are not comparable with published WikiText-2 results),
+    plus each run's pre-training wall-clock and batches from its metrics.json.
+
+    python benchmarks/lm_benchmark.py --part throughput
+    python benchmarks/lm_benchmark.py --part ppl
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Dict, List
+
+import torch
+
+from allennlp.common import Params
+from allennlp.data import Batch, Vocabulary
+from allennlp.models import Model
+
+import ldnet_allennlp  # noqa: F401
+from ldnet_allennlp.lm import DenseLMTextDatasetReader
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results", "lm.json")
+
+
+def load_results() -> Dict:
+    if os.path.exists(RESULTS):
+        with open(RESULTS) as results:
+            return json.load(results)
+    return {}
+
+
+def save_results(results: Dict) -> None:
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS, "w") as out:
+        json.dump(results, out, indent=2, sort_keys=True)
+    print(json.dumps(results, indent=2, sort_keys=True))
+
+
+def hardware() -> Dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "load_average_at_start": list(os.getloadavg()),
+    }
+
+
+def lstm_parameters(input_size: int, hidden: int, layers: int) -> int:
+    return sum(
+        4 * hidden * ((input_size if i == 0 else hidden) + hidden) + 8 * hidden
+        for i in range(layers)
+    )
+
+
+def matching_lstm_hidden(target: int, input_size: int, layers: int) -> int:
+    return min(range(1, 4096), key=lambda h: abs(lstm_parameters(input_size, h, layers) - target))
+
+
+def count(module: torch.nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def throughput(args) -> Dict:
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    os.environ.setdefault("LM_TRAIN_DATA_PATH", args.data)
+    os.environ.setdefault("LM_VALIDATION_DATA_PATH", args.data)
+    config = Params.from_file(os.path.join(ROOT, "training_configs/lm/dense_lm_forward.jsonnet"))
+    model_params = config.pop("model").as_dict(quiet=True)
+    if args.cutoffs:  # only for smoke tests on tiny vocabularies
+        model_params["cutoffs"] = [int(c) for c in args.cutoffs.split(",")]
+    batch_size = args.batch_size or config["data_loader"]["batch_sampler"]["batch_size"]
+
+    reader = DenseLMTextDatasetReader(max_sequence_length=100)
+    instances = []
+    for instance in reader.read(args.data):
+        instances.append(instance)
+        if len(instances) >= args.sentences:
+            break
+    if os.path.isdir(args.vocabulary):
+        vocab = Vocabulary.from_files(args.vocabulary)
+        vocab_source = args.vocabulary
+    else:
+        vocab = Vocabulary.from_instances(instances, max_vocab_size={"tokens": 40000})
+        vocab_source = f"built from the first {len(instances)} sentences of {args.data}"
+    # Batches of similar length (as the bucket sampler makes them), in a fixed random order.
+    instances.sort(key=lambda i: len(i["source"].tokens))
+    batches = []
+    for start in range(0, len(instances) - batch_size + 1, batch_size):
+        batch = Batch(instances[start : start + batch_size])
+        batch.index_instances(vocab)
+        batches.append(batch.as_tensor_dict())
+    generator = torch.Generator().manual_seed(0)
+    batches = [batches[i] for i in torch.randperm(len(batches), generator=generator)]
+
+    dense = Model.from_params(vocab=vocab, params=Params(dict(model_params)))
+    stack_parameters = count(dense.encoder)
+    embedding_dim = dense.embedding_dim
+    hidden = matching_lstm_hidden(stack_parameters, embedding_dim, dense.num_layers)
+    allennlp_lm = Model.from_params(
+        vocab=vocab,
+        params=Params(
+            {
+                "type": "language_model",
+                "text_field_embedder": {
+                    "token_embedders": {
+                        "tokens": {"type": "embedding", "embedding_dim": embedding_dim}
+                    }
+                },
+                "contextualizer": {
+                    "type": "lstm",
+                    "input_size": embedding_dim,
+                    "hidden_size": hidden,
+                    "num_layers": dense.num_layers,
+                },
+                "dropout": 0.1,
+                "num_samples": min(8192, vocab.get_vocab_size("tokens") // 2),
+            }
+        ),
+    )
+    models = {"dense": dense, "allennlp_lstm": allennlp_lm}
+    optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-3) for name, m in models.items()}
+
+    def encoder_only_loss(name, model, batch):
+        source = batch["source"]
+        mask = source["tokens"]["tokens"] != 0
+        if name == "dense":
+            return model.contextual_embeddings(source, mask).sum()
+        embedded = model._text_field_embedder(source)
+        return model._contextualizer(embedded, mask).sum()
+
+    def run(name: str, round_batches: List[Dict], encoder_only: bool) -> float:
+        model, optimizer = models[name], optimizers[name]
+        model.train()
+        tokens = 0
+        start = time.perf_counter()
+        for batch in round_batches:
+            optimizer.zero_grad()
+            if encoder_only:
+                loss = encoder_only_loss(name, model, batch)
+            else:
+                loss = model(**batch)["loss"]
+            loss.backward()
+            optimizer.step()
+            tokens += int((batch["source"]["tokens"]["tokens"] != 0).sum())
+        return tokens / (time.perf_counter() - start)
+
+    results = {"full": {n: [] for n in models}, "encoder_only": {n: [] for n in models}}
+    needed = args.warmup + args.rounds * args.batches
+    if len(batches) < needed:
+        raise SystemExit(f"need {needed} batches, have {len(batches)}: raise --sentences")
+    start_time = time.time()
+    for name in models:  # warm-up (allocations, first-call overheads)
+        run(name, batches[: args.warmup], encoder_only=False)
+    for r in range(args.rounds):
+        round_batches = batches[args.warmup + r * args.batches :][: args.batches]
+        order = list(models) if r % 2 == 0 else list(reversed(list(models)))
+        for kind in ("full", "encoder_only"):
+            for name in order:
+                tokens_per_sec = run(name, round_batches, encoder_only=kind == "encoder_only")
+                results[kind][name].append(tokens_per_sec)
+                print(f"round {r} {kind:>12} {name:>13}: {tokens_per_sec:8.0f} tokens/s")
+    median = {k: {n: statistics.median(v) for n, v in d.items()} for k, d in results.items()}
+    tokens_per_batch = statistics.mean(
+        int((b["source"]["tokens"]["tokens"] != 0).sum()) for b in batches[:needed]
+    )
+    return {
+        "tokens_per_sec_dense": round(median["full"]["dense"], 1),
+        "tokens_per_sec_allennlp_lstm": round(median["full"]["allennlp_lstm"], 1),
+        "throughput_ratio_dense_over_allennlp_lstm": round(
+            median["full"]["dense"] / median["full"]["allennlp_lstm"], 3
+        ),
+        "tokens_per_sec_dense_encoder_only": round(median["encoder_only"]["dense"], 1),
+        "tokens_per_sec_allennlp_lstm_encoder_only": round(
+            median["encoder_only"]["allennlp_lstm"], 1
+        ),
+        "throughput_runs_tokens_per_sec": {
+            k: {n: [round(x, 1) for x in v] for n, v in d.items()} for k, d in results.items()
+        },
+        "throughput_setup": {
+            "batch_size_sentences": batch_size,
+            "mean_tokens_per_batch": round(tokens_per_batch, 1),
+            "warmup_batches": args.warmup,
+            "rounds": args.rounds,
+            "batches_per_round": args.batches,
+            "data": args.data,
+            "vocabulary": vocab_source,
+            "vocab_size": vocab.get_vocab_size("tokens"),
+            "dense_lm_parameters": count(dense),
+            "dense_stack_parameters": stack_parameters,
+            "dense_stack": f"{dense.num_layers} layers x {dense.hidden_size} hidden, "
+            f"{embedding_dim}-d embeddings, output {dense.get_output_dim()}",
+            "allennlp_lm_parameters": count(allennlp_lm),
+            "allennlp_lstm_parameters": count(allennlp_lm._contextualizer),
+            "allennlp_lstm": f"{dense.num_layers} layers x {hidden} hidden (stacked torch LSTM), "
+            "sampled softmax with 8192 samples",
+            "seconds": round(time.time() - start_time, 1),
+            "hardware": hardware(),
+        },
+    }
+
+
+def perplexity(args) -> Dict:
+    results = {}
+    with open(os.path.join(os.path.dirname(args.wikitext), "report.json")) as report:
+        corpus = json.load(report)
+    results["lm_corpus"] = {
+        "train_tokens": corpus["files"]["train.txt"]["tokens"],
+        "train_sentences": corpus["files"]["train.txt"]["sentences"],
+        "sources": sorted(corpus["sources"]),
+        "wikitext2_valid_tokens": corpus["files"]["wikitext2_valid.txt"]["tokens"],
+        "wikitext2_valid_sentences": corpus["files"]["wikitext2_valid.txt"]["sentences"],
+    }
+    for direction in ("forward", "backward"):
+        run_dir = os.path.join(ROOT, "runs", f"lm_{direction}")
+        archive = os.path.join(run_dir, "model.tar.gz")
+        if not os.path.exists(archive):
+            print(f"{archive} does not exist yet; skipping {direction}", file=sys.stderr)
+            continue
+        output = os.path.join(run_dir, "wikitext2_valid_metrics.json")
+        command = [
+            os.path.join(os.path.dirname(sys.executable), "allennlp"),
+            "evaluate",
+            archive,
+            args.wikitext,
+            "--output-file",
+            output,
+            "--include-package",
+            "ldnet_allennlp",
+        ]
+        print(" ".join(command), file=sys.stderr)
+        start = time.time()
+        subprocess.run(command, check=True)
+        with open(output) as metrics_file:
+            metrics = json.load(metrics_file)
+        results[f"ppl_{direction}_wikitext2_valid"] = round(metrics["perplexity"], 2)
+        results[f"eval_seconds_{direction}"] = round(time.time() - start, 1)
+        with open(os.path.join(run_dir, "metrics.json")) as metrics_file:
+            training = json.load(metrics_file)
+        with open(os.path.join(run_dir, "config.json")) as config_file:
+            config = json.load(config_file)
+        batches = (training["epoch"] + 1) * config["data_loader"]["batches_per_epoch"]
+        results[f"pretrain_{direction}"] = {
+            "wall_clock": training.get("training_duration"),
+            "epochs_of_250_batches": training["epoch"] + 1,
+            "batches": batches,
+            "batch_size_sentences": config["data_loader"]["batch_sampler"]["batch_size"],
+            "best_dev_perplexity": round(training["best_validation_perplexity"], 2),
+            "best_epoch": training["best_epoch"],
+        }
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=["throughput", "ppl", "all"], default="all")
+    parser.add_argument("--data", default=os.path.join(ROOT, "runs/lm_data/train.txt"))
+    parser.add_argument("--vocabulary", default=os.path.join(ROOT, "runs/lm_forward/vocabulary"))
+    parser.add_argument(
+        "--wikitext", default=os.path.join(ROOT, "runs/lm_data/wikitext2_valid.txt")
+    )
+    parser.add_argument("--sentences", type=int, default=6400)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=None, help="default: the config's")
+    parser.add_argument("--cutoffs", default=None, help="e.g. 10,20 for a tiny smoke test")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--batches", type=int, default=8)
+    args = parser.parse_args()
+
+    results = load_results()
+    if args.part in ("throughput", "all"):
+        results.update(throughput(args))
+        results["throughput_command"] = "python " + " ".join(sys.argv)
+    if args.part in ("ppl", "all"):
+        results.update(perplexity(args))
+        results["ppl_command"] = "python " + " ".join(sys.argv)
+    save_results(results)
+
+
+if __name__ == "__main__":
+    main()
