@@ -7,6 +7,7 @@ at a fixture; `EXT_VAR_BUILDERS` builds the ones that need work first (e.g. LM a
 the fixture text), once per session. A config that reads a variable missing from both fails with
 a message naming it.
 """
+
 from pathlib import Path
 from typing import Callable, Dict, List
 
@@ -17,15 +18,19 @@ from allennlp.common import Params
 from allennlp.common.params import with_overrides
 
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
+from tests.elmo.lm_archives import build_lm_archive_ext_vars
 
 FIXTURE_EXT_VARS: Dict[str, str] = {
     "CONLL03_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt"),
     "CONLL03_DEV_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
     "CONLL03_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
+    "SST2_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2"),
 }
 
 # Each builder gets a scratch directory and returns {variable: value}.
-EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = []
+EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
+    build_lm_archive_ext_vars,  # FORWARD_LM_ARCHIVE, BACKWARD_LM_ARCHIVE (fixture dense LMs)
+]
 
 ALL_CONFIGS = sorted(CONFIGS_ROOT.rglob("*.jsonnet"))
 

@@ -2,3 +2,4 @@
 
 from ldnet_allennlp.elmo.dense_bilm import DenseBiLm  # noqa: F401
 from ldnet_allennlp.elmo.scalar_mix_embedder import DenseLMScalarMixEmbedder  # noqa: F401
+from ldnet_allennlp.elmo.lm_vocab_indexer import ScalarMixLMTokenIndexer  # noqa: F401

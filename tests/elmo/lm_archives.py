@@ -34,8 +34,30 @@ def train_lm_archive(
     return str(serialization_dir / "model.tar.gz")
 
 
+# The widths of the real LMs (training_configs/lm/dense_lm_{forward,backward}.jsonnet): 6 dense
+# layers of 128 over 128-d words, so that configs sized for them (e.g. an encoder input_size that
+# counts the 2 x 128 scalar-mix features) also run on the fixtures.
+REAL_LM_SHAPE = {
+    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 128,
+    "model.encoder.input_size": 128,
+    "model.encoder.hidden_size": 128,
+    "model.encoder.num_layers": 6,
+}
+
+
 def build_lm_archive_ext_vars(directory: Path) -> Dict[str, str]:
-    """`FORWARD_LM_ARCHIVE` / `BACKWARD_LM_ARCHIVE` for configs that load the dense LMs."""
+    """
+    `FORWARD_LM_ARCHIVE` / `BACKWARD_LM_ARCHIVE` for the training configs that load the dense
+    LMs: fixture-trained LMs with the real LMs' layer widths (`REAL_LM_SHAPE`).
+    """
+    return {
+        "FORWARD_LM_ARCHIVE": train_lm_archive(directory, "forward", REAL_LM_SHAPE),
+        "BACKWARD_LM_ARCHIVE": train_lm_archive(directory, "backward", REAL_LM_SHAPE),
+    }
+
+
+def build_tiny_lm_archives(directory: Path) -> Dict[str, str]:
+    """The fixture LMs as they are (3 layers of 4 over 6-d words: the widths differ)."""
     return {
         "FORWARD_LM_ARCHIVE": train_lm_archive(directory, "forward"),
         "BACKWARD_LM_ARCHIVE": train_lm_archive(directory, "backward"),
