@@ -25,6 +25,8 @@ FIXTURE_EXT_VARS: Dict[str, str] = {
     "CONLL03_DEV_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
     "CONLL03_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
     "SST2_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2"),
+    "CONLL00_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_train.txt"),
+    "CONLL00_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_test.txt"),
 }
 
 # Each builder gets a scratch directory and returns {variable: value}.
