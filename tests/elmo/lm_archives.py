@@ -45,15 +45,21 @@ REAL_LM_SHAPE = {
 }
 
 
+_REAL_WIDTH_ARCHIVES: Dict[str, str] = {}
+
+
 def build_lm_archive_ext_vars(directory: Path) -> Dict[str, str]:
     """
     `FORWARD_LM_ARCHIVE` / `BACKWARD_LM_ARCHIVE` for the training configs that load the dense
-    LMs: fixture-trained LMs with the real LMs' layer widths (`REAL_LM_SHAPE`).
+    LMs: fixture-trained LMs with the real LMs' layer widths (`REAL_LM_SHAPE`). Trained once per
+    test session (later calls return the first archives; pytest keeps its tmp dirs meanwhile).
     """
-    return {
-        "FORWARD_LM_ARCHIVE": train_lm_archive(directory, "forward", REAL_LM_SHAPE),
-        "BACKWARD_LM_ARCHIVE": train_lm_archive(directory, "backward", REAL_LM_SHAPE),
-    }
+    if not _REAL_WIDTH_ARCHIVES or not Path(_REAL_WIDTH_ARCHIVES["FORWARD_LM_ARCHIVE"]).exists():
+        _REAL_WIDTH_ARCHIVES.update(
+            FORWARD_LM_ARCHIVE=train_lm_archive(directory, "forward", REAL_LM_SHAPE),
+            BACKWARD_LM_ARCHIVE=train_lm_archive(directory, "backward", REAL_LM_SHAPE),
+        )
+    return dict(_REAL_WIDTH_ARCHIVES)
 
 
 def build_tiny_lm_archives(directory: Path) -> Dict[str, str]:

@@ -238,3 +238,15 @@ def test_fixed_and_initial_parameters_together(lm_archives):
             scalar_mix_parameters=[0.0] * NUM_LAYERS,
             initial_scalar_parameters=[0.0] * NUM_LAYERS,
         )
+
+
+def test_task_vocabulary_never_resizes_the_lm_embeddings(lm_archives):
+    from allennlp.data import Vocabulary
+
+    embedder = embedder_from(lm_archives)
+    task_vocab = Vocabulary({"tokens": {f"word{i}": 1 for i in range(500)}})
+    sizes = [p.shape for p in embedder.bilm.parameters()]
+    for module in embedder.modules():  # what Model.extend_embedder_vocab does on archive load
+        if hasattr(module, "extend_vocab"):
+            module.extend_vocab(task_vocab)
+    assert [p.shape for p in embedder.bilm.parameters()] == sizes
