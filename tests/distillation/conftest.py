@@ -1,0 +1,20 @@
+import os
+
+from tests.conftest import FIXTURES_ROOT
+
+DISTILLATION_FIXTURES = FIXTURES_ROOT / "distillation"
+
+# The tiny fixture configs find their files through this variable (jsonnet std.extVar).
+os.environ.setdefault("DISTILLATION_FIXTURES", str(DISTILLATION_FIXTURES))
+
+# Every data-path variable of training_configs/distillation, pointed at the fixtures. The teacher
+# configs get the tiny random BERT instead of the 22.7M-parameter MiniLM.
+DISTILLATION_FIXTURE_EXT_VARS = {
+    "TEACHER_MODEL_PATH": str(DISTILLATION_FIXTURES / "tiny_bert"),
+    "SST2_DATA_PATH": str(DISTILLATION_FIXTURES / "sst2"),
+    "SICK_DATA_PATH": str(DISTILLATION_FIXTURES / "sick"),
+    "SST2_TRANSFER_SET": str(DISTILLATION_FIXTURES / "transfer" / "sst2.jsonl"),
+    "SST2_TRANSFER_SET_AUG": str(DISTILLATION_FIXTURES / "transfer" / "sst2_aug.jsonl"),
+    "SICK_TRANSFER_SET": str(DISTILLATION_FIXTURES / "transfer" / "sick.jsonl"),
+    "SICK_TRANSFER_SET_AUG": str(DISTILLATION_FIXTURES / "transfer" / "sick_aug.jsonl"),
+}
