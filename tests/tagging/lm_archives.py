@@ -9,6 +9,7 @@ shared by the tagging tests (and anyone else who needs LD-Net features on fixtur
 (`tests/configs_test.py` gets its FORWARD_LM_ARCHIVE / BACKWARD_LM_ARCHIVE from
 `tests/elmo/lm_archives.py`, which trains the same config at the real LMs' widths.)
 """
+
 import atexit
 import functools
 import shutil
