@@ -1,0 +1,86 @@
+"""
+Multiply-adds per token of a tagger (or any model), counted once, from the modules it holds.
+LD-Net reports these as "FLOPs per token" (51M unpruned, 5M pruned on CoNLL-03).
+
+What is counted, per token:
+- an `torch.nn.LSTM`: 4h·(d + h) per layer and direction, i.e. the number of elements of its
+  `weight_ih_*` and `weight_hh_*` matrices (gates' element-wise work is not counted);
+- a `torch.nn.Linear`: in × out (e.g. LD-Net's `W_cr`, the CRF emissions `tag_projection_layer`);
+- a `torch.nn.Conv1d`: out × in × kernel per output position;
+- modules inside a `TokenCharactersEncoder` run once per character: their count is multiplied
+  by `chars_per_token` (default 4.37, the mean token length of CoNLL-03 eng.train, measured);
+- embedding look-ups, activations, the CRF's Viterbi search: 0.
+Modules that are not run when the model tags (a dense LM's softmax after `drop_softmax()`) are not
+held by the model, so not counted.
+"""
+
+from typing import Dict
+
+import torch
+
+from allennlp.modules.token_embedders import TokenCharactersEncoder
+
+from ldnet_allennlp.tagging.token_embedders import LayerSelectionTokenEmbedder
+
+MEAN_CONLL03_TOKEN_LENGTH = 4.37
+
+
+def _module_macs(module: torch.nn.Module) -> float:
+    if isinstance(module, torch.nn.LSTM):
+        return float(
+            sum(p.numel() for n, p in module.named_parameters() if n.startswith("weight_"))
+        )
+    if isinstance(module, torch.nn.Linear):
+        return float(module.in_features * module.out_features)
+    if isinstance(module, torch.nn.Conv1d):
+        return float(
+            module.out_channels * module.in_channels // module.groups * module.kernel_size[0]
+        )
+    return 0.0
+
+
+def flops_breakdown(
+    model: torch.nn.Module, chars_per_token: float = MEAN_CONLL03_TOKEN_LENGTH
+) -> Dict[str, float]:
+    """
+    Multiply-adds per token by part: `"lm"` (the dense LMs of layer-selection embedders),
+    `"lm_projection"` (their `W_cr`), `"char_encoder"`, `"word_encoder"` (the tagger's
+    `encoder`), `"crf_emissions"` (`tag_projection_layer`) and `"other"`.
+    """
+    parts = {
+        "lm": 0.0,
+        "lm_projection": 0.0,
+        "char_encoder": 0.0,
+        "word_encoder": 0.0,
+        "crf_emissions": 0.0,
+        "other": 0.0,
+    }
+    owners = {}
+    for name, module in model.named_modules():
+        if isinstance(module, LayerSelectionTokenEmbedder):
+            owners[name] = "ldnet"
+        elif isinstance(module, TokenCharactersEncoder):
+            owners[name] = "char_encoder"
+    for name, module in model.named_modules():
+        macs = _module_macs(module)
+        if macs == 0.0:
+            continue
+        owner = next((owners[o] for o in owners if name == o or name.startswith(o + ".")), None)
+        if owner == "ldnet":
+            parts["lm_projection" if name.endswith("projection") else "lm"] += macs
+        elif owner == "char_encoder":
+            parts["char_encoder"] += macs * chars_per_token
+        elif name == "encoder" or name.startswith("encoder."):
+            parts["word_encoder"] += macs
+        elif name == "tag_projection_layer" or name.startswith("tag_projection_layer."):
+            parts["crf_emissions"] += macs
+        else:
+            parts["other"] += macs
+    return parts
+
+
+def flops_per_token(
+    model: torch.nn.Module, chars_per_token: float = MEAN_CONLL03_TOKEN_LENGTH
+) -> float:
+    """Total multiply-adds per token (the sum of `flops_breakdown`)."""
+    return sum(flops_breakdown(model, chars_per_token).values())
