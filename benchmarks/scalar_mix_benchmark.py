@@ -10,10 +10,10 @@ words/s, written to `benchmarks/results/scalar_mix.json`.
    eng.testa) into `runs/elmo/ner_scalar_mix/`, for at most `--max-epochs` epochs and at most
    `--budget-minutes` of wall clock (the `wallclock_budget` callback below stops after the last
    epoch that fits; the best dev epoch is kept), unless that run's `model.tar.gz` exists.
-2. Test F1 (eng.testb, `allennlp evaluate`, in percent) of that archive; the LD-Net (`r_t`) and
-   vanilla taggers are the ones `benchmarks/tagging_benchmark.py` trains into
-   `runs/tagging/ner_ldnet` / `runs/tagging/ner_vanilla` (same LMs): their test F1 is read from
-   `runs/tagging/<run>/test_metrics.json` (or evaluated here if missing), never retrained here.
+2. Test F1 (eng.testb, percent, the model's span F1 as `allennlp evaluate` computes it) of that
+   archive and of the LD-Net (`r_t`) and vanilla taggers that `benchmarks/tagging_benchmark.py`
+   trains into `runs/tagging/ner_ldnet` / `runs/tagging/ner_vanilla` (same LMs; never
+   retrained here), all scored here in the same way.
 3. Words/s of each archive's `forward` on the untagged eng.testb sentences (CRF Viterbi, no
    loss, no gradients, `--threads` threads, batches of 64 sentences, tensorized beforehand).
 
@@ -22,14 +22,14 @@ Each figure records where it came from (`*_source`, `lm_archives`); a missing ar
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -122,56 +122,83 @@ def train_scalar_mix(args, out: Path) -> Dict[str, Any]:
     return info
 
 
-def test_f1(archive: Path, test_file: str, args, output: Path) -> Optional[float]:
-    """`f1-measure-overall` (percent) of `archive` on `test_file`, evaluated once into `output`."""
-    if not output.exists() or output.stat().st_mtime < archive.stat().st_mtime:
-        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(args.threads)
-        subprocess.run(
-            [
-                ALLENNLP,
-                "evaluate",
-                str(archive),
-                test_file,
-                "--output-file",
-                str(output),
-                "--include-package",
-                "ldnet_allennlp",
-            ],
-            check=True,
-            env=env,
-            cwd=ROOT,
-        )
-    return 100 * json.loads(output.read_text())["f1-measure-overall"]
+@contextlib.contextmanager
+def lm_embeddings_keep_their_vocabulary():
+    """
+    While loading a tagger archive, `Embedding.extend_vocab` is a no-op. `Model.load` calls it
+    on every nested `Embedding` with the tagger's vocabulary, which resizes (or refuses) the
+    embedding of an LM inside the tagger whose namespace is also called `tokens`; the tagger's
+    own embeddings were built from the archived vocabulary, so for them it changes nothing.
+    (`dense_lm_scalar_mix` guards its LMs itself; `layer_selection` archives need this.)
+    """
+    from allennlp.modules.token_embedders import Embedding
+
+    original = Embedding.extend_vocab
+    Embedding.extend_vocab = lambda self, *args, **kwargs: None
+    try:
+        yield
+    finally:
+        Embedding.extend_vocab = original
 
 
-def words_per_second(archive: Path, test_file: str, args) -> Dict[str, Any]:
-    """Tokens per second of the model's forward on the test sentences (tensorized beforehand)."""
-    from allennlp.data import Batch, Token
+def load_tagger(archive: Path):
     from allennlp.models.archival import load_archive
 
-    loaded = load_archive(str(archive), cuda_device=-1)
+    with lm_embeddings_keep_their_vocabulary():
+        return load_archive(str(archive), cuda_device=-1)
+
+
+def tensorized_batches(instances, model, batch_size: int = 64):
+    from allennlp.data import Batch
+
+    for instance in instances:
+        instance.index_fields(model.vocab)
+    return [
+        Batch(instances[start : start + batch_size]).as_tensor_dict()
+        for start in range(0, len(instances), batch_size)
+    ]
+
+
+def untagged(reader, sentences):
+    instances = []
+    for sentence in sentences:
+        instance = reader.text_to_instance(sentence)
+        reader.apply_token_indexers(instance)
+        instances.append(instance)
+    return instances
+
+
+def score(archive: Path, test_file: str, args, with_f1: bool) -> Dict[str, Any]:
+    """
+    Test F1 (percent; the model's own span F1 over all test sentences, as `allennlp evaluate`
+    reports it) and words/s of the model's forward on the untagged test sentences.
+    """
+    from allennlp.data import Token
+
+    loaded = load_tagger(archive)
     model = loaded.model.eval()
     reader = loaded.validation_dataset_reader
-    sentences = [
-        [Token(token.text) for token in instance["tokens"]] for instance in reader.read(test_file)
-    ][: args.speed_sentences or None]
-    instances = [reader.text_to_instance(sentence) for sentence in sentences]  # no gold tags
-    for instance in instances:
-        reader.apply_token_indexers(instance)
-        instance.index_fields(model.vocab)
-    batches = []
-    for start in range(0, len(instances), 64):
-        batch = Batch(instances[start : start + 64])
-        batches.append(batch.as_tensor_dict())
-    num_words = sum(len(instance["tokens"]) for instance in instances)
+    read = list(reader.read(test_file))
+    sentences = [[Token(token.text) for token in instance["tokens"]] for instance in read]
+    result: Dict[str, Any] = {}
+    if with_f1:
+        model.get_metrics(reset=True)
+        batches = tensorized_batches(read, model)  # with the gold tags
+        with torch.no_grad():
+            for tensors in batches:
+                model(**tensors)
+        result["f1"] = 100 * model.get_metrics(reset=True)["f1-measure-overall"]
+    speed_sentences = sentences[: args.speed_sentences or None]
+    batches = tensorized_batches(untagged(reader, speed_sentences), model)
+    num_words = sum(len(sentence) for sentence in speed_sentences)
     with torch.no_grad():
         model(**batches[0])  # warm-up
         start = time.perf_counter()
         for tensors in batches:
             model(**tensors)
         seconds = time.perf_counter() - start
-    return {"words_per_sec": round(num_words / seconds, 1), "words": num_words, "seconds": seconds}
+    result.update(words_per_sec=round(num_words / seconds, 1), words=num_words, seconds=seconds)
+    return result
 
 
 def main() -> None:
@@ -220,37 +247,29 @@ def main() -> None:
         set_threads(2)  # training gets both cores
         results.update(train_scalar_mix(args, args.run_dir))
         set_threads(args.threads)
-        results["conll03_test_f1_scalar_mix"] = test_f1(
-            scalar_mix_archive, test_file, args, args.run_dir / "test_metrics.json"
-        )
-        for key, archive in (("ldnet", args.ldnet), ("vanilla", args.vanilla)):
-            if archive.exists():
-                # the tagging benchmark's own evaluation if it is there and up to date
-                theirs = archive.parent / "test_metrics.json"
-                fresh = theirs.exists() and theirs.stat().st_mtime >= archive.stat().st_mtime
-                output = theirs if fresh else args.run_dir.parent / f"{key}_test_metrics.json"
-                results[f"conll03_test_f1_{key}"] = test_f1(archive, test_file, args, output)
-                results[f"conll03_test_f1_{key}_source"] = (
-                    f"{archive} (trained by benchmarks/tagging_benchmark.py, not retrained "
-                    f"here), scores {output}"
-                )
-            else:
-                results[f"conll03_test_f1_{key}"] = None
-                notes.append(f"{archive} missing: no {key} F1")
     for key, archive in (
         ("scalar_mix", scalar_mix_archive),
         ("ldnet", args.ldnet),
         ("vanilla", args.vanilla),
     ):
-        if archive.exists():
-            speed = words_per_second(archive, test_file, args)
-            print(f"[{key}] {speed}", flush=True)
-            results[f"words_per_sec_{key}"] = speed["words_per_sec"]
-            results[f"words_per_sec_{key}_archive"] = str(archive)
-            results["speed_words"] = speed["words"]
-        else:
+        if not archive.exists():
+            if not args.speed_only:
+                results[f"conll03_test_f1_{key}"] = None
             results[f"words_per_sec_{key}"] = None
-            notes.append(f"{archive} missing: no {key} words/s")
+            notes.append(f"{archive} missing: no {key} F1 or words/s")
+            continue
+        scores = score(archive, test_file, args, with_f1=not args.speed_only)
+        print(f"[{key}] {scores}", flush=True)
+        if "f1" in scores:
+            results[f"conll03_test_f1_{key}"] = round(scores["f1"], 2)
+            if key != "scalar_mix":
+                results[f"conll03_test_f1_{key}_source"] = (
+                    f"{archive}, trained by benchmarks/tagging_benchmark.py (not retrained "
+                    "here), scored here"
+                )
+        results[f"words_per_sec_{key}"] = scores["words_per_sec"]
+        results[f"words_per_sec_{key}_archive"] = str(archive)
+        results["speed_words"] = scores["words"]
     results["notes"] = notes
     results_file.parent.mkdir(parents=True, exist_ok=True)
     results_file.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
