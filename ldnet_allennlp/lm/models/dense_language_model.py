@@ -11,6 +11,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules.text_field_embedders import TextFieldEmbedder
+from allennlp.modules.token_embedders import Embedding
 from allennlp.nn import util
 
 from ldnet_allennlp.modules.dense_lstm import DenseLSTMStack, run_backward
@@ -153,9 +154,18 @@ class DenseLanguageModel(Model):
         return self._encoder.get_output_dim()
 
     def drop_softmax(self) -> None:
-        """Removes the LM head (projection and adaptive softmax): a feature extractor only."""
+        """
+        Removes the LM head (projection and adaptive softmax): a feature extractor only, indexed
+        by the LM's own vocabulary. So its word embedding must never be resized to a task
+        vocabulary: `Model.extend_embedder_vocab` (run by `load_archive` on the task model that
+        holds this LM) extends every nested `Embedding` by its `_vocab_namespace` in the *task*
+        vocabulary (e.g. the tagger's `tokens`); without a namespace, `extend_vocab` does nothing.
+        """
         self._softmax = None
         self._projection = None
+        for module in self._text_field_embedder.modules():
+            if isinstance(module, Embedding):
+                module._vocab_namespace = None
 
     delete_softmax = drop_softmax
 

@@ -1,0 +1,187 @@
+"""
+Step (3) of LD-Net's pruning: turn a tagger whose layer masks were trained to 0/1 into a smaller,
+ordinary AllenNLP archive. Layers whose mask is 0 are removed, the input columns of every later
+layer and of `W_cr` that read them are sliced away, surviving masks stay as fixed multipliers.
+
+AllenNLP's archive contract is kept: an archive is a config + vocabulary + weights, and
+`load_archive` rebuilds the model from the config. So the pruned archive's config describes the
+pruned shape (`forward_kept_layers` / `backward_kept_layers` of the `layer_selection` embedder),
+and its weights are the original weights, sliced to that shape.
+"""
+
+import copy
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Tuple
+
+import torch
+
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.models import Model
+from allennlp.models.archival import CONFIG_NAME, archive_model, load_archive
+
+from ldnet_allennlp.tagging.flops import flops_per_token
+from ldnet_allennlp.tagging.token_embedders import LayerSelectionTokenEmbedder
+
+DIRECTIONS = ("forward", "backward")
+
+
+@dataclass
+class PruneReport:
+    kept_layers_before: Dict[str, Dict[str, List[int]]] = field(default_factory=dict)
+    kept_layers_after: Dict[str, Dict[str, List[int]]] = field(default_factory=dict)
+    parameters_before: int = 0
+    parameters_after: int = 0
+    flops_per_token_before: float = 0.0
+    flops_per_token_after: float = 0.0
+
+    def as_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def layer_selection_embedders(model: Model) -> List[Tuple[str, LayerSelectionTokenEmbedder]]:
+    return [
+        (name, module)
+        for name, module in model.named_modules()
+        if isinstance(module, LayerSelectionTokenEmbedder)
+    ]
+
+
+def _config_block(model_config: Dict[str, Any], module_name: str) -> Dict[str, Any]:
+    """
+    The config dict of the embedder at `module_name`, e.g. `text_field_embedder.token_embedder_lm`
+    → `model_config["text_field_embedder"]["token_embedders"]["lm"]` (a `basic` text field
+    embedder names its token embedders `token_embedder_<key>`).
+    """
+    block: Any = model_config
+    for part in module_name.split("."):
+        if part.startswith("token_embedder_") and "token_embedders" in block:
+            block = block["token_embedders"][part[len("token_embedder_") :]]
+        elif part in block:
+            block = block[part]
+        else:
+            raise ConfigurationError(
+                f"cannot find the config of the layer_selection embedder {module_name!r} in the "
+                "archive's model config"
+            )
+    return block
+
+
+def surviving_layers(embedder: LayerSelectionTokenEmbedder) -> Dict[str, List[int]]:
+    """Per direction, the kept layers (indices into the loaded LMs) whose mask is > 0."""
+    mask = embedder.layer_mask.detach()
+    kept = embedder.kept_layers()
+    surviving = {}
+    for row, direction in enumerate(DIRECTIONS):
+        surviving[direction] = [layer for layer in kept[direction] if mask[row, layer] > 0]
+        if not surviving[direction]:
+            raise ConfigurationError(
+                f"every layer mask of the {direction} LM is 0. This package keeps at least one "
+                "layer per direction (a dense LM with no layers would leave only its token "
+                "embeddings); prune with a larger budget or a smaller lambda0."
+            )
+    return surviving
+
+
+def _pruned_state(
+    old: Model, new: Model, surviving: Dict[str, Dict[str, List[int]]]
+) -> Dict[str, torch.Tensor]:
+    """The weights of `new` (pruned shape), taken from `old` and sliced."""
+    state = dict(old.state_dict())
+    for name, embedder in layer_selection_embedders(old):
+        kept = embedder.kept_layers()
+        projection_columns: List[int] = []
+        offset = 0
+        for direction in DIRECTIONS:
+            lm = embedder.forward_lm if direction == "forward" else embedder.backward_lm
+            positions = [kept[direction].index(layer) for layer in surviving[name][direction]]
+            smaller = lm.encoder.pruned(positions)
+            prefix = f"{name}.{direction}_lm.{_encoder_attribute(lm)}."
+            for key in [k for k in state if k.startswith(prefix)]:
+                del state[key]
+            for key, value in smaller.state_dict().items():
+                state[prefix + key] = value
+            columns = lm.encoder.input_columns(lm.encoder.num_layers, positions)
+            projection_columns.extend(offset + c for c in columns)
+            offset += lm.encoder.get_output_dim()
+        weight_key = f"{name}.projection.weight"
+        state[weight_key] = state[weight_key][:, projection_columns]
+    expected = new.state_dict()
+    for key, value in expected.items():
+        if key not in state or state[key].shape != value.shape:
+            raise RuntimeError(f"pruned weights do not fit the pruned model at {key}")
+    return {key: state[key] for key in expected}
+
+
+def _encoder_attribute(lm: Model) -> str:
+    for attribute, module in lm.named_children():
+        if module is lm.encoder:
+            return attribute
+    raise RuntimeError("the dense LM's encoder is not one of its submodules")
+
+
+def prune_archive(archive_path: str, output_path: str) -> PruneReport:
+    """
+    Writes the physically pruned version of the tagger in `archive_path` to `output_path`
+    (atomically: a failed run leaves no partial file, and never replaces a good one).
+    """
+    archive = load_archive(archive_path)
+    model = archive.model
+    model.eval()
+    embedders = layer_selection_embedders(model)
+    if not embedders:
+        raise ConfigurationError(
+            f"{archive_path}: the model has no layer_selection embedder; there is nothing to prune."
+        )
+    config = archive.config.duplicate()
+    model_config = config.as_dict(quiet=True)["model"]
+    report = PruneReport()
+    surviving: Dict[str, Dict[str, List[int]]] = {}
+    for name, embedder in embedders:
+        report.kept_layers_before[name] = embedder.kept_layers()
+        surviving[name] = surviving_layers(embedder)
+        report.kept_layers_after[name] = surviving[name]
+        block = _config_block(model_config, name)
+        block["forward_kept_layers"] = surviving[name]["forward"]
+        block["backward_kept_layers"] = surviving[name]["backward"]
+        block["trainable_layer_mask"] = False
+    if report.kept_layers_after == report.kept_layers_before:
+        raise ConfigurationError(
+            f"{archive_path}: no layer has a mask of 0, so there is nothing to remove (kept "
+            f"layers: {report.kept_layers_before}). Is this archive pruned already, or was it "
+            "trained without the layer_pruning callback and the layer_selection regularizer?"
+        )
+
+    pruned = Model.from_params(vocab=model.vocab, params=Params(copy.deepcopy(model_config)))
+    pruned.load_state_dict(_pruned_state(model, pruned, surviving))
+    report.parameters_before = sum(p.numel() for p in model.parameters())
+    report.parameters_after = sum(p.numel() for p in pruned.parameters())
+    report.flops_per_token_before = float(flops_per_token(model))
+    report.flops_per_token_after = float(flops_per_token(pruned))
+
+    full_config = config.as_dict(quiet=True)
+    full_config["model"] = model_config
+    write_archive(full_config, pruned, output_path)
+    return report
+
+
+def write_archive(config: Dict[str, Any], model: Model, output_path: str) -> None:
+    """
+    Writes `model` (its vocabulary and weights) with `config` as an ordinary AllenNLP archive, the
+    way `allennlp train` does (`archive_model`). Atomic: the archive is staged next to
+    `output_path` and moved into place only when complete, so an interrupted or failed run never
+    leaves a partial file, nor replaces a good one.
+    """
+    with tempfile.TemporaryDirectory() as serialization_dir:
+        Params(config).to_file(os.path.join(serialization_dir, CONFIG_NAME))
+        model.vocab.save_to_files(os.path.join(serialization_dir, "vocabulary"))
+        torch.save(model.state_dict(), os.path.join(serialization_dir, "best.th"))
+        partial = os.path.join(serialization_dir, "model.tar.gz")
+        archive_model(serialization_dir, archive_path=partial)
+        os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
+        staged = f"{output_path}.partial"  # same folder as the output: os.replace is atomic
+        shutil.copyfile(partial, staged)
+        os.replace(staged, output_path)

@@ -1,0 +1,147 @@
+"""
+The physically pruned archive (`allennlp ldnet-prune`) against the masked model it came from.
+"""
+
+import json
+
+import pytest
+import torch
+
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.commands.train import train_model
+from allennlp.common.params import with_overrides
+from allennlp.data import DatasetReader, Vocabulary
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
+
+from ldnet_allennlp.pruning.export import prune_archive, write_archive
+from tests.cli import run_allennlp
+from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
+from tests.tagging.lm_archives import lm_archive_ext_vars
+
+DEV = str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")
+
+
+def data_ext_vars():
+    return {
+        "CONLL03_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt"),
+        "CONLL03_DEV_DATA_PATH": DEV,
+        "CONLL03_TEST_DATA_PATH": DEV,
+        **lm_archive_ext_vars(),
+    }
+
+
+@pytest.fixture(scope="module")
+def phase1(tmp_path_factory):
+    """A trained ner_ldnet tagger on the fixtures (masks all 1)."""
+    directory = tmp_path_factory.mktemp("phase1")
+    params = Params.from_file(
+        str(CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet"), ext_vars=data_ext_vars()
+    )
+    params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 2}))
+    train_model(params, str(directory / "run"))
+    return directory / "run" / "model.tar.gz"
+
+
+def masked_archive(phase1, path, mask):
+    """The phase-1 tagger with its layer masks set to `mask`, as an archive."""
+    archive = load_archive(str(phase1))
+    with torch.no_grad():
+        archive.model.text_field_embedder.token_embedder_lm.layer_mask.copy_(torch.tensor(mask))
+    write_archive(archive.config.as_dict(quiet=True), archive.model, str(path))
+    return path
+
+
+def predictions(archive_path, sentences):
+    predictor = Predictor.from_archive(load_archive(str(archive_path)))
+    return predictor.predict_batch_json([{"tokens": s} for s in sentences])
+
+
+SENTENCES = [
+    "John Smith visited Paris .".split(),
+    "Shares in Acme Corp rose 3 percent in Germany .".split(),
+    ["Reuters"],
+]
+
+
+def test_pruned_archive_predicts_like_the_masked_model(phase1, tmp_path):
+    masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[1.0, 0.0, 0.6], [0.0, 0.8, 1.0]])
+    report = prune_archive(str(masked), str(tmp_path / "pruned.tar.gz"))
+
+    name = "text_field_embedder.token_embedder_lm"
+    assert report.kept_layers_before[name] == {"forward": [0, 1, 2], "backward": [0, 1, 2]}
+    assert report.kept_layers_after[name] == {"forward": [0, 2], "backward": [1, 2]}
+    assert report.parameters_after < report.parameters_before
+    assert report.flops_per_token_after < report.flops_per_token_before
+
+    pruned = load_archive(str(tmp_path / "pruned.tar.gz")).model
+    embedder = pruned.text_field_embedder.token_embedder_lm
+    assert embedder.forward_lm.encoder.num_layers == 2
+    assert embedder.backward_lm.encoder.num_layers == 2
+    # surviving masks stay as fixed multipliers
+    assert embedder.layer_mask[0, 2].item() == pytest.approx(0.6)
+    assert not embedder.layer_mask.requires_grad
+
+    # same r_t, so the same emissions and tags
+    masked_model = load_archive(str(masked)).model.eval()
+    pruned.eval()
+    ids = torch.tensor([[5, 7, 3, 9], [4, 2, 0, 0]])
+    masked_r = masked_model.text_field_embedder.token_embedder_lm(ids)
+    pruned_r = embedder(ids)
+    assert torch.allclose(masked_r, pruned_r, atol=1e-5)
+    assert predictions(masked, SENTENCES) == predictions(tmp_path / "pruned.tar.gz", SENTENCES)
+
+
+def test_pruned_archive_through_the_plain_cli(phase1, tmp_path):
+    masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    process = run_allennlp(
+        ["ldnet-prune", str(masked), "-o", str(tmp_path / "pruned.tar.gz")]
+        + ["--report-file", str(tmp_path / "report.json")]
+    )
+    assert "forward LM: layers [0, 1, 2] -> kept [1]" in process.stdout
+    assert "FLOPs per token" in process.stdout
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["flops_per_token_after"] < report["flops_per_token_before"]
+
+    inputs = tmp_path / "input.jsonl"
+    inputs.write_text('{"sentence": "Maria Lopez visited Lake Geneva."}\n')
+    output = tmp_path / "predictions.jsonl"
+    run_allennlp(
+        ["predict", str(tmp_path / "pruned.tar.gz"), str(inputs), "--output-file", str(output)]
+        + ["--silent", "--include-package", "ldnet_allennlp"]
+    )
+    prediction = json.loads(output.read_text())
+    assert prediction["tokens"] == ["Maria", "Lopez", "visited", "Lake", "Geneva", "."]
+    metrics_file = tmp_path / "metrics.json"
+    run_allennlp(
+        ["evaluate", str(tmp_path / "pruned.tar.gz"), DEV, "--output-file", str(metrics_file)]
+    )
+    assert "f1-measure-overall" in json.loads(metrics_file.read_text())
+
+
+def test_refusals(phase1, tmp_path):
+    # masks all 1: nothing to remove (also what a pruned archive fed back to pruning gets)
+    with pytest.raises(ConfigurationError, match="nothing to remove"):
+        prune_archive(str(phase1), str(tmp_path / "out.tar.gz"))
+    assert not (tmp_path / "out.tar.gz").exists()
+    masked = masked_archive(phase1, tmp_path / "m.tar.gz", [[0.0, 0.0, 0.0], [1.0, 0.0, 1.0]])
+    with pytest.raises(ConfigurationError, match="every layer mask of the forward LM is 0"):
+        prune_archive(str(masked), str(tmp_path / "out.tar.gz"))
+    masked = masked_archive(phase1, tmp_path / "m2.tar.gz", [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]])
+    prune_archive(str(masked), str(tmp_path / "pruned.tar.gz"))
+    with pytest.raises(ConfigurationError, match="nothing to remove"):
+        prune_archive(str(tmp_path / "pruned.tar.gz"), str(tmp_path / "again.tar.gz"))
+
+
+def test_refuses_a_tagger_without_layer_selection(tmp_path):
+    config_file = str(CONFIGS_ROOT / "tagging" / "ner_vanilla.jsonnet")
+    config = Params.from_file(config_file, ext_vars=data_ext_vars()).as_dict(quiet=True)
+    params = Params.from_file(config_file, ext_vars=data_ext_vars())
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    vocab = Vocabulary.from_instances(reader.read(DEV))
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    write_archive(config, model, str(tmp_path / "vanilla.tar.gz"))
+    with pytest.raises(ConfigurationError, match="no layer_selection embedder"):
+        prune_archive(str(tmp_path / "vanilla.tar.gz"), str(tmp_path / "out.tar.gz"))

@@ -1,0 +1,41 @@
+// LD-Net phase 2, task-guided layer selection (Liu et al., EMNLP 2018, PAPERS.md §1 "Layer
+// selection"): start from a trained ner_ldnet tagger (phase 1), make the per-layer masks z of both
+// LMs trainable, add the official penalty
+//   λ0·(reg3_fwd + reg3_bwd) + [reg0_fwd + reg0_bwd > budget]·λ0·(reg1_fwd + reg1_bwd)
+// (λ0 = 0.05, budget = λ1 = 2, the official values), clamp z to [0, 1] after every optimizer step,
+// and keep as "best" only checkpoints within budget. Published: 51M -> 5M FLOPs/token,
+// 91.86 -> 91.84 F1 (CoNLL-03). What this package reached: benchmarks/results/pruning.json.
+//
+// Then (3) export the physically pruned tagger:
+//   allennlp ldnet-prune runs/ner_ldnet_prune/model.tar.gz -o runs/ner_ldnet_pruned.tar.gz
+//
+// Set everything ner_ldnet.jsonnet needs, plus NER_LDNET_PHASE1_DIR = the phase-1 serialization
+// dir (its vocabulary/ and best.th are used).
+local phase1 = import 'ner_ldnet.jsonnet';
+local phase1_dir = std.extVar('NER_LDNET_PHASE1_DIR');
+
+phase1 + {
+  // the phase-1 vocabulary, so that the phase-1 weights fit
+  vocabulary: {type: 'from_files', directory: phase1_dir + '/vocabulary'},
+  model+: {
+    text_field_embedder+: {token_embedders+: {lm+: {
+      // z is a parameter the optimizer holds (the callback decides when it trains)
+      trainable_layer_mask: true,
+    }}},
+    // the penalty, through AllenNLP's regularizer mechanism, on the (2, num_layers) mask
+    regularizer: {regexes: [['layer_mask', {type: 'layer_selection', lambda0: 0.05, budget: 2}]]},
+    // start from the phase-1 weights
+    initializer: {regexes: [['.*', {type: 'pretrained', weights_file_path: phase1_dir + '/best.th'}]]},
+  },
+  trainer+: {
+    num_epochs: 10,
+    // the F1 that counts only when at most `budget` layers are alive (0 otherwise)
+    validation_metric: '+f1-measure-overall-within-budget',
+    // no early stopping before the masks are within budget
+    patience: 10,
+    callbacks: phase1.trainer.callbacks + [
+      // masks trainable from epoch 0, clamped after each step, logged, plotted (layer_masks.png)
+      {type: 'layer_pruning', start_epoch: 0},
+    ],
+  },
+}
