@@ -29,9 +29,21 @@ FIXTURE_EXT_VARS: Dict[str, str] = {
     "CONLL00_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_test.txt"),
 }
 
+
+def build_ner_ldnet_phase1(directory: Path) -> Dict[str, str]:
+    """`NER_LDNET_PHASE1_DIR` for the pruning config: ner_ldnet trained 1 epoch on fixtures."""
+    variables = {**FIXTURE_EXT_VARS, **build_lm_archive_ext_vars(directory)}
+    config = CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet"
+    params = Params.from_file(str(config), ext_vars=variables)
+    params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
+    train_model(params, serialization_dir=str(directory / "ner_ldnet"))
+    return {"NER_LDNET_PHASE1_DIR": str(directory / "ner_ldnet")}
+
+
 # Each builder gets a scratch directory and returns {variable: value}.
 EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
     build_lm_archive_ext_vars,  # FORWARD_LM_ARCHIVE, BACKWARD_LM_ARCHIVE (fixture dense LMs)
+    build_ner_ldnet_phase1,  # NER_LDNET_PHASE1_DIR (same LMs)
 ]
 
 ALL_CONFIGS = sorted(CONFIGS_ROOT.rglob("*.jsonnet"))
