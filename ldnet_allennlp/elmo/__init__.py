@@ -2,4 +2,3 @@
 
 from ldnet_allennlp.elmo.dense_bilm import DenseBiLm  # noqa: F401
 from ldnet_allennlp.elmo.scalar_mix_embedder import DenseLMScalarMixEmbedder  # noqa: F401
-from ldnet_allennlp.elmo.lm_vocab_indexer import ScalarMixLMTokenIndexer  # noqa: F401

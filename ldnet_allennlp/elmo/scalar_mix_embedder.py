@@ -8,10 +8,34 @@ from typing import Dict, List, Optional
 import torch
 
 from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
 from allennlp.modules.elmo import Elmo
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
 from ldnet_allennlp.elmo.dense_bilm import DenseBiLm
+
+LM_NAMESPACE = "lm_tokens"  # the default namespace of the `dense_lm_tokens` indexer
+
+
+def store_lm_vocabulary(vocab: Vocabulary, lm_vocab: Vocabulary, namespace: str) -> None:
+    """Copies the LM's `tokens` list into `vocab`'s `namespace` (or checks an existing copy)."""
+    index_to_token = lm_vocab.get_index_to_token_vocabulary("tokens")
+    tokens = [index_to_token[i] for i in range(len(index_to_token))]
+    if vocab.get_vocab_size(namespace) > 2:
+        existing = vocab.get_index_to_token_vocabulary(namespace)
+        if [existing[i] for i in range(len(existing))] != tokens:
+            raise ConfigurationError(
+                f"The task vocabulary's namespace {namespace!r} (vocab_namespace) does not hold "
+                "the LM archives' word list: forward_archive / backward_archive are not the LMs "
+                "this model was trained with."
+            )
+        return
+    if tokens[:2] != [vocab._padding_token, vocab._oov_token]:
+        raise ConfigurationError(
+            "forward_archive: the LM vocabulary must start with the padding and OOV tokens, "
+            f"got {tokens[:2]}."
+        )
+    vocab.add_tokens_to_namespace(tokens[2:], namespace)
 
 
 @TokenEmbedder.register("dense_lm_scalar_mix")
@@ -31,7 +55,11 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
 
     Registered as `"dense_lm_scalar_mix"`. Input: `(batch_size, num_tokens)` ids of the LMs'
     own vocabulary from the `dense_lm_tokens` indexer (any extra leading dims are flattened and
-    restored). Output: `(batch_size, num_tokens, get_output_dim())`.
+    restored). Output: `(batch_size, num_tokens, get_output_dim())`. As `layer_selection` does,
+    the embedder copies the LMs' word list into the task vocabulary's namespace
+    `vocab_namespace` (default `"lm_tokens"`, the indexer's) when it is built, in the LMs' order,
+    so the indexer's ids are the LMs' ids; a namespace that already holds a different list (an
+    archive trained with other LMs) is a `ConfigurationError`.
 
     Several output representations: `forward` returns the first (projected if
     `projection_dim`); all of them, unprojected, for the batch just embedded, are in
@@ -61,6 +89,8 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
         `elmo_token_embedder`: `[0, ..., 0]` is the plain mean of the layers.
     initial_scalar_parameters : `List[float]`, optional
         Initial values of trainable `s` (default: zeros = uniform), one per layer (`L + 1`).
+    vocab_namespace : `str`, optional (default = `"lm_tokens"`)
+        The `dense_lm_tokens` indexer's `namespace`.
     """
 
     def __init__(
@@ -74,6 +104,8 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
         projection_dim: Optional[int] = None,
         scalar_mix_parameters: Optional[List[float]] = None,
         initial_scalar_parameters: Optional[List[float]] = None,
+        vocab: Optional[Vocabulary] = None,
+        vocab_namespace: str = LM_NAMESPACE,
     ) -> None:
         super().__init__()
         if num_output_representations < 1:
@@ -90,6 +122,8 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
                 "(trainable weights), not both."
             )
         bilm = DenseBiLm(forward_archive, backward_archive, requires_grad=requires_grad)
+        if vocab is not None:
+            store_lm_vocabulary(vocab, bilm.vocab, vocab_namespace)
         for key, values in (
             ("scalar_mix_parameters", scalar_mix_parameters),
             ("initial_scalar_parameters", initial_scalar_parameters),

@@ -45,7 +45,7 @@ def test_only_the_elmo_blocks_and_input_size_differ(real_width_lm_archives):
         next(swapped for swapped in SWAPPED if path.startswith(swapped)) for path in changed
     } == SWAPPED
     assert ours["model.text_field_embedder.token_embedders.elmo.type"] == "dense_lm_scalar_mix"
-    assert ours["dataset_reader.token_indexers.elmo.type"] == "scalar_mix_lm_tokens"
+    assert ours["dataset_reader.token_indexers.elmo.type"] == "dense_lm_tokens"
     assert ours["model.regularizer.regexes"] == reference["model.regularizer.regexes"]
 
 

@@ -23,7 +23,7 @@ SENTENCES = [
 ]
 
 
-def embedder_from(lm_archives, **kwargs) -> DenseLMScalarMixEmbedder:
+def embedder_from(lm_archives, vocab=None, **kwargs) -> DenseLMScalarMixEmbedder:
     params = {
         "type": "dense_lm_scalar_mix",
         "forward_archive": lm_archives["FORWARD_LM_ARCHIVE"],
@@ -31,7 +31,9 @@ def embedder_from(lm_archives, **kwargs) -> DenseLMScalarMixEmbedder:
         "dropout": 0.0,
     }
     params.update(kwargs)
-    return TokenEmbedder.from_params(Params(params))
+    if vocab is None:
+        return TokenEmbedder.from_params(Params(params))
+    return TokenEmbedder.from_params(Params(params), vocab=vocab)
 
 
 def token_ids(vocab) -> torch.LongTensor:
@@ -180,15 +182,16 @@ def test_archive_state_survives_save_and_load(lm_archives, tmp_path):
 @pytest.fixture(scope="module")
 def other_lm_archives(tmp_path_factory):
     directory = tmp_path_factory.mktemp("other_lms")
+    other_vocab = {
+        "train_data_path": str(FIXTURES_ROOT / "lm" / "dev.txt"),
+        "model.cutoffs": [5, 10],
+    }
     return {
         "two_layers": train_lm_archive(
             directory / "two", "backward", {"model.encoder.num_layers": 2}
         ),
-        "other_vocab": train_lm_archive(
-            directory / "vocab",
-            "backward",
-            {"train_data_path": str(FIXTURES_ROOT / "lm" / "dev.txt"), "model.cutoffs": [5, 10]},
-        ),
+        "other_vocab": train_lm_archive(directory / "vocab", "backward", other_vocab),
+        "other_vocab_forward": train_lm_archive(directory / "vocab", "forward", other_vocab),
     }
 
 
@@ -250,3 +253,23 @@ def test_task_vocabulary_never_resizes_the_lm_embeddings(lm_archives):
         if hasattr(module, "extend_vocab"):
             module.extend_vocab(task_vocab)
     assert [p.shape for p in embedder.bilm.parameters()] == sizes
+
+
+def test_works_with_the_dense_lm_tokens_indexer(lm_archives, other_lm_archives):
+    from allennlp.data import Token, Vocabulary
+    from allennlp.data.token_indexers import TokenIndexer
+
+    vocab = Vocabulary()
+    embedder = embedder_from(lm_archives, vocab=vocab)
+    indexer = TokenIndexer.from_params(Params({"type": "dense_lm_tokens"}))
+    indexed = indexer.tokens_to_indices([Token(w) for w in SENTENCES[2]], vocab)["tokens"]
+    assert indexed == token_ids(embedder.bilm.vocab)[2].tolist()
+    # the namespace now holds the LMs' words: the same LMs again are fine, others are not
+    embedder_from(lm_archives, vocab=vocab)
+    with pytest.raises(ConfigurationError, match="namespace 'lm_tokens'"):
+        embedder_from(
+            lm_archives,
+            vocab=vocab,
+            forward_archive=other_lm_archives["other_vocab_forward"],
+            backward_archive=other_lm_archives["other_vocab"],
+        )

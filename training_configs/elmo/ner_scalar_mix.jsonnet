@@ -1,7 +1,7 @@
 // CoNLL-2003 NER with our scalar-mix "ELMo" (PAPERS.md §2; Peters et al. 2018): allennlp-models'
 // `ner_elmo` config (crf_tagger, char CNN, word embeddings, 2-layer BiLSTM, L2 on the scalar-mix
 // weights; 92.51 test F1 with the real 93.6M-parameter ELMo) with ONLY these changes:
-//   1. dataset_reader.token_indexers.elmo:   elmo_characters       -> scalar_mix_lm_tokens
+//   1. dataset_reader.token_indexers.elmo:   elmo_characters       -> dense_lm_tokens
 //   2. model.text_field_embedder...elmo:     elmo_token_embedder   -> dense_lm_scalar_mix
 //   3. model.encoder.input_size:             1202 (50+1024+128)    -> 434 (50+256+128)
 // plus what this offline AllenNLP 2.10 machine needs: no GloVe file (word embeddings trained from
@@ -31,9 +31,10 @@
       "tokens": {"type": "single_id", "lowercase_tokens": true},
       // characters for the char CNN
       "token_characters": {"type": "characters", "min_padding_length": 3},
-      // SWAPPED (was {"type": "elmo_characters"}): ids in the LMs' own vocabulary, cased as the
-      // LM corpus; either archive's vocabulary (the two are checked to be equal)
-      "elmo": {"type": "scalar_mix_lm_tokens", "archive": std.extVar("FORWARD_LM_ARCHIVE")},
+      // SWAPPED (was {"type": "elmo_characters"}): ids in the LMs' own word vocabulary (cased, as
+      // the LM corpus), which the dense_lm_scalar_mix embedder copies into the namespace
+      // "lm_tokens" of the task vocabulary
+      "elmo": {"type": "dense_lm_tokens"},
     },
   },
   "train_data_path": std.extVar("CONLL03_TRAIN_DATA_PATH"),

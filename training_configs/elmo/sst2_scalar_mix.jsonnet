@@ -13,8 +13,9 @@ local data = std.extVar("SST2_DATA_PATH");
     "type": "distillation_tsv",
     "token_indexers": {
       "tokens": {"type": "single_id", "lowercase_tokens": true},
-      // ids in the dense LMs' own vocabulary
-      "elmo": {"type": "scalar_mix_lm_tokens", "archive": std.extVar("FORWARD_LM_ARCHIVE")},
+      // ids in the dense LMs' own word vocabulary (copied into the namespace "lm_tokens" by the
+      // dense_lm_scalar_mix embedder)
+      "elmo": {"type": "dense_lm_tokens"},
     },
   },
   "train_data_path": data + "/train.tsv",
