@@ -76,7 +76,6 @@ def hardware() -> Dict:
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,
-        "load_average_at_start": list(os.getloadavg()),
     }
 
 
@@ -180,6 +179,7 @@ def throughput(args) -> Dict:
             tokens += int((batch["source"]["tokens"]["tokens"] != 0).sum())
         return tokens / (time.perf_counter() - start)
 
+    load_at_start = list(os.getloadavg())
     results = {"full": {n: [] for n in models}, "encoder_only": {n: [] for n in models}}
     needed = args.warmup + args.rounds * args.batches
     if len(batches) < needed:
@@ -230,7 +230,11 @@ def throughput(args) -> Dict:
             "allennlp_lstm": f"{dense.num_layers} layers x {hidden} hidden (stacked torch LSTM), "
             "sampled softmax with 8192 samples",
             "seconds": round(time.time() - start_time, 1),
-            "hardware": hardware(),
+            "hardware": {
+                **hardware(),
+                "load_average_at_start": load_at_start,
+                "load_average_at_end": list(os.getloadavg()),
+            },
         },
     }
 
