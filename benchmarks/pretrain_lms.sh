@@ -11,7 +11,7 @@
 # Logs: runs/lm_forward.log, runs/lm_backward.log.
 #
 # Budget: an "epoch" is 250 batches of ~64 sentences (~360k tokens; see the configs).
-# LM_EPOCHS (default 6, i.e. 1,500 batches, ~2.1M tokens, about 36% of the 5.9M-token corpus,
+# LM_EPOCHS (default 5, i.e. 1,250 batches, ~1.8M tokens, about 30% of the 5.9M-token corpus,
 # per direction) was chosen so that both directions, run side by side with one thread each on
 # this shared 2-core CPU, finish in about an hour: alone, one direction trains at ~2.6k
 # tokens/s, but with other trainings on the machine we saw ~600-800 tokens/s per direction
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 ALLENNLP=${ALLENNLP:-.venv/bin/allennlp}
 DATA=${LM_DATA:-runs/lm_data}
-EPOCHS=${LM_EPOCHS:-6}
+EPOCHS=${LM_EPOCHS:-5}
 DIRECTIONS=${LM_DIRECTIONS:-"forward backward"}
 
 if [ ! -f "$DATA/train.txt" ]; then
