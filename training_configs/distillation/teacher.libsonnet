@@ -27,6 +27,8 @@
         },
         // [CLS] vector through the pretrained (or freshly initialised) BERT pooler.
         seq2vec_encoder: { type: "bert_pooler", pretrained_model: teacher, dropout: 0.1 },
+        // The pretrained_transformer indexer's namespace; used to print word pieces in predictions.
+        namespace: "tags",
       },
       data_loader: {
         batch_sampler: { type: "bucket", batch_size: batch_size, sorting_keys: ["tokens"] },
