@@ -11,11 +11,12 @@
 # Logs: runs/lm_forward.log, runs/lm_backward.log.
 #
 # Budget: an "epoch" is 250 batches of ~64 sentences (~360k tokens; see the configs).
-# LM_EPOCHS (default 5, i.e. 1,250 batches, ~1.8M tokens, about 30% of the 5.9M-token corpus,
-# per direction) was chosen so that both directions, run side by side with one thread each on
-# this shared 2-core CPU, finish in about an hour: alone, one direction trains at ~2.6k
-# tokens/s, but with other trainings on the machine we saw ~600-800 tokens/s per direction
-# (an epoch of 250 batches in ~8-10 min). The configs' own default (16 epochs) is one full pass.
+# LM_EPOCHS (default 5, i.e. 1,250 batches of ~1.55k tokens, ~1.9M tokens, about a third of the
+# 5.9M-token corpus, per direction) was chosen so that both directions, run side by side with
+# one thread each on this shared 2-core CPU, finish in about an hour: alone, one direction
+# trains at ~2.6k tokens/s, but with other trainings on the machine we saw ~400-650 tokens/s
+# per direction (an epoch of 250 batches in 10-17 min). The configs' own default (16 epochs)
+# is one full pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
