@@ -1,5 +1,8 @@
 import os
 
+import pytest
+import torch
+
 from tests.conftest import FIXTURES_ROOT
 
 DISTILLATION_FIXTURES = FIXTURES_ROOT / "distillation"
@@ -18,3 +21,12 @@ DISTILLATION_FIXTURE_EXT_VARS = {
     "SICK_TRANSFER_SET": str(DISTILLATION_FIXTURES / "transfer" / "sick.jsonl"),
     "SICK_TRANSFER_SET_AUG": str(DISTILLATION_FIXTURES / "transfer" / "sick_aug.jsonl"),
 }
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Small LSTMs run several times faster on one thread on the shared 2-core machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -36,7 +36,7 @@
       trainer: {
         num_epochs: num_epochs,
         optimizer: {
-          type: "huggingface_adamw",
+          type: "adamw",  // torch.optim.AdamW
           lr: lr,
           weight_decay: 0.01,
           parameter_groups: [[["bias", "LayerNorm\\.weight"], { weight_decay: 0.0 }]],
