@@ -1,3 +1,5 @@
+import copy
+
 import pytest
 import torch
 
@@ -204,3 +206,56 @@ def test_seq2seq_encoder():
     assert all(layer.shape == (3, 6, encoder.get_output_dim()) for layer in layers)
     assert encoder.get_output_dim() == 2 * HIDDEN
     assert torch.allclose(layers[0][..., :HIDDEN], output[..., INPUT : INPUT + HIDDEN])
+
+
+def test_encoder_inside_allennlp_models():
+    # `dense_lstm` as the encoder of allennlp-models' simple_tagger and, through a seq2vec
+    # wrapper (`cls_pooler` reads position 0 of the backward half), of basic_classifier.
+    from allennlp.data import Vocabulary
+    from allennlp.models import Model
+
+    import allennlp_models.classification  # noqa: F401
+    import allennlp_models.tagging  # noqa: F401
+
+    vocab = Vocabulary()
+    vocab.add_tokens_to_namespace(["a", "b", "c"], "tokens")
+    vocab.add_tokens_to_namespace(["X", "Y"], "labels")
+    embedder = {"token_embedders": {"tokens": {"type": "embedding", "embedding_dim": INPUT}}}
+    encoder = {
+        "type": "dense_lstm",
+        "input_size": INPUT,
+        "hidden_size": HIDDEN,
+        "num_layers": 2,
+        "bidirectional": True,
+        "layer_dropout": 0.5,
+    }
+    tokens = {"tokens": {"tokens": torch.tensor([[2, 3, 4], [3, 4, 0]])}}
+    tagger = Model.from_params(
+        vocab=vocab,
+        params=Params(
+            {
+                "type": "simple_tagger",
+                "text_field_embedder": copy.deepcopy(embedder),
+                "encoder": copy.deepcopy(encoder),
+            }
+        ),
+    )
+    output = tagger(tokens=tokens, tags=torch.tensor([[0, 1, 0], [1, 1, 0]]))
+    output["loss"].backward()
+    assert output["logits"].shape == (2, 3, 2)
+    classifier = Model.from_params(
+        vocab=vocab,
+        params=Params(
+            {
+                "type": "basic_classifier",
+                "text_field_embedder": embedder,
+                "seq2seq_encoder": encoder,
+                "seq2vec_encoder": {
+                    "type": "cls_pooler",
+                    "embedding_dim": 2 * (INPUT + 2 * HIDDEN),
+                },
+            }
+        ),
+    )
+    output = classifier(tokens=tokens, label=torch.tensor([0, 1]))
+    assert output["logits"].shape == (2, 2)
