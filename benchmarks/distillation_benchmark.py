@@ -136,6 +136,9 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
         row_filter = ("SemEval_set", "TRAIN")
         train_path = str(subset_file)
     log = run_dir / "logs" / f"{task}.log"
+    pair = task != "sst2"
+    teacher_epochs = (args.pair_teacher_epochs if pair else None) or args.teacher_epochs
+    n_iter = args.pair_n_iter if pair and args.pair_n_iter is not None else args.n_iter
     results.setdefault("sizes", {})[task] = {}
     sizes = results["sizes"][task]
 
@@ -155,7 +158,7 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
             return False
         overrides = {
             "train_data_path": train_path,
-            "trainer.num_epochs": args.teacher_epochs,
+            "trainer.num_epochs": teacher_epochs,
             "trainer.optimizer.lr": args.teacher_lr,
         }
         train(f"{task}_teacher.jsonnet", teacher_dir, overrides, env, log)
@@ -180,7 +183,7 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
                 train_path,
                 str(transfer_aug),
                 "--n-iter",
-                str(args.n_iter),
+                str(n_iter),
                 "--seed",
                 str(args.seed),
                 "--batch-size",
@@ -196,7 +199,8 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
     timed(results, f"{task}_transfer_set", transfer_set)
     sizes["transfer_set_rows_aug"] = sum(1 for _ in open(transfer_aug)) - 1
     sizes["transfer_set_rows_plain"] = sum(1 for _ in open(transfer_plain)) - 1
-    sizes["n_iter"] = args.n_iter
+    sizes["n_iter"] = n_iter
+    sizes["teacher_epochs"] = teacher_epochs
     save_results(results)
 
     upper = "SST2" if task == "sst2" else "SICK"
@@ -331,6 +335,8 @@ def main() -> None:
     parser.add_argument("--teacher-epochs", type=int, default=1)
     parser.add_argument("--teacher-lr", type=float, default=5e-5)
     parser.add_argument("--n-iter", type=int, default=4)
+    parser.add_argument("--pair-teacher-epochs", type=int, default=None, help="SICK override")
+    parser.add_argument("--pair-n-iter", type=int, default=None, help="SICK override")
     parser.add_argument("--student-epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--results", default=None, help="where to write the JSON")
