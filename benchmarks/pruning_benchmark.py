@@ -167,20 +167,21 @@ def main() -> None:
     phase1 = Path(args.phase1_dir)
     phase2 = out / "ner_prune"
     pruned = out / "ner_pruned.tar.gz"
-    env = {
-        **CONLL03,
-        "NER_LDNET_PHASE1_DIR": str(phase1),
-        "FORWARD_LM_ARCHIVE": os.environ.get("FORWARD_LM_ARCHIVE", "runs/lm_forward/model.tar.gz"),
-        "BACKWARD_LM_ARCHIVE": os.environ.get(
-            "BACKWARD_LM_ARCHIVE", "runs/lm_backward/model.tar.gz"
-        ),
-    }
-    timings: Dict[str, float] = {}
     if not (phase1 / "model.tar.gz").exists():
         raise SystemExit(
             f"{phase1}/model.tar.gz is missing: first run "
             "benchmarks/tagging_benchmark.py --runs ner_ldnet"
         )
+    # phase 2 uses the LMs phase 1 was trained with
+    lm_config = json.loads((phase1 / "config.json").read_text())["model"]["text_field_embedder"]
+    lm_config = lm_config["token_embedders"]["lm"]
+    env = {
+        **CONLL03,
+        "NER_LDNET_PHASE1_DIR": str(phase1),
+        "FORWARD_LM_ARCHIVE": lm_config["forward_lm_archive"],
+        "BACKWARD_LM_ARCHIVE": lm_config["backward_lm_archive"],
+    }
+    timings: Dict[str, float] = {}
     if not args.speed_only and not (phase2 / "model.tar.gz").exists():
         start = time.time()
         command = ["train", "training_configs/tagging/ner_ldnet_prune.jsonnet", "-s", str(phase2)]
