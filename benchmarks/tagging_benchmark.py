@@ -127,25 +127,31 @@ def evaluate(name: str, args) -> Dict[str, Any]:
             check=True,
             capture_output=True,
         )
-    metrics = json.loads((out / "metrics.json").read_text())
+    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
+    per_epoch = [json.loads(p.read_text()) for p in epochs]
+    dev = [m.get("validation_f1-measure-overall", 0.0) for m in per_epoch]
+    best_epoch = max(range(len(dev)), key=dev.__getitem__)
     test = json.loads(test_metrics.read_text())
     clock = RUNS / f"{name}.wallclock.json"
     result = {
         "test_f1": 100.0 * test["f1-measure-overall"],
-        "dev_f1": 100.0 * metrics["best_validation_f1-measure-overall"],
-        "epochs_trained": metrics["epoch"] + 1,
-        "best_epoch": metrics["best_epoch"],
+        "dev_f1": 100.0 * dev[best_epoch],
+        "dev_f1_by_epoch": [round(100.0 * f, 2) for f in dev],
+        "epochs_trained": len(per_epoch),
+        "best_epoch": best_epoch,
+        # false: the run was stopped (time budget) and its best checkpoint archived
+        "completed": (out / "metrics.json").exists(),
         "train_wallclock_s": json.loads(clock.read_text())["seconds"] if clock.exists() else None,
-        "train_duration": metrics.get("training_duration"),
     }
     try:
         from allennlp.models.archival import load_archive
 
         import ldnet_allennlp  # noqa: F401
-        from ldnet_allennlp.tagging.flops import flops_per_token
+        from ldnet_allennlp.tagging.flops import flops_breakdown, flops_per_token
 
         model = load_archive(str(archive)).model
         result["flops_per_token"] = float(flops_per_token(model))
+        result["flops_breakdown"] = {k: float(v) for k, v in flops_breakdown(model).items()}
     except ImportError as error:  # the FLOPs counter is optional for this script
         print(f"[{name}] no FLOPs: {error}")
     return result
@@ -170,9 +176,24 @@ def main() -> None:
     parser.add_argument("--backward-lm", default=ROOT / "runs" / "lm_backward" / "model.tar.gz")
     parser.add_argument("--threads", type=int, default=1, help="OMP threads per training run")
     parser.add_argument("--skip-train", action="store_true", help="only evaluate trained runs")
+    parser.add_argument(
+        "--finalize-partial",
+        action="store_true",
+        help="archive the best checkpoint (best.th) of runs that were stopped before the end",
+    )
     args = parser.parse_args()
     for name in args.runs:
-        if not args.skip_train:
+        out = RUNS / name
+        if (
+            args.finalize_partial
+            and not (out / "model.tar.gz").exists()
+            and (out / "best.th").exists()
+        ):
+            from allennlp.models.archival import archive_model
+
+            print(f"[{name}] stopped early: archiving its best checkpoint")
+            archive_model(str(out))
+        elif not args.skip_train:
             train(name, args)
         if not (RUNS / name / "model.tar.gz").exists():
             print(f"[{name}] not trained yet; skipped")
@@ -183,7 +204,8 @@ def main() -> None:
             {
                 RUN_SPECS[name][3]: result["test_f1"],
                 name: result,
-                "command": "python benchmarks/tagging_benchmark.py " + " ".join(sys.argv[1:]),
+                "command": "python benchmarks/tagging_benchmark.py [--runs ...] [--epochs N]"
+                " [--forward-lm ... --backward-lm ...] [--finalize-partial]",
             }
         )
 

@@ -27,6 +27,8 @@ FIXTURE_EXT_VARS: Dict[str, str] = {
     "SST2_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2"),
     "CONLL00_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_train.txt"),
     "CONLL00_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_test.txt"),
+    "LM_FINETUNE_TRAIN_PATH": str(FIXTURES_ROOT / "lm" / "train.txt"),
+    "LM_FINETUNE_DEV_PATH": str(FIXTURES_ROOT / "lm" / "dev.txt"),
 }
 
 

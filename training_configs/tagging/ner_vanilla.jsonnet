@@ -42,7 +42,7 @@
         // character-level features c_t: char CNN, 25-d chars, 50 filters of width 3
         "token_characters": {
           "type": "character_encoding",
-          "embedding": {"embedding_dim": 25},
+          "embedding": {"embedding_dim": 25, "vocab_namespace": "token_characters"},
           "encoder": {"type": "cnn", "embedding_dim": 25, "num_filters": 50, "ngram_filter_sizes": [3], "conv_layer_activation": "relu"},
         },
       },
