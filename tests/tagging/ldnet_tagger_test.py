@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from allennlp.commands.evaluate import evaluate_from_archive
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
@@ -117,12 +118,10 @@ def test_predict_cli_raw_text_tokens_and_bad_sentences(trained_archive, tmp_path
 
 
 def test_evaluate_span_f1_agrees_with_conlleval(trained_archive, tmp_path):
+    # `allennlp evaluate` (in-process: the CLI path is covered by tests/tagging/cli_test.py),
     # on the training fixture, where even a tiny tagger finds entities (so it is not 0 == 0)
     output = tmp_path / "metrics.json"
-    run_allennlp(
-        ["evaluate", trained_archive, TRAIN, "--output-file", str(output)]
-        + ["--include-package", "ldnet_allennlp"]
-    )
+    evaluate_from_archive(trained_archive, TRAIN, metrics_output_file=str(output))
     allennlp_f1 = 100.0 * json.loads(output.read_text())["f1-measure-overall"]
 
     archive = load_archive(trained_archive)
