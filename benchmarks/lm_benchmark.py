@@ -25,6 +25,7 @@ Benchmarks for the dense language models (issue 3). Writes benchmarks/results/lm
 """
 
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -200,6 +201,10 @@ def throughput(args) -> Dict:
         int((b["source"]["tokens"]["tokens"] != 0).sum()) for b in batches[:needed]
     )
     return {
+        "throughput_note": (
+            "Median over interleaved rounds, one torch thread, on a 2-core CPU shared with other "
+            "trainings (see load averages): absolute numbers are depressed, the ratio is fair."
+        ),
         "tokens_per_sec_dense": round(median["full"]["dense"], 1),
         "tokens_per_sec_allennlp_lstm": round(median["full"]["allennlp_lstm"], 1),
         "throughput_ratio_dense_over_allennlp_lstm": round(
@@ -239,6 +244,44 @@ def throughput(args) -> Dict:
     }
 
 
+def pretraining_summary(run_dir: str, direction: str) -> Dict:
+    """Batches, wall-clock and dev perplexity of a (possibly stopped and resumed) LM run: read
+    from the last `metrics_epoch_N.json` and, for the wall-clock, from the first start line in
+    runs/lm_<direction>.log (written by benchmarks/pretrain_lms.sh) to that file's mtime."""
+    epochs = sorted(
+        int(name[len("metrics_epoch_") : -len(".json")])
+        for name in os.listdir(run_dir)
+        if name.startswith("metrics_epoch_")
+    )
+    last = os.path.join(run_dir, f"metrics_epoch_{epochs[-1]}.json")
+    with open(last) as metrics_file:
+        training = json.load(metrics_file)
+    with open(os.path.join(run_dir, "config.json")) as config_file:
+        config = json.load(config_file)
+    batches_per_epoch = config["data_loader"]["batches_per_epoch"]
+    summary = {
+        "epochs_completed": epochs[-1] + 1,
+        "batches": (epochs[-1] + 1) * batches_per_epoch,
+        "batches_per_epoch": batches_per_epoch,
+        "batch_size_sentences": config["data_loader"]["batch_sampler"]["batch_size"],
+        "best_dev_perplexity": round(training["best_validation_perplexity"], 2),
+        "best_epoch": training["best_epoch"],
+    }
+    log = os.path.join(ROOT, "runs", f"lm_{direction}.log")
+    if os.path.exists(log):
+        with open(log, errors="replace") as log_file:
+            starts = [line.split()[0] for line in log_file if " start " in line[:40]]
+        if starts:
+            started = datetime.datetime.strptime(starts[0], "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=datetime.timezone.utc
+            )
+            ended = datetime.datetime.fromtimestamp(os.path.getmtime(last), datetime.timezone.utc)
+            summary["started_utc"] = started.isoformat()
+            summary["last_epoch_finished_utc"] = ended.isoformat(timespec="seconds")
+            summary["wall_clock_minutes"] = round((ended - started).total_seconds() / 60, 1)
+    return summary
+
+
 def perplexity(args) -> Dict:
     results = {}
     with open(os.path.join(os.path.dirname(args.wikitext), "report.json")) as report:
@@ -250,6 +293,12 @@ def perplexity(args) -> Dict:
         "wikitext2_valid_tokens": corpus["files"]["wikitext2_valid.txt"]["tokens"],
         "wikitext2_valid_sentences": corpus["files"]["wikitext2_valid.txt"]["sentences"],
     }
+    results["ppl_note"] = (
+        "Token-weighted perplexity over our 40k vocabulary (each sentence wrapped in <S> </S>; "
+        "WikiText's <unk> and any word outside our vocabulary count as @@UNKNOWN@@), so not "
+        "comparable with published WikiText-2 numbers. The LMs were trained on news/Brown/SOTU "
+        "text, not Wikipedia, for only the batches given under pretrain_*."
+    )
     for direction in ("forward", "backward"):
         run_dir = os.path.join(ROOT, "runs", f"lm_{direction}")
         archive = os.path.join(run_dir, "model.tar.gz")
@@ -267,26 +316,31 @@ def perplexity(args) -> Dict:
             "--include-package",
             "ldnet_allennlp",
         ]
-        print(" ".join(command), file=sys.stderr)
         start = time.time()
-        subprocess.run(command, check=True)
+        if os.path.exists(output) and os.path.getmtime(output) > os.path.getmtime(archive):
+            print(f"reusing {output} (newer than the archive)", file=sys.stderr)
+        else:
+            print(" ".join(command), file=sys.stderr)
+            subprocess.run(command, check=True)
+            results[f"eval_seconds_{direction}"] = round(time.time() - start, 1)
         with open(output) as metrics_file:
             metrics = json.load(metrics_file)
         results[f"ppl_{direction}_wikitext2_valid"] = round(metrics["perplexity"], 2)
-        results[f"eval_seconds_{direction}"] = round(time.time() - start, 1)
-        with open(os.path.join(run_dir, "metrics.json")) as metrics_file:
-            training = json.load(metrics_file)
-        with open(os.path.join(run_dir, "config.json")) as config_file:
-            config = json.load(config_file)
-        batches = (training["epoch"] + 1) * config["data_loader"]["batches_per_epoch"]
-        results[f"pretrain_{direction}"] = {
-            "wall_clock": training.get("training_duration"),
-            "epochs_of_250_batches": training["epoch"] + 1,
-            "batches": batches,
-            "batch_size_sentences": config["data_loader"]["batch_sampler"]["batch_size"],
-            "best_dev_perplexity": round(training["best_validation_perplexity"], 2),
-            "best_epoch": training["best_epoch"],
-        }
+        summary = pretraining_summary(run_dir, direction)
+        # Tokens seen: batches x sentences per batch x mean sentence length (+ <S>, </S>).
+        train = corpus["files"]["train.txt"]
+        tokens_per_sentence = train["tokens"] / train["sentences"] + 2
+        summary["tokens_seen_approx"] = int(
+            summary["batches"] * summary["batch_size_sentences"] * tokens_per_sentence
+        )
+        summary["fraction_of_corpus_approx"] = round(
+            summary["batches"] * summary["batch_size_sentences"] / train["sentences"], 3
+        )
+        if "wall_clock_minutes" in summary:
+            summary["tokens_per_sec_approx"] = round(
+                summary["tokens_seen_approx"] / (summary["wall_clock_minutes"] * 60), 1
+            )
+        results[f"pretrain_{direction}"] = summary
     return results
 
 
