@@ -268,6 +268,10 @@ def speed(results: Dict[str, Any], run_dir: Path) -> None:
     for name, config in (("teacher", "sst2_teacher.jsonnet"), ("student", "sst2_bilstm.jsonnet")):
         models[name] = build(config)
         results[f"params_{name}"] = count_parameters(models[name][0])
+    student = models["student"][0]
+    results["params_student_without_embeddings"] = results["params_student"] - count_parameters(
+        student.text_field_embedder
+    )
     for threads in (1, 2):
         torch.set_num_threads(threads)
         for name, (model, instances) in models.items():
