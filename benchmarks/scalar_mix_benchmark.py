@@ -181,7 +181,7 @@ def score(archive: Path, test_file: str, args, with_f1: bool) -> Dict[str, Any]:
     reader = loaded.validation_dataset_reader
     read = list(reader.read(test_file))
     sentences = [[Token(token.text) for token in instance["tokens"]] for instance in read]
-    result: Dict[str, Any] = {}
+    result: Dict[str, Any] = {"lms": lm_archives_of(loaded.config.as_dict(quiet=True))}
     if with_f1:
         model.get_metrics(reset=True)
         batches = tensorized_batches(read, model)  # with the gold tags
@@ -200,6 +200,18 @@ def score(archive: Path, test_file: str, args, with_f1: bool) -> Dict[str, Any]:
         seconds = time.perf_counter() - start
     result.update(words_per_sec=round(num_words / seconds, 1), words=num_words, seconds=seconds)
     return result
+
+
+def lm_archives_of(config: Dict[str, Any]) -> list:
+    """The LM archive paths a tagger config names (scalar mix or layer selection), if any."""
+    embedders = config["model"]["text_field_embedder"].get("token_embedders", {})
+    return [
+        value
+        for embedder in embedders.values()
+        for key, value in embedder.items()
+        if key
+        in ("forward_archive", "backward_archive", "forward_lm_archive", "backward_lm_archive")
+    ]
 
 
 def main() -> None:
@@ -276,6 +288,7 @@ def main() -> None:
                     f"{archive}, trained by benchmarks/tagging_benchmark.py (not retrained "
                     "here), scored here"
                 )
+        results[f"{key}_lm_archives"] = scores["lms"]
         results[f"words_per_sec_{key}"] = scores["words_per_sec"]
         results[f"words_per_sec_{key}_archive"] = str(archive)
         results["speed_words"] = scores["words"]
