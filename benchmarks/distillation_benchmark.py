@@ -10,7 +10,7 @@ are kept), outputs under runs/distillation/. Re-running skips finished stages an
 interrupted transfer set.
 
 The CPU is shared, so the run is sized down (all sizes are recorded in the JSON "sizes"):
-SST-2: teacher fine-tuned for 1 epoch on a seeded 4,000-sentence subset of train, max_length 64,
+SST-2: teacher fine-tuned for 2 epochs on a seeded 4,000-sentence subset of train, max_length 64,
 transfer set from the same subset with n_iter 4; SICK: all 4,439 TRAIN pairs, teacher 3 epochs,
 n_iter 2. Students: 8 epochs (patience 3), best dev epoch. The un-augmented transfer set is the
 original rows of the augmented one (same teacher, same logits), so the teacher labels each
@@ -340,7 +340,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=THREADS, help="torch threads per stage")
     parser.add_argument("--sst2-train-size", type=int, default=4000)
     parser.add_argument("--pair-train-size", type=int, default=4439)  # all of SICK TRAIN
-    parser.add_argument("--teacher-epochs", type=int, default=1)
+    parser.add_argument("--teacher-epochs", type=int, default=2)
     parser.add_argument("--teacher-lr", type=float, default=5e-5)
     parser.add_argument("--n-iter", type=int, default=4)
     parser.add_argument("--pair-teacher-epochs", type=int, default=3, help="SICK override")
