@@ -202,6 +202,19 @@ def score(archive: Path, test_file: str, args, with_f1: bool) -> Dict[str, Any]:
     return result
 
 
+def training_summary(key: str, run_dir: Path) -> Dict[str, Any]:
+    """Epochs trained and dev F1 (percent) after the first epoch, from the run's metrics files."""
+    epochs = sorted(run_dir.glob("metrics_epoch_*.json"))
+    if not epochs:
+        return {}
+    first = json.loads((run_dir / "metrics_epoch_0.json").read_text())
+    return {
+        f"{key}_epochs_trained": len(epochs),
+        f"{key}_dev_f1_after_epoch_1": round(100 * first["validation_f1-measure-overall"], 2),
+        f"{key}_epoch_1_training_duration": first.get("training_duration"),
+    }
+
+
 def lm_archives_of(config: Dict[str, Any]) -> list:
     """The LM archive paths a tagger config names (scalar mix or layer selection), if any."""
     embedders = config["model"]["text_field_embedder"].get("token_embedders", {})
@@ -227,6 +240,13 @@ def main() -> None:
     parser.add_argument("--speed-sentences", type=int, default=None, help="default: all")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        metavar="NAME=ARCHIVE",
+        help="more tagger archives to score, under keys conll03_test_f1_NAME, words_per_sec_NAME",
+    )
     parser.add_argument(
         "--taggers",
         nargs="+",
@@ -266,12 +286,13 @@ def main() -> None:
         set_threads(2)  # training gets both cores
         results.update(train_scalar_mix(args, args.run_dir))
         set_threads(args.threads)
-    for key, archive in (
+    also = [tuple(item.split("=", 1)) for item in args.also]
+    for key, archive in [
         ("scalar_mix", scalar_mix_archive),
         ("ldnet", args.ldnet),
         ("vanilla", args.vanilla),
-    ):
-        if key not in args.taggers:
+    ] + [(name, Path(path)) for name, path in also]:
+        if key not in args.taggers + [name for name, _ in also]:
             continue
         if not archive.exists():
             if not args.speed_only:
@@ -289,6 +310,7 @@ def main() -> None:
                     "here), scored here"
                 )
         results[f"{key}_lm_archives"] = scores["lms"]
+        results.update(training_summary(key, archive.parent))
         results[f"words_per_sec_{key}"] = scores["words_per_sec"]
         results[f"words_per_sec_{key}_archive"] = str(archive)
         results["speed_words"] = scores["words"]
