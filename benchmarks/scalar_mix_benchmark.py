@@ -276,6 +276,7 @@ def main() -> None:
                 "64 sentences, eng.testb sentences tensorized beforehand, shared 2-core CPU"
             ),
             "machine": platform.processor() or platform.machine(),
+            "title": "Scalar-mix ELMo vs LD-Net vs no LM: CoNLL-03 NER (issue 6)",
             "command": " ".join([Path(sys.executable).name] + sys.argv),
             "data": CONLL03,
         }
@@ -319,6 +320,8 @@ def main() -> None:
         for note in results.get("notes", [])
         if not any(f"no {key} " in note for key in args.taggers)
     ] + notes
+    # every invocation that merged figures into this file, oldest first
+    results["commands_run"] = results.get("commands_run", []) + [results["command"]]
     results_file.parent.mkdir(parents=True, exist_ok=True)
     results_file.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     print(json.dumps(results, indent=2, sort_keys=True))
