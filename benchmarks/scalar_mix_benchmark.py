@@ -266,6 +266,9 @@ def main() -> None:
     results_file: Path = args.results
     results: Dict[str, Any] = json.loads(results_file.read_text()) if results_file.exists() else {}
     real = args.forward_lm.resolve() == (RUNS / "lm_forward" / "model.tar.gz").resolve()
+    previous_commands = results.get("commands_run") or (
+        [results["command"]] if "command" in results else []
+    )
     results.update(
         {
             "lm_archives": [str(args.forward_lm), str(args.backward_lm)],
@@ -321,7 +324,7 @@ def main() -> None:
         if not any(f"no {key} " in note for key in args.taggers)
     ] + notes
     # every invocation that merged figures into this file, oldest first
-    results["commands_run"] = results.get("commands_run", []) + [results["command"]]
+    results["commands_run"] = previous_commands + [results["command"]]
     results_file.parent.mkdir(parents=True, exist_ok=True)
     results_file.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     print(json.dumps(results, indent=2, sort_keys=True))
