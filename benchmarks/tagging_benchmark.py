@@ -157,6 +157,44 @@ def evaluate(name: str, args) -> Dict[str, Any]:
     return result
 
 
+def dev_f1_by_epoch(out: Path):
+    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
+    return [
+        round(100.0 * json.loads(p.read_text()).get("validation_f1-measure-overall", 0.0), 2)
+        for p in epochs
+    ]
+
+
+def lm_finetune_report() -> Dict[str, Any]:
+    """
+    ELMo-style domain transfer (issue 4 item 5), if it was run (commands in
+    training_configs/tagging/lm_finetune_*.jsonnet): the LMs' perplexity on CoNLL-03 dev text
+    before / after one epoch on CoNLL-03 train text, and ner_ldnet's dev F1 per epoch with the
+    original LMs (runs/tagging/ner_ldnet) and with the fine-tuned ones
+    (runs/tagging/ner_ldnet_lmft).
+    """
+    root = ROOT / "runs" / "lm_finetune"
+    report: Dict[str, Any] = {}
+    for direction in ("forward", "backward"):
+        before = root / f"snapshot_{direction}.dev_metrics.json"
+        after = root / direction / "metrics.json"
+        if before.exists():
+            report[f"{direction}_dev_perplexity_before"] = json.loads(before.read_text())[
+                "perplexity"
+            ]
+        if after.exists():
+            report[f"{direction}_dev_perplexity_after"] = json.loads(after.read_text())[
+                "best_validation_perplexity"
+            ]
+    tuned = dev_f1_by_epoch(RUNS / "ner_ldnet_lmft")
+    if tuned:
+        report["ner_dev_f1_by_epoch_finetuned_lms"] = tuned
+        report["ner_dev_f1_by_epoch_original_lms"] = dev_f1_by_epoch(RUNS / "ner_ldnet")[
+            : len(tuned)
+        ]
+    return report
+
+
 def write_results(updates: Dict[str, Any]) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
@@ -181,7 +219,12 @@ def main() -> None:
         action="store_true",
         help="archive the best checkpoint (best.th) of runs that were stopped before the end",
     )
+    parser.add_argument(
+        "--lm-finetune-report", action="store_true", help="also record the LM fine-tuning effect"
+    )
     args = parser.parse_args()
+    if args.lm_finetune_report:
+        write_results({"lm_finetune": lm_finetune_report()})
     for name in args.runs:
         out = RUNS / name
         if (
