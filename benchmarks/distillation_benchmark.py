@@ -6,8 +6,15 @@ transfer set (`allennlp distill-transfer-set`), train the three students (`<task
 `<task>_distilled`, `<task>_distilled_aug`), read each model's best dev accuracy. Plus the speed
 of teacher vs student (sentences/s on CPU, batch 1 and 64, same process, same threads) and the
 parameter counts. Writes benchmarks/results/distillation.json after every stage (partial results
-are kept), outputs under runs/distillation/. Re-running skips finished stages and resumes an
+are kept), outputs under runs/distillation/. Re-running skips finished stages (judged by their
+output files, not their settings: use a fresh --run-dir after changing a setting) and resumes an
 interrupted transfer set.
+
+The committed JSON was assembled from three runs on 2026-11-22: a first run with weaker teachers
+(1 epoch; its numbers are kept under "earlier_run_weaker_teachers"), then `--stage sst2
+--teacher-epochs 2` and `--stage sick --pair-train-size 4439 --pair-teacher-epochs 3
+--pair-n-iter 2` in their own run dirs ("run_dirs"), then `--stage speed`. The defaults below are
+those settings.
 
 The CPU is shared, so the run is sized down (all sizes are recorded in the JSON "sizes"):
 SST-2: teacher fine-tuned for 2 epochs on a seeded 4,000-sentence subset of train, max_length 64,
