@@ -247,6 +247,7 @@ def main() -> None:
         metavar="NAME=ARCHIVE",
         help="more tagger archives to score, under keys conll03_test_f1_NAME, words_per_sec_NAME",
     )
+    parser.add_argument("--note", action="append", default=[], help="text added to notes")
     parser.add_argument(
         "--taggers",
         nargs="+",
@@ -308,21 +309,29 @@ def main() -> None:
         print(f"[{key}] {scores}", flush=True)
         if "f1" in scores:
             results[f"conll03_test_f1_{key}"] = round(scores["f1"], 2)
-            if key != "scalar_mix":
-                results[f"conll03_test_f1_{key}_source"] = (
-                    f"{archive}, trained by benchmarks/tagging_benchmark.py (not retrained "
-                    "here), scored here"
-                )
+        if key in ("ldnet", "vanilla"):
+            results[f"conll03_test_f1_{key}_source"] = (
+                f"{archive}, trained by benchmarks/tagging_benchmark.py (not retrained here), "
+                "scored here"
+            )
+        elif key != "scalar_mix":
+            results[f"conll03_test_f1_{key}_source"] = (
+                f"{archive}, given with --also (trained outside this script), scored here"
+            )
         results[f"{key}_lm_archives"] = scores["lms"]
         results.update(training_summary(key, archive.parent))
         results[f"words_per_sec_{key}"] = scores["words_per_sec"]
         results[f"words_per_sec_{key}_archive"] = str(archive)
         results["speed_words"] = scores["words"]
-    results["notes"] = [
-        note
-        for note in results.get("notes", [])
-        if not any(f"no {key} " in note for key in args.taggers)
-    ] + notes
+    results["notes"] = (
+        [
+            note
+            for note in results.get("notes", [])
+            if not any(f"no {key} " in note for key in args.taggers)
+        ]
+        + notes
+        + args.note
+    )
     # every invocation that merged figures into this file, oldest first
     results["commands_run"] = previous_commands + [results["command"]]
     results_file.parent.mkdir(parents=True, exist_ok=True)
