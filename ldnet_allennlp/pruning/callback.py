@@ -55,7 +55,8 @@ class LayerPruningCallback(TrainerCallback):
       validation batches) the masks are projected onto [0, 1].
     - The model's metrics gain `live_layers`, one hidden `_layer_mask/<module>/<direction>_<i>`
       per mask, and, when the regularizer sets a budget, `<gated_metric>-within-budget`: the
-      validation metric where the number of live layers is within budget, 0 elsewhere. Use it as
+      validation metric where the number of live layers is within budget, -1 elsewhere (below
+      any real value, so any within-budget epoch beats every over-budget one). Use it as
       `trainer.validation_metric` (e.g. `"+f1-measure-overall-within-budget"`) so that only
       within-budget checkpoints count as best. Metrics go to the log, metrics.json and TensorBoard.
     - Its state (mask history, for the plot) is checkpointed, so `--recover` resumes exactly.
@@ -203,7 +204,7 @@ class LayerPruningCallback(TrainerCallback):
             if self._budget is not None and self.gated_metric in metrics:
                 within = self.live_layers() <= self._budget
                 metrics[f"{self.gated_metric}-within-budget"] = (
-                    metrics[self.gated_metric] if within else 0.0
+                    metrics[self.gated_metric] if within else -1.0
                 )
             return metrics
 

@@ -60,7 +60,7 @@ def test_metrics_live_layers_and_budget_gate(tmp_path):
     start(callback, model)
     metrics = model.get_metrics()
     assert metrics["live_layers"] == 6
-    assert metrics["f1-measure-overall-within-budget"] == 0.0  # 6 live layers > budget 2
+    assert metrics["f1-measure-overall-within-budget"] == -1.0  # 6 live layers > budget 2
     assert metrics["_layer_mask/embedder/backward_2"] == 1.0
     with torch.no_grad():
         model.embedder.layer_mask.copy_(torch.tensor([[0.0, 0.7, 0.0], [0.0, 0.0, 1.0]]))

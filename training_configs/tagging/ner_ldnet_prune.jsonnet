@@ -32,7 +32,7 @@ phase1 + {
     // the masks get their own learning rate (Adam's steps are ~lr whatever the gradient's size:
     // 0.01 lets a mask travel from 1 to 0 in about 100 steps)
     optimizer+: {parameter_groups: [[['layer_mask'], {lr: 0.01}]]},
-    // the F1 that counts only when at most `budget` layers are alive (0 otherwise)
+    // the F1 that counts only when at most `budget` layers are alive (-1 otherwise)
     validation_metric: '+f1-measure-overall-within-budget',
     // no early stopping before the masks are within budget
     patience: 10,
