@@ -156,6 +156,9 @@ def prune_archive(archive_path: str, output_path: str) -> PruneReport:
             "trained without the layer_pruning callback and the layer_selection regularizer?"
         )
 
+    # the pruned model's weights come from the masked model, sliced: not from an initializer
+    # (the phase-2 config initialises from the un-pruned phase-1 weights)
+    model_config.pop("initializer", None)
     pruned = Model.from_params(vocab=model.vocab, params=Params(copy.deepcopy(model_config)))
     pruned.load_state_dict(_pruned_state(model, pruned, surviving))
     report.parameters_before = sum(p.numel() for p in model.parameters())
