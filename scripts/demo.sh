@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# The README's demo: train a tagger on the bundled fixtures with the real `allennlp train`, then
-# tag a raw sentence with `allennlp predict`. Everything stays offline; outputs go to runs/demo/.
+# The README's demo, on the bundled fixtures, with the real `allennlp` commands (all offline):
+#   1. pre-train a tiny forward and backward dense LM           (allennlp train)
+#   2. train the LD-Net NER tagger on their features            (allennlp train)
+#   3. prune: train the layer masks under LD-Net's penalty      (allennlp train + layer_pruning)
+#   4. export the physically pruned tagger                      (allennlp ldnet-prune)
+#   5. tag a raw sentence with the pruned archive               (allennlp predict)
+# Outputs (and every log) go to runs/demo/. The fixtures are tiny: the tags are not meant to be
+# right, the commands are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -9,17 +15,47 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export CONLL03_TRAIN_DATA_PATH=fixtures/tagging/conll2003_train.txt
 export CONLL03_DEV_DATA_PATH=fixtures/tagging/conll2003_dev.txt
 export CONLL03_TEST_DATA_PATH=fixtures/tagging/conll2003_dev.txt
+export FORWARD_LM_ARCHIVE=$OUT/lm_forward/model.tar.gz
+export BACKWARD_LM_ARCHIVE=$OUT/lm_backward/model.tar.gz
+export NER_LDNET_PHASE1_DIR=$OUT/ner_ldnet
+rm -rf "$OUT"
 mkdir -p "$OUT"
 
-echo "== 1. allennlp train: NER tagger on fixtures/tagging (log: $OUT/train.log)"
-$BIN/allennlp train training_configs/tagging/ner_vanilla.jsonnet -s "$OUT/ner" -f \
-  --include-package ldnet_allennlp -o '{"trainer.num_epochs": 15}' > "$OUT/train.log" 2>&1 \
-  || { tail -30 "$OUT/train.log"; exit 1; }
-python3 -c "import json; m = json.load(open('$OUT/ner/metrics.json')); print('   dev span F1 (fixture): %.3f' % m['best_validation_f1-measure-overall'])"
+run() {  # run LOG COMMAND...: quiet on success, the log's tail on failure
+  local log=$1
+  shift
+  "$@" > "$OUT/$log" 2>&1 || { tail -40 "$OUT/$log"; echo "failed: $* (log: $OUT/$log)"; exit 1; }
+}
 
-echo "== 2. allennlp predict on a raw sentence"
-echo '{"sentence": "Maria Lopez said Reuters visited Lake Geneva on Monday."}' > "$OUT/input.jsonl"
-$BIN/allennlp predict "$OUT/ner/model.tar.gz" "$OUT/input.jsonl" --include-package ldnet_allennlp \
-  --silent --output-file "$OUT/predictions.jsonl" 2> "$OUT/predict.log" \
-  || { tail -30 "$OUT/predict.log"; exit 1; }
-cat "$OUT/predictions.jsonl"
+echo "== 1. allennlp train: tiny forward and backward dense LMs on fixtures/lm"
+run lm_forward.log $BIN/allennlp train fixtures/lm/dense_lm.jsonnet -s $OUT/lm_forward \
+  --include-package ldnet_allennlp
+run lm_backward.log $BIN/allennlp train fixtures/lm/dense_lm.jsonnet -s $OUT/lm_backward \
+  --include-package ldnet_allennlp -o '{"model.direction": "backward"}'
+
+echo "== 2. allennlp train: LD-Net NER tagger (training_configs/tagging/ner_ldnet.jsonnet)"
+run ner_ldnet.log $BIN/allennlp train training_configs/tagging/ner_ldnet.jsonnet \
+  -s "$NER_LDNET_PHASE1_DIR" --include-package ldnet_allennlp -o '{"trainer.num_epochs": 10}'
+
+echo "== 3. allennlp train: pruning (training_configs/tagging/ner_ldnet_prune.jsonnet)"
+# Fixture-sized settings: a few optimizer steps per epoch, so the masks get a large learning
+# rate and penalty; the real config uses LD-Net's lambda0 = 0.05 and budget 2.
+run ner_prune.log $BIN/allennlp train training_configs/tagging/ner_ldnet_prune.jsonnet \
+  -s $OUT/ner_prune --include-package ldnet_allennlp -o '{
+    "trainer.num_epochs": 25, "data_loader.batch_size": 8,
+    "trainer.optimizer.parameter_groups": [[["layer_mask"], {"lr": 0.1}]],
+    "model.regularizer": {"regexes": [["layer_mask", {"type": "layer_selection", "lambda0": 1.0, "budget": 4}]]}
+  }'
+grep -o "layer_pruning after epoch.*" $OUT/ner_prune/out.log | tail -1 | sed 's/^/   /' || true
+echo "   mask plot: $OUT/ner_prune/layer_masks.png"
+
+echo "== 4. allennlp ldnet-prune: physically remove the layers whose mask is 0"
+$BIN/allennlp ldnet-prune $OUT/ner_prune/model.tar.gz -o $OUT/ner_pruned.tar.gz \
+  --include-package ldnet_allennlp 2> $OUT/ldnet_prune.log | sed 's/^/   /'
+
+echo "== 5. allennlp predict with the pruned archive, on a raw sentence"
+echo '{"sentence": "Maria Lopez said Reuters visited Lake Geneva on Monday."}' > $OUT/input.jsonl
+$BIN/allennlp predict $OUT/ner_pruned.tar.gz $OUT/input.jsonl --include-package ldnet_allennlp \
+  --silent --output-file $OUT/predictions.jsonl 2> $OUT/predict.log \
+  || { tail -30 $OUT/predict.log; exit 1; }
+cat $OUT/predictions.jsonl
