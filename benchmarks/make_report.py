@@ -9,6 +9,7 @@ Each results file is one JSON object. Keys with special meaning, if present:
   "notes"      free text shown under the table
 Every other key is shown as a row (nested objects are flattened with dots).
 """
+
 import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, Tuple

@@ -5,6 +5,7 @@ Importing this package registers every component with AllenNLP (`--include-packa
 ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the small
 compatibility fixes in `ldnet_allennlp.compat`.
 """
+
 from ldnet_allennlp.compat import apply_compatibility_fixes
 
 apply_compatibility_fixes()

@@ -1,4 +1,5 @@
 """Runs the real `allennlp` command line in a subprocess, the way a user does."""
+
 import os
 import subprocess
 import sys

@@ -1,4 +1,5 @@
 """One test per compatibility fix in `ldnet_allennlp.compat`; each fails without its fix."""
+
 import warnings
 
 import numpy
