@@ -2,8 +2,11 @@
 // selection"): start from a trained ner_ldnet tagger (phase 1), make the per-layer masks z of both
 // LMs trainable, add the official penalty
 //   λ0·(reg3_fwd + reg3_bwd) + [reg0_fwd + reg0_bwd > budget]·λ0·(reg1_fwd + reg1_bwd)
-// (λ0 = 0.05, budget = λ1 = 2, the official values), clamp z to [0, 1] after every optimizer step,
-// and keep as "best" only checkpoints within budget. Published: 51M -> 5M FLOPs/token,
+// (budget = λ1 = 2 and λ0 = 0.05 per sentence, the official values), clamp z to [0, 1] after every
+// optimizer step, and keep as "best" only checkpoints within budget.
+// λ0 is scaled by the batch size: the official CRFLoss averages the loss over the batch
+// (average_batch=True), AllenNLP's CrfTagger returns the SUM over the batch, so the same balance
+// between task loss and penalty needs λ0 = 0.05 · batch_size here. Published: 51M -> 5M FLOPs/token,
 // 91.86 -> 91.84 F1 (CoNLL-03). What this package reached: benchmarks/results/pruning.json.
 //
 // Then (3) export the physically pruned tagger:
@@ -13,6 +16,7 @@
 // dir (its vocabulary/ and best.th are used).
 local phase1 = import 'ner_ldnet.jsonnet';
 local phase1_dir = std.extVar('NER_LDNET_PHASE1_DIR');
+local lambda0_per_sentence = 0.05;
 
 phase1 + {
   // the phase-1 vocabulary, so that the phase-1 weights fit
@@ -23,7 +27,11 @@ phase1 + {
       trainable_layer_mask: true,
     }}},
     // the penalty, through AllenNLP's regularizer mechanism, on the (2, num_layers) mask
-    regularizer: {regexes: [['layer_mask', {type: 'layer_selection', lambda0: 0.05, budget: 2}]]},
+    regularizer: {regexes: [['layer_mask', {
+      type: 'layer_selection',
+      lambda0: lambda0_per_sentence * phase1.data_loader.batch_size,
+      budget: 2,
+    }]]},
     // start from the phase-1 weights
     initializer: {regexes: [['.*', {type: 'pretrained', weights_file_path: phase1_dir + '/best.th'}]]},
   },
