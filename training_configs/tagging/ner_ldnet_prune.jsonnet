@@ -1,52 +1,11 @@
-// LD-Net phase 2, task-guided layer selection (Liu et al., EMNLP 2018, PAPERS.md §1 "Layer
-// selection"): start from a trained ner_ldnet tagger (phase 1), make the per-layer masks z of both
-// LMs trainable, add the official penalty
-//   λ0·(reg3_fwd + reg3_bwd) + [reg0_fwd + reg0_bwd > budget]·λ0·(reg1_fwd + reg1_bwd)
-// (budget = λ1 = 2 and λ0 = 0.05 per sentence, the official values), clamp z to [0, 1] after every
-// optimizer step, and keep as "best" only checkpoints within budget.
-// λ0 is scaled by the batch size: the official CRFLoss averages the loss over the batch
-// (average_batch=True), AllenNLP's CrfTagger returns the SUM over the batch, so the same balance
-// between task loss and penalty needs λ0 = 0.05 · batch_size here. Published: 51M -> 5M FLOPs/token,
-// 91.86 -> 91.84 F1 (CoNLL-03). What this package reached: benchmarks/results/pruning.json.
-//
-// Then (3) export the physically pruned tagger:
-//   allennlp ldnet-prune runs/ner_ldnet_prune/model.tar.gz -o runs/ner_ldnet_pruned.tar.gz
+// LD-Net phase 2 for CoNLL-03 NER: ner_ldnet.jsonnet pruned to a budget of 2 LM layers (both
+// directions together) by the task-guided penalty of ldnet_prune.libsonnet, which explains every
+// setting. Published: 51M -> 5M FLOPs/token, 91.86 -> 91.84 F1 (CoNLL-03). What this package
+// reached: benchmarks/results/pruning.json (benchmarks/pruning_benchmark.py --task ner).
 //
 // Set everything ner_ldnet.jsonnet needs, plus NER_LDNET_PHASE1_DIR = the phase-1 serialization
-// dir (its vocabulary/ and best.th are used).
-local phase1 = import 'ner_ldnet.jsonnet';
-local phase1_dir = std.extVar('NER_LDNET_PHASE1_DIR');
-local lambda0_per_sentence = 0.05;
+// dir (its vocabulary/ and best.th are used). Then export the physically pruned tagger:
+//   allennlp ldnet-prune runs/ner_ldnet_prune/model.tar.gz -o runs/ner_ldnet_pruned.tar.gz
+local ldnet = import 'ldnet_prune.libsonnet';
 
-phase1 + {
-  // the phase-1 vocabulary, so that the phase-1 weights fit
-  vocabulary: {type: 'from_files', directory: phase1_dir + '/vocabulary'},
-  model+: {
-    text_field_embedder+: {token_embedders+: {lm+: {
-      // z is a parameter the optimizer holds (the callback decides when it trains)
-      trainable_layer_mask: true,
-    }}},
-    // the penalty, through AllenNLP's regularizer mechanism, on the (2, num_layers) mask
-    regularizer: {regexes: [['layer_mask', {
-      type: 'layer_selection',
-      lambda0: lambda0_per_sentence * phase1.data_loader.batch_size,
-      budget: 2,
-    }]]},
-    // start from the phase-1 weights
-    initializer: {regexes: [['.*', {type: 'pretrained', weights_file_path: phase1_dir + '/best.th'}]]},
-  },
-  trainer+: {
-    num_epochs: 10,
-    // the masks get their own learning rate (Adam's steps are ~lr whatever the gradient's size:
-    // 0.01 lets a mask travel from 1 to 0 in about 100 steps)
-    optimizer+: {parameter_groups: [[['layer_mask'], {lr: 0.01}]]},
-    // the F1 that counts only when at most `budget` layers are alive (-1 otherwise)
-    validation_metric: '+f1-measure-overall-within-budget',
-    // no early stopping before the masks are within budget
-    patience: 10,
-    callbacks: phase1.trainer.callbacks + [
-      // masks trainable from epoch 0, clamped after each step, logged, plotted (layer_masks.png)
-      {type: 'layer_pruning', start_epoch: 0},
-    ],
-  },
-}
+ldnet.prune(import 'ner_ldnet.jsonnet', std.extVar('NER_LDNET_PHASE1_DIR'))

@@ -1,0 +1,48 @@
+// LD-Net phase 2, task-guided layer selection (Liu et al., EMNLP 2018, PAPERS.md §1 "Layer
+// selection"), written once for every LD-Net tagger config: `prune(phase1, phase1_dir)` starts from
+// a trained phase-1 tagger (its config and its serialization dir: vocabulary/ and best.th), makes
+// the per-layer masks z of both LMs trainable, adds the official penalty
+//   λ0·(reg3_fwd + reg3_bwd) + [reg0_fwd + reg0_bwd > budget]·λ0·(reg1_fwd + reg1_bwd)
+// (budget = λ1 = 2 and λ0 = 0.05 per sentence, the official values), clamps z to [0, 1] after every
+// optimizer step, and keeps as "best" only checkpoints within budget.
+// λ0 is scaled by the batch size: the official CRFLoss averages the loss over the batch
+// (average_batch=True), AllenNLP's CrfTagger returns the SUM over the batch, so the same balance
+// between task loss and penalty needs λ0 = 0.05 · batch_size here.
+{
+  prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2):: phase1 + {
+    // the phase-1 vocabulary, so that the phase-1 weights fit
+    vocabulary: {type: 'from_files', directory: phase1_dir + '/vocabulary'},
+    model+: {
+      text_field_embedder+: {token_embedders+: {lm+: {
+        // z is a parameter the optimizer holds (the callback decides when it trains)
+        trainable_layer_mask: true,
+      }}},
+      // the penalty, through AllenNLP's regularizer mechanism, on the (2, num_layers) mask
+      regularizer: {regexes: [['layer_mask', {
+        type: 'layer_selection',
+        lambda0: lambda0_per_sentence * phase1.data_loader.batch_size,
+        budget: budget,
+      }]]},
+      // start from the phase-1 weights
+      initializer: {regexes: [['.*', {
+        type: 'pretrained',
+        weights_file_path: phase1_dir + '/best.th',
+      }]]},
+    },
+    trainer+: {
+      num_epochs: 10,
+      // the masks get their own learning rate (Adam's steps are ~lr whatever the gradient's
+      // size: 0.01 lets a mask travel from 1 to 0 in about 100 steps)
+      optimizer+: {parameter_groups: [[['layer_mask'], {lr: 0.01}]]},
+      // the F1 that counts only when at most `budget` layers are alive (-1 otherwise)
+      validation_metric: '+f1-measure-overall-within-budget',
+      // no early stopping before the masks are within budget
+      patience: 10,
+      callbacks: phase1.trainer.callbacks + [
+        // masks trainable from epoch 0, clamped after each step, logged, plotted
+        // (layer_masks.png in the serialization dir)
+        {type: 'layer_pruning', start_epoch: 0},
+      ],
+    },
+  },
+}
