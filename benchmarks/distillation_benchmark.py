@@ -30,18 +30,17 @@ original once.
 import argparse
 import json
 import os
-import platform
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.common import ROOT, hardware, run_allennlp  # noqa: E402
+from benchmarks.common import load_results as _load, save_results as _save  # noqa: E402
+
 CONFIGS = ROOT / "training_configs" / "distillation"
-RESULTS = ROOT / "benchmarks" / "results" / "distillation.json"
-ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
 # Threads for the training / labelling subprocesses. On the shared 2-core machine one thread was
 # faster than two for both models (thread contention), see "speed_by_threads".
 THREADS = 1
@@ -52,30 +51,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def load_results() -> Dict[str, Any]:
-    if RESULTS.exists():
-        return json.loads(RESULTS.read_text())
-    return {}
+    return _load("distillation")
 
 
 def save_results(results: Dict[str, Any]) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-
-
-def run_allennlp(args: List[str], log: Path, env: Dict[str, str]) -> None:
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a") as handle:
-        handle.write(f"\n$ allennlp {' '.join(args)}\n")
-        handle.flush()
-        process = subprocess.run(
-            [ALLENNLP, *args],
-            cwd=ROOT,
-            env=dict(os.environ, OMP_NUM_THREADS=str(THREADS), **env),
-            stdout=handle,
-            stderr=handle,
-        )
-    if process.returncode != 0:
-        raise RuntimeError(f"allennlp {args[0]} failed, see {log}")
+    _save("distillation", results)
 
 
 def write_subset(source: str, target: Path, size: int, seed: int, row_filter=None) -> int:
@@ -101,7 +81,7 @@ def train(config: str, serialization_dir: Path, overrides: Dict[str, Any], env, 
         return
     args = ["train", str(CONFIGS / config), "-s", str(serialization_dir), "-f"]
     args += ["-o", json.dumps(overrides)]
-    run_allennlp(args, log, env)
+    run_allennlp(args, log, env, threads=THREADS)
 
 
 def timed(results: Dict[str, Any], name: str, function) -> None:
@@ -200,6 +180,7 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
             ],
             log,
             env,
+            threads=THREADS,
         )
         only_originals(transfer_aug, transfer_plain)
         done_marker.write_text("done\n")
@@ -315,27 +296,6 @@ def speed(results: Dict[str, Any], run_dir: Path) -> None:
         f"{REPEATS} passes on 1 thread, 1 pass on 2 threads",
         "what": "model forward only, torch.inference_mode, CPU; each model at its faster "
         "thread count of 1 and 2 (all settings in speed_by_threads)",
-    }
-
-
-def hardware() -> Dict[str, Any]:
-    import torch
-
-    cpu = platform.processor()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "note": "CPU shared with other agents and an LM pre-training run",
     }
 
 

@@ -28,7 +28,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -44,40 +43,8 @@ from allennlp.models import Model
 import ldnet_allennlp  # noqa: F401
 from ldnet_allennlp.lm import DenseLMTextDatasetReader
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "benchmarks", "results", "lm.json")
-
-
-def load_results() -> Dict:
-    if os.path.exists(RESULTS):
-        with open(RESULTS) as results:
-            return json.load(results)
-    return {}
-
-
-def save_results(results: Dict) -> None:
-    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-    with open(RESULTS, "w") as out:
-        json.dump(results, out, indent=2, sort_keys=True)
-    print(json.dumps(results, indent=2, sort_keys=True))
-
-
-def hardware() -> Dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-    }
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.common import ROOT, hardware, load_results, save_results  # noqa: E402
 
 
 def lstm_parameters(input_size: int, hidden: int, layers: int) -> int:
@@ -361,14 +328,15 @@ def main():
     parser.add_argument("--batches", type=int, default=8)
     args = parser.parse_args()
 
-    results = load_results()
+    results = load_results("lm")
     if args.part in ("throughput", "all"):
         results.update(throughput(args))
         results["throughput_command"] = "python " + " ".join(sys.argv)
     if args.part in ("ppl", "all"):
         results.update(perplexity(args))
         results["ppl_command"] = "python " + " ".join(sys.argv)
-    save_results(results)
+    save_results("lm", results)
+    print(json.dumps(results, indent=2, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -26,10 +26,7 @@ with `conll00_` (its F1: conll00_f1_unpruned, conll00_f1_pruned). Each task upda
 
 import argparse
 import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,28 +34,27 @@ from typing import Any, Dict, List
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
-RESULTS = ROOT / "benchmarks" / "results" / "pruning.json"
-ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.common import (  # noqa: E402
+    CONLL00,
+    CONLL03,
+    ROOT,
+    hardware,
+    load_results,
+    run_allennlp,
+    save_results,
+)
+
 TASKS = {
     "ner": {
-        "data": {
-            "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
-            "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),
-            "CONLL03_TEST_DATA_PATH": str(DATA / "conll2003" / "eng.testb"),
-        },
+        "data": CONLL03,
         "test": "CONLL03_TEST_DATA_PATH",
         "title": "CoNLL-03 NER (eng.testb)",
         "prefix": "",  # the issue's key names, unprefixed
         "f1_key": "conll03_f1",
     },
     "chunk": {
-        "data": {
-            "CONLL00_TRAIN_DATA_PATH": str(DATA / "conll2000" / "train.txt"),
-            "CONLL00_TEST_DATA_PATH": str(DATA / "conll2000" / "test.txt"),
-        },
+        "data": CONLL00,
         "test": "CONLL00_TEST_DATA_PATH",
         "title": "CoNLL-00 chunking (test.txt)",
         "prefix": "conll00_",
@@ -67,21 +63,9 @@ TASKS = {
 }
 
 
-def allennlp(args: List[str], env: Dict[str, str], log: Path) -> None:
-    with open(log, "a") as log_file:
-        subprocess.run(
-            [ALLENNLP, *args, "--include-package", "ldnet_allennlp"],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            check=True,
-        )
-
-
 def test_f1(archive: Path, test_file: str, log: Path) -> float:
     output = archive.with_suffix(".test_metrics.json")
-    allennlp(["evaluate", str(archive), test_file, "--output-file", str(output)], {}, log)
+    run_allennlp(["evaluate", str(archive), test_file, "--output-file", str(output)], log)
     return 100.0 * json.loads(output.read_text())["f1-measure-overall"]
 
 
@@ -216,13 +200,12 @@ def main() -> None:
             command.append("--recover")
         if args.epochs is not None:
             command += ["-o", json.dumps({"trainer.num_epochs": args.epochs})]
-        allennlp(command, env, log)
+        run_allennlp(command, log, env)
         timings["phase2_wallclock_s"] = time.time() - start
     if not args.speed_only or not pruned.exists() or not report_file.exists():
-        allennlp(
+        run_allennlp(
             ["ldnet-prune", str(phase2 / "model.tar.gz"), "-o", str(pruned)]
             + ["--report-file", str(report_file)],
-            {},
             log,
         )
     report = json.loads(report_file.read_text())
@@ -233,8 +216,7 @@ def main() -> None:
     result: Dict[str, Any] = {
         "title": f"LD-Net pruning: {task['title']}",
         "command": "python benchmarks/pruning_benchmark.py " + " ".join(sys.argv[1:]),
-        "hardware": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU only, shared machine",
+        "hardware": hardware(),
         f"{task['f1_key']}_unpruned": test_f1(phase1 / "model.tar.gz", test_file, log),
         f"{task['f1_key']}_pruned": test_f1(pruned, test_file, log),
         "flops_per_token_unpruned": report["flops_per_token_before"],
@@ -269,7 +251,7 @@ def main() -> None:
         + (" spaCy: tok2vec + ner over pre-tokenised Docs, batch 32." if args.task == "ner" else "")
     )
     # each task owns its keys (the NER ones unprefixed, as the issue names them)
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results = load_results("pruning")
     prefix = task["prefix"]
     results = {key: value for key, value in results.items() if not _owned(key, prefix)}
     results.update(
@@ -278,8 +260,7 @@ def main() -> None:
             for key, value in result.items()
         }
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    save_results("pruning", results)
     print(json.dumps(result, indent=2))
 
 

@@ -26,10 +26,7 @@ process and the median round is reported, so machine noise hits all of them alik
 
 import argparse
 import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,37 +34,15 @@ from typing import Any, Dict, List
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
-RESULTS = ROOT / "benchmarks" / "results" / "scalar_mix.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.common import CONLL03, ROOT, hardware, run_allennlp, save_results  # noqa: E402
+
 RUNS = ROOT / "runs"
-ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
-CONLL03 = {
-    name: os.environ.get(name, str(DATA / "conll2003" / file))
-    for name, file in (
-        ("CONLL03_TRAIN_DATA_PATH", "eng.train"),
-        ("CONLL03_DEV_DATA_PATH", "eng.testa"),
-        ("CONLL03_TEST_DATA_PATH", "eng.testb"),
-    )
-}
 TAGGERS = {
     "vanilla": "training_configs/tagging/ner_vanilla.jsonnet",
     "ldnet": "training_configs/tagging/ner_ldnet.jsonnet",
     "scalar_mix": "training_configs/elmo/ner_ldnet_shape_scalar_mix.jsonnet",
 }
-
-
-def allennlp(args: List[str], env: Dict[str, str], log: Path) -> None:
-    with open(log, "a") as log_file:
-        subprocess.run(
-            [ALLENNLP, *args, "--include-package", "ldnet_allennlp"],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            check=True,
-        )
 
 
 def train(name: str, run_dir: Path, epochs: int, env: Dict[str, str], log: Path) -> float:
@@ -79,14 +54,14 @@ def train(name: str, run_dir: Path, epochs: int, env: Dict[str, str], log: Path)
     if run_dir.exists():
         command.append("--recover")
     start = time.time()
-    allennlp(command, env, log)
+    run_allennlp(command, log, env)
     return time.time() - start
 
 
 def test_f1(archive: Path, log: Path) -> float:
     output = archive.with_name("test_metrics_eng.testb.json")
     test_file = CONLL03["CONLL03_TEST_DATA_PATH"]
-    allennlp(["evaluate", str(archive), test_file, "--output-file", str(output)], {}, log)
+    run_allennlp(["evaluate", str(archive), test_file, "--output-file", str(output)], log)
     return 100.0 * json.loads(output.read_text())["f1-measure-overall"]
 
 
@@ -146,6 +121,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--speed-only", action="store_true", help="no training (archives exist)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)  # the speed measurement's; training is a subprocess
 
     out: Path = args.out / f"epochs_{args.epochs}"
     out.mkdir(parents=True, exist_ok=True)
@@ -161,8 +137,7 @@ def main() -> None:
     result: Dict[str, Any] = {
         "title": "Scalar-mix ELMo vs LD-Net vs no LM: CoNLL-03 NER, equal budget (issue 6)",
         "command": "python benchmarks/scalar_mix_benchmark.py " + " ".join(sys.argv[1:]),
-        "hardware": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"torch {torch.__version__}, CPU only, shared machine",
+        "hardware": hardware(),
         "epochs_each": args.epochs,
         "lm_archives": [str(args.forward_lm), str(args.backward_lm)],
         "configs": TAGGERS,
@@ -186,7 +161,6 @@ def main() -> None:
         result[f"conll03_dev_f1_{name}"] = round(
             100 * metrics["best_validation_f1-measure-overall"], 2
         )
-    torch.set_num_threads(args.threads)
     speeds = words_per_sec(archives, args.batch_size, args.repeats)
     for name, value in speeds.items():
         result[f"words_per_sec_{name}"] = round(value, 1)
@@ -195,8 +169,7 @@ def main() -> None:
         f"{args.batch_size}, all eng.testb sentences tensorized beforehand, median of "
         f"{args.repeats} interleaved rounds"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    save_results("scalar_mix", result)
     print(json.dumps(result, indent=2))
 
 

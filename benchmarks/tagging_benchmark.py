@@ -33,21 +33,12 @@ import time
 from pathlib import Path
 from typing import Any, Dict
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results" / "tagging.json"
 RUNS = ROOT / "runs" / "tagging"
-ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
 
-CONLL03 = {
-    "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
-    "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),
-    "CONLL03_TEST_DATA_PATH": str(DATA / "conll2003" / "eng.testb"),
-}
-CONLL00 = {
-    "CONLL00_TRAIN_DATA_PATH": str(DATA / "conll2000" / "train.txt"),
-    "CONLL00_TEST_DATA_PATH": str(DATA / "conll2000" / "test.txt"),
-}
 # run name -> (config, data variables, test file, results key)
 RUN_SPECS = {
     "ner_vanilla": (

@@ -1,0 +1,82 @@
+"""What every benchmark script shares: paths, the real-data variables, the `allennlp` command
+line in a subprocess, results files and the hardware record."""
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+# the shared data folder (never copied into the repo); configs read it through these variables
+DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
+RESULTS_DIR = ROOT / "benchmarks" / "results"
+ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
+CONLL03 = {
+    "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
+    "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),
+    "CONLL03_TEST_DATA_PATH": str(DATA / "conll2003" / "eng.testb"),
+}
+CONLL00 = {
+    "CONLL00_TRAIN_DATA_PATH": str(DATA / "conll2000" / "train.txt"),
+    "CONLL00_TEST_DATA_PATH": str(DATA / "conll2000" / "test.txt"),
+}
+
+
+def run_allennlp(
+    args: List[str], log: Path, env: Optional[Dict[str, str]] = None, threads: int = 0
+) -> None:
+    """
+    `allennlp <args> --include-package ldnet_allennlp` from the project root, offline, its output
+    appended to `log`; `threads` > 0 sets OMP/MKL threads. A failure names the log.
+    """
+    if "--include-package" not in args:
+        args = [*args, "--include-package", "ldnet_allennlp"]
+    full_env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(env or {}))
+    if threads:
+        full_env["OMP_NUM_THREADS"] = full_env["MKL_NUM_THREADS"] = str(threads)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as handle:
+        handle.write(f"\n$ allennlp {' '.join(args)}\n")
+        handle.flush()
+        process = subprocess.run(
+            [ALLENNLP, *args], cwd=ROOT, env=full_env, stdout=handle, stderr=subprocess.STDOUT
+        )
+    if process.returncode != 0:
+        raise SystemExit(f"allennlp {args[0]} exited with {process.returncode}; see {log}")
+
+
+def load_results(name: str) -> Dict[str, Any]:
+    """`benchmarks/results/<name>.json`, or {} if it does not exist yet."""
+    path = RESULTS_DIR / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save_results(name: str, results: Dict[str, Any]) -> None:
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+
+
+def hardware() -> Dict[str, Any]:
+    """The machine a figure was measured on (CPU model, cores, torch threads, load)."""
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "gpu": "none (CPU only)",
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
