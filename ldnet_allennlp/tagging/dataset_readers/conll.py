@@ -6,21 +6,35 @@ columns is silently truncated and one with too few fails with an unpacking error
 neither the file nor the line.  These subclasses read the same files into the same instances
 (the parent's `text_to_instance`), but check every line first and raise a `ConfigurationError`
 naming the file and the line number.
+
+What counts as bad (each a `ConfigurationError` naming the file and, where there is one, the
+line): bytes that are not UTF-8; a line without exactly the expected number of columns; a file
+without any sentence (empty, or only blank and `-DOCSTART-` lines); and, when the reader converts
+tags (`convert_to_coding_scheme: "BIOUL"`), a tag that is not `O`, `B-<type>` or `I-<type>`, or a
+sequence the original scheme does not allow (`I-X` after `O` in IOB2). Columns are separated by
+spaces and tabs only: any other character, including other Unicode whitespace and control
+characters, is part of a token (AllenNLP's readers split on every Unicode space, so a token
+holding e.g. U+001C silently shifted the columns). A UTF-8 byte-order mark is ignored, and
+`-DOCSTART-` lines are document dividers in both formats.
 """
 
 import logging
 import os
-from typing import Iterable, Iterator, List, Optional, Tuple
+import re
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance, Token
 from allennlp.data.dataset_readers.conll2003 import Conll2003DatasetReader
+from allennlp.data.dataset_readers.dataset_utils.span_utils import InvalidTagSequence, to_bioul
 from allennlp_models.tagging.dataset_readers.conll2000 import Conll2000DatasetReader
 
 logger = logging.getLogger(__name__)
 
 HOLDOUT_CHOICES = (None, "exclude", "only")
+COLUMN_SEPARATOR = re.compile(r"[ \t]+")
+TAG = re.compile(r"O|[BI]-.+")
 
 
 def read_conll_sentences(
@@ -29,30 +43,79 @@ def read_conll_sentences(
     """
     Yields `(line number of the sentence's first token, rows)` for every sentence of a
     CoNLL file (sentences separated by blank lines; `-DOCSTART-` lines are dividers when
-    `skip_docstart`).  Every row must have exactly `num_columns` whitespace-separated
-    columns, otherwise a `ConfigurationError` names `file_path` and the (1-based) line.
+    `skip_docstart`).  Every row must have exactly `num_columns` columns separated by spaces or
+    tabs, otherwise a `ConfigurationError` names `file_path` and the (1-based) line; so do bytes
+    that are not UTF-8, and a file without any sentence.
     """
     rows: List[List[str]] = []
     first_line = 0
-    with open(cached_path(file_path), "r", encoding="utf-8") as data_file:
-        for line_number, line in enumerate(data_file, start=1):
-            columns = line.split()
+    sentences = 0
+    with open(cached_path(file_path), "rb") as data_file:
+        for line_number, raw in enumerate(data_file, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise ConfigurationError(
+                    f"{file_path}, line {line_number}: bytes that are not valid UTF-8 ({error}). "
+                    "Re-encode the file as UTF-8."
+                ) from error
+            columns = [c for c in COLUMN_SEPARATOR.split(line.rstrip("\r\n")) if c]
             if not columns or (skip_docstart and columns[0] == "-DOCSTART-"):
                 if rows:
+                    sentences += 1
                     yield first_line, rows
                 rows = []
                 continue
             if len(columns) != num_columns:
+                shown = line.rstrip("\r\n")
+                shown = shown if len(shown) <= 200 else shown[:200] + "..."
                 raise ConfigurationError(
-                    f"{file_path}, line {line_number}: expected {num_columns} "
-                    f"whitespace-separated columns ({column_names}), got {len(columns)}: "
-                    f"{line.rstrip()!r}"
+                    f"{file_path}, line {line_number}: expected {num_columns} columns "
+                    f"({column_names}) separated by spaces or tabs, got {len(columns)}: {shown!r}"
                 )
             if not rows:
                 first_line = line_number
             rows.append(columns)
     if rows:
+        sentences += 1
         yield first_line, rows
+    if not sentences:
+        raise ConfigurationError(
+            f"{file_path} has no sentences: it is empty or holds only blank and -DOCSTART- lines."
+        )
+
+
+def check_tags(
+    file_path: str, first_line: int, column: str, tags: Sequence[str], encoding: str
+) -> None:
+    """
+    Before `to_bioul(tags, encoding)`: every tag is `O`, `B-<type>` or `I-<type>` and the
+    sequence is valid in `encoding`; otherwise a `ConfigurationError` names the file and the line
+    of the first bad tag (the sentence's rows are the lines from `first_line` on).
+    """
+    for offset, tag in enumerate(tags):
+        if not TAG.fullmatch(tag):
+            raise ConfigurationError(
+                f"{file_path}, line {first_line + offset}: {column} tag {tag!r} is not O, "
+                f"B-<type> or I-<type> ({encoding})."
+            )
+    try:
+        to_bioul(list(tags), encoding=encoding)
+    except InvalidTagSequence:
+        end = next(e for e in range(1, len(tags) + 1) if not _valid(tags[:e], encoding))
+        previous = repr(tags[end - 2]) if end > 1 else "the start of the sentence"
+        raise ConfigurationError(
+            f"{file_path}, line {first_line + end - 1}: {column} tag {tags[end - 1]!r} cannot "
+            f"follow {previous} in {encoding}."
+        )
+
+
+def _valid(tags: Sequence[str], encoding: str) -> bool:
+    try:
+        to_bioul(list(tags), encoding=encoding)
+    except InvalidTagSequence:
+        return False
+    return True
 
 
 def _check_holdout(holdout: Optional[str], holdout_every: int) -> None:
@@ -87,8 +150,11 @@ class ValidatingConll2003DatasetReader(Conll2003DatasetReader):
         sentences = read_conll_sentences(
             str(file_path), 4, "word POS chunk NER", skip_docstart=True
         )
-        for _, rows in self.shard_iterable(sentences):
+        for first_line, rows in self.shard_iterable(sentences):
             words, pos_tags, chunk_tags, ner_tags = (list(column) for column in zip(*rows))
+            if self.convert_to_coding_scheme == "BIOUL":
+                for column, tags in (("chunk", chunk_tags), ("NER", ner_tags)):
+                    check_tags(str(file_path), first_line, column, tags, "IOB1")
             yield self.text_to_instance([Token(w) for w in words], pos_tags, chunk_tags, ner_tags)
 
 
@@ -136,12 +202,14 @@ class ValidatingConll2000DatasetReader(Conll2000DatasetReader):
         ):
             holdout = None
         logger.info("Reading CoNLL-2000 sentences from %s (holdout=%s)", file_path, holdout)
-        sentences = read_conll_sentences(str(file_path), 3, "word POS chunk", skip_docstart=False)
+        sentences = read_conll_sentences(str(file_path), 3, "word POS chunk", skip_docstart=True)
         kept = (
-            rows
-            for index, (_, rows) in enumerate(sentences)
+            (first_line, rows)
+            for index, (first_line, rows) in enumerate(sentences)
             if _keep(index, holdout, self.holdout_every)
         )
-        for rows in kept:
+        for first_line, rows in kept:
             words, pos_tags, chunk_tags = (list(column) for column in zip(*rows))
+            if self.convert_to_coding_scheme == "BIOUL":
+                check_tags(str(file_path), first_line, "chunk", chunk_tags, "BIO")
             yield self.text_to_instance([Token(w) for w in words], pos_tags, chunk_tags)
