@@ -1,7 +1,7 @@
 """Reader for LM text: one tokenized sentence per line."""
 
 import logging
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, Iterator, List, Optional
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
@@ -23,7 +23,8 @@ class DenseLMTextDatasetReader(SimpleLanguageModelingDatasetReader):
     lines are already tokenized (`scripts/prepare_lm_corpus.py`), so tokens are split on
     whitespace, and every sentence is wrapped in `<S>` ... `</S>` (the forward LM predicts
     `</S>` after the last word, the backward LM predicts `<S>` before the first).  Blank lines
-    are skipped; a file without any sentence is a `ConfigurationError` naming the file.
+    are skipped; a file without any sentence is a `ConfigurationError` naming the file, and so
+    are bytes that are not UTF-8 (naming the line too). A UTF-8 byte-order mark is ignored.
 
     Each instance has one field, `source`: a `TextField` of `<S> w_1 ... w_n </S>`.
 
@@ -61,22 +62,20 @@ class DenseLMTextDatasetReader(SimpleLanguageModelingDatasetReader):
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         path = cached_path(file_path)
-        with open(path, encoding="utf-8") as text:
-            if not any(line.strip() for line in text):
-                raise ConfigurationError(
-                    f"The LM text file {file_path} is empty: it needs one tokenized sentence "
-                    "per line."
-                )
+        if not any(line.strip() for line in _utf8_lines(path, file_path)):
+            raise ConfigurationError(
+                f"The LM text file {file_path} is empty: it needs one tokenized sentence "
+                "per line."
+            )
         dropped = 0
-        with open(path, encoding="utf-8") as text:
-            for line in self.shard_iterable(text):
-                if not line.strip():
-                    continue
-                instance = self.text_to_instance(line)
-                if instance.fields["source"].sequence_length() > self._max_sequence_length:
-                    dropped += 1
-                    continue
-                yield instance
+        for line in self.shard_iterable(_utf8_lines(path, file_path)):
+            if not line.strip():
+                continue
+            instance = self.text_to_instance(line)
+            if instance.fields["source"].sequence_length() > self._max_sequence_length:
+                dropped += 1
+                continue
+            yield instance
         if dropped:
             logger.warning(
                 "Dropped %d sentences longer than %s from %s.",
@@ -84,3 +83,17 @@ class DenseLMTextDatasetReader(SimpleLanguageModelingDatasetReader):
                 self._max_sequence_length,
                 file_path,
             )
+
+
+def _utf8_lines(path, file_path: str) -> Iterator[str]:
+    """The lines of `path` (a UTF-8 byte-order mark dropped); bytes that are not UTF-8 are a
+    `ConfigurationError` naming `file_path` and the line."""
+    with open(path, "rb") as text:
+        for line_number, raw in enumerate(text, start=1):
+            try:
+                yield raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise ConfigurationError(
+                    f"{file_path}, line {line_number}: bytes that are not valid UTF-8 ({error}). "
+                    "Re-encode the file as UTF-8."
+                ) from error
