@@ -14,8 +14,11 @@ Both readers build the same instances (`DistillationReader.text_to_instance`):
   label order of those logits (the student maps them onto its own label vocabulary).
 
 Bad input is a `ConfigurationError` that names the file and line: a line that is not UTF-8, a
-row with the wrong number of columns, an empty sentence, a transfer-set row without
-`teacher_logits` or with a number of logits different from the header's label count.
+row with the wrong number of columns, an empty sentence, a file without any data row (empty,
+header only, or no row matching a `#column=value` filter), a transfer-set row that is not a JSON
+object, has no `teacher_logits`, a number of logits different from the header's label count,
+logits that are not finite numbers, a sentence that is not a string, or a gold label that is not
+one of the header's teacher labels.
 """
 
 import json
@@ -123,6 +126,8 @@ class DistillationReader(DatasetReader):
         self._combine_pair = combine_pair
 
     def _check_text(self, text: Optional[str], where: str, what: str) -> str:
+        if text is not None and not isinstance(text, str):
+            raise ConfigurationError(f"{where}: the {what} is not a string: {text!r}")
         if text is None or not text.strip():
             raise ConfigurationError(f"{where}: empty {what}")
         return text.strip()
@@ -225,7 +230,9 @@ class DistillationTsvReader(DistillationReader):
             if self.is_pair
             else [self.sentence_column]
         )
+        rows = 0
         for path, line_number, row in read_tsv_rows(file_path):
+            rows += 1
             where = f"{path}, line {line_number}"
             for column in columns:
                 if column not in row:
@@ -235,6 +242,11 @@ class DistillationTsvReader(DistillationReader):
             )
             label = row.get(self.label_column)
             yield where, texts, (label.strip() if label is not None else None)
+        if not rows:
+            raise ConfigurationError(
+                f"{file_path} has no data rows: only a header, or no row matches the "
+                "'#column=value' filter."
+            )
 
     def example_to_instance(self, texts: Sequence[str], label: Optional[str] = None) -> Instance:
         if self.is_pair:
@@ -281,6 +293,7 @@ class TransferSetReader(DistillationReader):
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         teacher_labels: Optional[List[str]] = None
+        examples = 0
         for line_number, line in decoded_lines(file_path):
             where = f"{file_path}, line {line_number}"
             if line_number == 1:
@@ -292,6 +305,8 @@ class TransferSetReader(DistillationReader):
                 row = json.loads(line)
             except json.JSONDecodeError as error:
                 raise ConfigurationError(f"{where}: not valid JSON ({error})") from error
+            if not isinstance(row, dict):
+                raise ConfigurationError(f"{where}: a row must be a JSON object, got {line[:80]!r}")
             logits = row.get("teacher_logits")
             if logits is None:
                 raise ConfigurationError(f"{where}: the row has no 'teacher_logits'")
@@ -301,6 +316,16 @@ class TransferSetReader(DistillationReader):
                     f"{where}: {count} teacher_logits, but the header lists "
                     f"{len(teacher_labels)} teacher labels {teacher_labels}"
                 )
+            if not all(_is_finite_number(x) for x in logits):
+                raise ConfigurationError(
+                    f"{where}: teacher_logits must be finite numbers, got {logits}"
+                )
+            if row.get("label") is not None and str(row["label"]) not in teacher_labels:
+                raise ConfigurationError(
+                    f"{where}: gold label {row['label']!r} is not one of the header's teacher "
+                    f"labels {teacher_labels}"
+                )
+            examples += 1
             label = row.get("label") if self.use_gold_labels else None
             if label is None:
                 label = teacher_labels[int(numpy.argmax(logits))]
@@ -319,6 +344,18 @@ class TransferSetReader(DistillationReader):
                     teacher_logits=logits,
                     teacher_labels=teacher_labels,
                 )
+        if teacher_labels is None:
+            raise ConfigurationError(f"{file_path} is empty; expected a transfer-set header line")
+        if not examples:
+            raise ConfigurationError(f"{file_path} has a header but no examples")
+
+
+def _is_finite_number(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and bool(numpy.isfinite(value))
+    )
 
 
 def parse_transfer_set_header(path: str, line: str) -> Dict[str, Any]:
