@@ -11,7 +11,6 @@ import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
-from allennlp.modules.token_embedders import Embedding
 from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
@@ -98,8 +97,6 @@ class DenseBiLm(torch.nn.Module, FromParams):
         check_matching_lms(forward_lm, backward_lm)
         forward_lm.drop_softmax()
         backward_lm.drop_softmax()
-        _fix_lm_vocabulary(forward_lm)
-        _fix_lm_vocabulary(backward_lm)
         self.forward_lm = forward_lm
         self.backward_lm = backward_lm
         self.vocab = forward_lm.vocab
@@ -175,24 +172,6 @@ def check_matching_lms(forward_lm: DenseLanguageModel, backward_lm: DenseLanguag
                 f"forward_archive: the 'tokens' vocabulary has no sentence boundary {token!r}; "
                 "train the LMs with the dense_lm_text reader, which adds <S> and </S>."
             )
-
-
-class _LMVocabularyEmbedding(Embedding):
-    """
-    An LM's word embedding inside a task model: indexed by the LM's own vocabulary, so the task
-    vocabulary must not resize it. (`Model.extend_embedder_vocab`, run when a model archive is
-    loaded, calls `extend_vocab` on every nested `Embedding` with the task vocabulary's
-    `tokens` namespace: it would grow, or refuse to load, the LM's embedding matrix.)
-    """
-
-    def extend_vocab(self, *args, **kwargs) -> None:
-        return None
-
-
-def _fix_lm_vocabulary(model: torch.nn.Module) -> None:
-    for module in model.modules():
-        if type(module) is Embedding:
-            module.__class__ = _LMVocabularyEmbedding
 
 
 def _pad_to(tensor: torch.Tensor, dim: int) -> torch.Tensor:

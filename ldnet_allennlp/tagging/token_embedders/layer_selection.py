@@ -20,7 +20,7 @@ from allennlp.data import Token, Vocabulary
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
-from allennlp.modules.token_embedders import Embedding, TokenEmbedder
+from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import util
 
 from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
@@ -182,13 +182,6 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
                 lm._encoder = lm.encoder.pruned(kept[direction])
             for parameter in lm.parameters():
                 parameter.requires_grad = False
-            for module in lm.modules():
-                if isinstance(module, Embedding):
-                    # The LM's word embedding is indexed by the tagger's copy of the LM
-                    # vocabulary: point it there, so that `Model.extend_embedder_vocab` (run by
-                    # `load_archive`) finds nothing to add, and keep it frozen if it ever does.
-                    module._vocab_namespace = self.vocab_namespace
-                    module.trainable = False
             lm.eval()
         self.forward_lm = lms["forward"]
         self.backward_lm = lms["backward"]
