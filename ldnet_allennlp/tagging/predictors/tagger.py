@@ -1,3 +1,4 @@
+import json
 from typing import Any, Dict, List
 
 from allennlp.common.checks import ConfigurationError
@@ -28,6 +29,10 @@ class TaggerPredictor(Predictor):
 
     Output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, with
     `end` inclusive, as AllenNLP's span utilities give it. An empty sentence gives empty lists.
+
+    Bad input is a `ConfigurationError` quoting the line: not JSON, not a JSON object, neither
+    key, a `"sentence"` that is not a string, `"tokens"` that are not a list of non-empty
+    strings. (`allennlp predict` itself skips blank input lines, without an output line.)
     """
 
     def __init__(self, model: Model, dataset_reader: DatasetReader) -> None:
@@ -37,13 +42,28 @@ class TaggerPredictor(Predictor):
         if encoding not in _SPAN_DECODERS:
             raise ConfigurationError(f"model.label_encoding {encoding!r} has no span decoder")
         self._tags_to_spans = _SPAN_DECODERS[encoding]
+        self._lines_read = 0
+
+    def load_line(self, line: str) -> JsonDict:
+        self._lines_read += 1
+        return load_json_object(line, self._lines_read)
 
     def _tokens(self, json_dict: JsonDict) -> List[Token]:
+        if not isinstance(json_dict, dict):
+            raise ConfigurationError(f"each input must be a JSON object, got {json_dict!r:.100}")
         if "tokens" in json_dict:
-            return [Token(str(t)) for t in json_dict["tokens"]]
+            tokens = json_dict["tokens"]
+            if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+                raise ConfigurationError(
+                    f'"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
+                )
+            return [Token(t) for t in tokens]
         if "sentence" in json_dict:
-            return self._tokenizer.tokenize(str(json_dict["sentence"]))
-        raise ValueError(
+            sentence = json_dict["sentence"]
+            if not isinstance(sentence, str):
+                raise ConfigurationError(f'"sentence" must be a string, got {sentence!r:.100}')
+            return self._tokenizer.tokenize(sentence)
+        raise ConfigurationError(
             f'each input line needs a "sentence" or a "tokens" key; got keys {sorted(json_dict)}'
         )
 
@@ -74,3 +94,23 @@ class TaggerPredictor(Predictor):
             for label, (start, end) in sorted(self._tags_to_spans(tags), key=lambda s: s[1])
         ]
         return {"tokens": words, "tags": tags, "spans": spans}
+
+
+def load_json_object(line: str, line_number: int) -> JsonDict:
+    """
+    One `allennlp predict` input line as a JSON object; otherwise a `ConfigurationError` quoting
+    the line. `line_number` counts non-blank lines (`allennlp predict` skips blank ones).
+    """
+    try:
+        json_dict = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ConfigurationError(
+            f"input line {line_number} (not counting blank lines) is not valid JSON ({error}): "
+            f"{line.rstrip()!r:.100}"
+        ) from error
+    if not isinstance(json_dict, dict):
+        raise ConfigurationError(
+            f"input line {line_number} (not counting blank lines) must be a JSON object, got "
+            f"{line.rstrip()!r:.100}"
+        )
+    return json_dict
