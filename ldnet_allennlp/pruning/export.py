@@ -12,6 +12,7 @@ and its weights are the original weights, sliced to that shape.
 import copy
 import os
 import shutil
+import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Tuple
@@ -129,7 +130,14 @@ def prune_archive(archive_path: str, output_path: str) -> PruneReport:
     Writes the physically pruned version of the tagger in `archive_path` to `output_path`
     (atomically: a failed run leaves no partial file, and never replaces a good one).
     """
-    archive = load_archive(archive_path)
+    if os.path.isdir(output_path):
+        raise ConfigurationError(f"--output-file {output_path} is a directory; name a file.")
+    try:
+        archive = load_archive(archive_path)
+    except (OSError, tarfile.TarError) as error:  # missing, not a tar.gz, truncated
+        raise ConfigurationError(
+            f"{archive_path} could not be loaded as an AllenNLP model archive: {error}"
+        ) from error
     model = archive.model
     model.eval()
     embedders = layer_selection_embedders(model)
@@ -188,5 +196,9 @@ def write_archive(config: Dict[str, Any], model: Model, output_path: str) -> Non
         archive_model(serialization_dir, archive_path=partial)
         os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
         staged = f"{output_path}.partial"  # same folder as the output: os.replace is atomic
-        shutil.copyfile(partial, staged)
-        os.replace(staged, output_path)
+        try:
+            shutil.copyfile(partial, staged)
+            os.replace(staged, output_path)
+        finally:
+            if os.path.exists(staged):  # the copy failed (e.g. disk full): leave no debris
+                os.remove(staged)
