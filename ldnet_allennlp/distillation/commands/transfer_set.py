@@ -89,14 +89,17 @@ class BuildTransferSet(Subcommand):
 
 
 def build_transfer_set_from_args(args: argparse.Namespace) -> None:
+    try:
+        rules = AugmentationRules(
+            p_mask=args.p_mask,
+            p_pos=args.p_pos,
+            p_ng=args.p_ng,
+            n_iter=args.n_iter,
+            mask_token=args.mask_token,
+        )
+    except ValueError as error:  # e.g. "n_iter must be >= 0, got -1"
+        raise ConfigurationError(f"distill-transfer-set: {error}") from error
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
-    rules = AugmentationRules(
-        p_mask=args.p_mask,
-        p_pos=args.p_pos,
-        p_ng=args.p_ng,
-        n_iter=args.n_iter,
-        mask_token=args.mask_token,
-    )
     rows = build_transfer_set(
         archive.model,
         archive.validation_dataset_reader,
@@ -201,7 +204,7 @@ def _resume_point(
     offsets = []
     with open(output_file, "rb") as handle:
         first = handle.readline()
-        existing = parse_transfer_set_header(output_file, first.decode("utf-8"))
+        existing = parse_transfer_set_header(output_file, first.decode("utf-8", "replace"))
         expected = json.loads(header_line)[TRANSFER_SET_HEADER_KEY]
         if existing != expected:
             differing = sorted(
@@ -213,10 +216,17 @@ def _resume_point(
             )
         offset = handle.tell()
         complete: List[Dict[str, Any]] = []
-        for raw in handle:
+        for line_number, raw in enumerate(handle, start=2):
             if not raw.endswith(b"\n"):
                 break  # a line cut by the interruption
-            complete.append(json.loads(raw))
+            try:
+                complete.append(json.loads(raw))
+            except ValueError as error:  # not UTF-8, or not JSON
+                raise ConfigurationError(
+                    f"{output_file}, line {line_number}: a complete line that is not a JSON row "
+                    f"({error}); this file was not written by distill-transfer-set, or was "
+                    "edited. Delete it (or choose another output file) and start again"
+                ) from error
             offset += len(raw)
             offsets.append(offset)
     done = (len(complete) // batch_size) * batch_size
@@ -248,6 +258,12 @@ def build_transfer_set(
     teacher_name: str = "",
 ) -> int:
     """Builds (or resumes) the transfer set; returns the number of rows. See the module doc."""
+    if batch_size < 1:
+        raise ConfigurationError(f"distill-transfer-set: batch_size must be >= 1, got {batch_size}")
+    if max_examples is not None and max_examples < 1:
+        raise ConfigurationError(
+            f"distill-transfer-set: max_examples must be >= 1 (or unset), got {max_examples}"
+        )
     if not isinstance(reader, DistillationTsvReader):
         raise ConfigurationError(
             "The teacher archive's dataset reader must be a 'distillation_tsv' reader, got "
