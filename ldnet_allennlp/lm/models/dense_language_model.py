@@ -37,6 +37,12 @@ class DenseLanguageModel(Model):
     `exp(sum of token NLLs / number of predicted tokens)`, accumulated over all batches since
     the last reset (token-weighted, so `allennlp evaluate` reports the corpus perplexity).
 
+    Under `"distributed"` training (DDP): `perplexity` sums the NLLs and token counts of every
+    worker, so it is the value of one process on all the data; and the training loss includes
+    `0 ·` every adaptive-softmax parameter, because a batch whose targets miss a tail cluster
+    leaves that cluster unused, which DDP (`find_unused_parameters=false`) rejects with
+    "Expected to have finished reduction in the prior iteration".
+
     Registered as `"dense_language_model"`.  Config keys:
 
     text_field_embedder : `TextFieldEmbedder` — the token embedding (one `embedding` of the
@@ -224,23 +230,42 @@ class DenseLanguageModel(Model):
         selected = projected[target_mask]  # (num_targets, projection_dim)
         num_targets = selected.size(0)
         if num_targets == 0:
-            output["loss"] = projected.sum() * 0.0
+            output["loss"] = projected.sum() * 0.0 + self._unused_softmax_term()
             output["num_targets"] = 0
             return output
         log_probs = self._softmax(selected, targets[target_mask]).output  # (num_targets,)
         nll_sum = -log_probs.sum()
-        output["loss"] = nll_sum / num_targets
+        output["loss"] = nll_sum / num_targets + self._unused_softmax_term()
         output["num_targets"] = num_targets
         self._nll_sum += float(nll_sum.detach())
         self._num_predicted += num_targets
         return output
 
+    def _unused_softmax_term(self) -> Union[torch.Tensor, float]:
+        """
+        Under DDP training, `0 ·` the sum of every adaptive-softmax parameter (a zero that makes
+        every tail cluster take part in the loss, see the class docstring); 0.0 otherwise, so
+        that single-process training is unchanged.
+        """
+        if not (self.training and util.is_distributed()):
+            return 0.0
+        return 0.0 * sum(parameter.sum() for parameter in self._softmax.parameters())
+
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        """`perplexity` = exp(mean NLL over every token predicted since the last reset)."""
-        if self._num_predicted == 0:
+        """
+        `perplexity` = exp(mean NLL over every token predicted since the last reset), over the
+        tokens of every worker under DDP.
+        """
+        nll_sum, num_predicted = self._nll_sum, self._num_predicted
+        if util.is_distributed():
+            totals = util.dist_reduce_sum(
+                torch.tensor([nll_sum, float(num_predicted)], dtype=torch.float64)
+            )
+            nll_sum, num_predicted = float(totals[0]), int(totals[1])
+        if num_predicted == 0:
             perplexity = 0.0
         else:
-            perplexity = math.exp(min(self._nll_sum / self._num_predicted, 50.0))
+            perplexity = math.exp(min(nll_sum / num_predicted, 50.0))
         if reset:
             self._nll_sum = 0.0
             self._num_predicted = 0
