@@ -75,7 +75,9 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
             raise ConfigurationError(f"input_size must be >= 1, got {input_size}.")
         if hidden_size < 1:
             raise ConfigurationError(f"hidden_size must be >= 1, got {hidden_size}.")
-        if num_layers < 1:
+        # A stack pruned of every layer (`kept_layers=[]`) passes its input through: that is
+        # what a dense stack whose layer masks are all 0 computes. Otherwise it needs a layer.
+        if num_layers < 1 and not (num_layers == 0 and kept_layers == []):
             raise ConfigurationError(
                 f"num_layers must be >= 1 (a dense LSTM stack needs a layer), got {num_layers}."
             )
@@ -219,12 +221,12 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
         the same weights; later layers' input weights lose the columns of the removed layers.
         The surviving entries of `layer_mask` are copied, and `kept_layers` records the
         surviving layers' indices in the *original* stack.  With `z_l = 0` for every removed
-        layer, this stack and the pruned one give the same outputs for the kept layers.
+        layer, this stack and the pruned one give the same outputs for the kept layers (with
+        no layer kept, both give `[x]`).
         """
         keep = sorted(set(int(i) for i in keep_layers))
-        if not keep:
-            raise ConfigurationError("keep_layers must name at least one layer to keep.")
-        if keep[0] < 0 or keep[-1] >= self.num_layers:
+        # an empty `keep_layers` gives a stack without layers: its output is its input
+        if keep and (keep[0] < 0 or keep[-1] >= self.num_layers):
             raise ConfigurationError(
                 f"keep_layers {keep} out of range for a stack of {self.num_layers} layers."
             )

@@ -79,12 +79,14 @@ def surviving_layers(embedder: LayerSelectionTokenEmbedder) -> Dict[str, List[in
     surviving = {}
     for row, direction in enumerate(DIRECTIONS):
         surviving[direction] = [layer for layer in kept[direction] if mask[row, layer] > 0]
-        if not surviving[direction]:
-            raise ConfigurationError(
-                f"every layer mask of the {direction} LM is 0. This package keeps at least one "
-                "layer per direction (a dense LM with no layers would leave only its token "
-                "embeddings); prune with a larger budget or a smaller lambda0."
-            )
+    # One direction may lose every layer (its LM then contributes its token embeddings, exactly
+    # what the masked model computes); both cannot: the tagger would have no LM layer left.
+    if not any(surviving.values()):
+        raise ConfigurationError(
+            "every layer mask of both LMs is 0: nothing of the LMs but their token embeddings "
+            "would be left. Prune with a budget >= 1 or a smaller lambda0, or train a tagger "
+            "without LM features (e.g. ner_vanilla)."
+        )
     return surviving
 
 

@@ -49,13 +49,14 @@ def layer_selection_penalty(layer_mask: torch.Tensor, lambda0: float, budget: in
 def check_penalty_config(lambda0: float, budget: int) -> None:
     if lambda0 < 0:
         raise ConfigurationError(f"layer_selection: lambda0 must be >= 0, got {lambda0}")
-    if budget < 2:
+    if budget < 1:
         raise ConfigurationError(
-            f"layer_selection: budget must be >= 2, got {budget}. The budget counts the layers "
-            "that survive in both directions together; below 2, at least one LM loses every "
-            "layer, which would leave the tagger only that LM's token embeddings, and "
-            "`allennlp ldnet-prune` keeps at least one layer per direction. For no LM features, "
-            "train a tagger without them (e.g. ner_vanilla) instead."
+            f"layer_selection: budget must be >= 1, got {budget}. The budget counts the layers "
+            "that survive in both directions together; a budget of 0 asks the penalty to remove "
+            "every LM layer, which would leave the tagger only the LMs' token embeddings: train "
+            "a tagger without LM features (e.g. ner_vanilla) instead. (With a budget of 1, or "
+            "whenever the penalty removes all of one LM's layers, that LM contributes its token "
+            "embeddings only; `allennlp ldnet-prune` keeps it so.)"
         )
 
 
@@ -72,7 +73,7 @@ class LayerSelectionRegularizer(Regularizer):
     AllenNLP only regularizes parameters that require gradients, so the penalty is on exactly
     while the masks are being trained (the pruning callback decides when).
 
-    Config keys: `lambda0` (float >= 0, official 0.05), `budget` (int >= 2, official 2).
+    Config keys: `lambda0` (float >= 0, official 0.05), `budget` (int >= 1, official 2).
     """
 
     def __init__(self, lambda0: float = 0.05, budget: int = 2) -> None:

@@ -94,6 +94,24 @@ def test_pruned_archive_predicts_like_the_masked_model(phase1, tmp_path):
     assert predictions(masked, SENTENCES) == predictions(tmp_path / "pruned.tar.gz", SENTENCES)
 
 
+def test_a_direction_pruned_of_every_layer_keeps_its_token_embeddings(phase1, tmp_path):
+    # what LD-Net's budget of 2 can give: one LM loses every layer (here the forward one)
+    masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[0.0, 0.0, 0.0], [0.7, 0.0, 0.0]])
+    report = prune_archive(str(masked), str(tmp_path / "pruned.tar.gz"))
+    name = "text_field_embedder.token_embedder_lm"
+    assert report.kept_layers_after[name] == {"forward": [], "backward": [0]}
+
+    pruned = load_archive(str(tmp_path / "pruned.tar.gz")).model.eval()
+    embedder = pruned.text_field_embedder.token_embedder_lm
+    assert embedder.forward_lm.encoder.num_layers == 0
+    assert len(list(embedder.forward_lm.encoder.parameters())) == 0
+    masked_model = load_archive(str(masked)).model.eval()
+    ids = torch.tensor([[5, 7, 3, 9], [4, 2, 0, 0]])
+    masked_r = masked_model.text_field_embedder.token_embedder_lm(ids)
+    assert torch.allclose(masked_r, embedder(ids), atol=1e-5)
+    assert predictions(masked, SENTENCES) == predictions(tmp_path / "pruned.tar.gz", SENTENCES)
+
+
 def test_pruned_archive_through_the_plain_cli(phase1, tmp_path):
     masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
     process = run_allennlp(
@@ -126,9 +144,10 @@ def test_refusals(phase1, tmp_path):
     with pytest.raises(ConfigurationError, match="nothing to remove"):
         prune_archive(str(phase1), str(tmp_path / "out.tar.gz"))
     assert not (tmp_path / "out.tar.gz").exists()
-    masked = masked_archive(phase1, tmp_path / "m.tar.gz", [[0.0, 0.0, 0.0], [1.0, 0.0, 1.0]])
-    with pytest.raises(ConfigurationError, match="every layer mask of the forward LM is 0"):
+    masked = masked_archive(phase1, tmp_path / "m.tar.gz", [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    with pytest.raises(ConfigurationError, match="every layer mask of both LMs is 0"):
         prune_archive(str(masked), str(tmp_path / "out.tar.gz"))
+    assert not (tmp_path / "out.tar.gz").exists()
     masked = masked_archive(phase1, tmp_path / "m2.tar.gz", [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]])
     prune_archive(str(masked), str(tmp_path / "pruned.tar.gz"))
     with pytest.raises(ConfigurationError, match="nothing to remove"):

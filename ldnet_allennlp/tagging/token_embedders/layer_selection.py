@@ -284,10 +284,9 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
     def _check_kept(self, kept: Optional[Sequence[int]], key: str) -> List[int]:
         if kept is None:
             return list(range(self.num_layers))
+        # may be empty: an LM pruned of every layer contributes its token embeddings only
         kept = sorted(set(int(i) for i in kept))
-        if not kept:
-            raise ConfigurationError(f"{key} must name at least one layer to keep.")
-        if kept[0] < 0 or kept[-1] >= self.num_layers:
+        if kept and (kept[0] < 0 or kept[-1] >= self.num_layers):
             raise ConfigurationError(
                 f"{key} {kept} out of range for LMs of {self.num_layers} layers."
             )
