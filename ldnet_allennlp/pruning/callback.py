@@ -2,21 +2,27 @@
 LD-Net's pruning phase as an AllenNLP `TrainerCallback`.
 """
 
+import json
 import logging
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
+import torch.distributed as dist
 
 from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import is_distributed
 from allennlp.models import Model
 from allennlp.training.callbacks import TrainerCallback
 
-from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer
+from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer, layer_selection_terms
 
 logger = logging.getLogger(__name__)
 
 DIRECTIONS = ("forward", "backward")
+
+# Under DDP: every worker's per-epoch masks and decisions, written by the primary.
+WORKERS_FILE = "layer_pruning_workers.json"
 
 
 def find_layer_masks(model: Model) -> List[Tuple[str, torch.nn.Parameter]]:
@@ -63,9 +69,14 @@ class LayerPruningCallback(TrainerCallback):
     - Writes `layer_masks.png` (every mask over training steps) into the serialization dir after
       every epoch.
 
-    Under `"distributed"` training keep `start_epoch` 0: DDP fixes the set of trainable
-    parameters when it wraps the model. The clamp is deterministic, so masks stay identical on
-    every worker (DDP averages their gradients).
+    Under `"distributed"` training (DDP), `start_epoch` must be 0 (a `ConfigurationError`
+    otherwise): DDP fixes the set of parameters whose gradients it averages when it wraps the
+    model, before this callback runs. DDP averages the masks' gradients and the clamp is
+    deterministic, so the masks, and with them the penalty's budget gate, `live_layers` and the
+    within-budget metric, are the same on every worker; after every projection the workers'
+    masks are compared (`all_gather`) and a `RuntimeError` stops training if they differ. After
+    every epoch the primary writes every worker's masks and decisions (live layers, budget gate,
+    within-budget metric, best-so-far) to `layer_pruning_workers.json`.
 
     Config keys: `start_epoch` (int, default 0), `gated_metric` (str, default
     `"f1-measure-overall"`), `record_every` (int, default 10: batches between mask records).
@@ -89,6 +100,8 @@ class LayerPruningCallback(TrainerCallback):
         self.gated_metric = gated_metric
         self.record_every = record_every
         self.history: List[Dict[str, Any]] = []
+        # this worker's masks and decisions after every epoch (`epoch_record`)
+        self.epochs: List[Dict[str, Any]] = []
         self.steps = 0
         self._masks: List[Tuple[str, torch.nn.Parameter]] = []
         self._budget: Optional[int] = None
@@ -110,6 +123,14 @@ class LayerPruningCallback(TrainerCallback):
                     f"layer_pruning: the layer mask of {name or 'the model'} is fixed; set "
                     '"trainable_layer_mask": true on the layer-selection embedder.'
                 )
+        if getattr(trainer, "_distributed", False) and trainer._epochs_completed < self.start_epoch:
+            raise ConfigurationError(
+                f'layer_pruning: start_epoch is {self.start_epoch}, but under "distributed" '
+                "training the masks must train from the first epoch: DDP fixes the parameters "
+                "whose gradients it averages when it wraps the model, so masks switched on "
+                "later would not be synchronised. Set start_epoch to 0 (start from a phase-1 "
+                "tagger instead)."
+            )
         self._budget = find_budget(model)
         if self._budget is None:
             logger.warning(
@@ -128,6 +149,7 @@ class LayerPruningCallback(TrainerCallback):
         if not is_training or not self.active:
             return
         self.project()
+        self.check_workers_agree()
         self.steps += 1
         if self.steps % self.record_every == 0:
             self._record(epoch=epoch)
@@ -136,7 +158,10 @@ class LayerPruningCallback(TrainerCallback):
         if epoch + 1 == self.start_epoch:
             self._set_active(True)
         self._record(epoch=epoch + 1)
+        self.epochs.append(self.epoch_record(trainer, metrics, epoch))
         logger.info("layer_pruning after epoch %d: %s", epoch, self.describe())
+        if is_distributed():
+            self._write_workers_file(is_primary)
         if is_primary:
             self.plot()
 
@@ -152,11 +177,12 @@ class LayerPruningCallback(TrainerCallback):
             )
 
     def state_dict(self) -> Dict[str, Any]:
-        return {"history": self.history, "steps": self.steps}
+        return {"history": self.history, "steps": self.steps, "epochs": self.epochs}
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         self.history = list(state_dict["history"])
         self.steps = int(state_dict["steps"])
+        self.epochs = list(state_dict.get("epochs", []))
 
     # -- the work ------------------------------------------------------------------------------
 
@@ -176,6 +202,57 @@ class LayerPruningCallback(TrainerCallback):
 
     def live_layers(self) -> int:
         return sum(int((mask > 0).sum()) for _, mask in self._masks)
+
+    def budget_gate(self) -> Optional[List[bool]]:
+        """
+        Per mask parameter, the penalty's gate `[reg0_fwd + reg0_bwd > budget]` for the current
+        masks (the one its next evaluation applies); None without a budget.
+        """
+        if self._budget is None:
+            return None
+        return [layer_selection_terms(mask).reg0 > self._budget for _, mask in self._masks]
+
+    def epoch_record(self, trainer, metrics: Dict[str, Any], epoch: int) -> Dict[str, Any]:
+        """This worker's masks and pruning decisions after `epoch`."""
+        tracker = getattr(trainer, "_metric_tracker", None)
+        return {
+            "epoch": epoch,
+            "step": self.steps,
+            "masks": {name: mask.detach().tolist() for name, mask in self._masks},
+            "live_layers": self.live_layers(),
+            "budget_gate": self.budget_gate(),
+            "within_budget_metric": metrics.get(f"validation_{self.gated_metric}-within-budget"),
+            "is_best_so_far": None if tracker is None else bool(tracker.is_best_so_far()),
+        }
+
+    def check_workers_agree(self) -> None:
+        """
+        Under DDP: gathers every worker's masks and raises a `RuntimeError` naming the first
+        worker whose masks differ from worker 0's. Every worker raises, so none is left waiting.
+        """
+        if not is_distributed():
+            return
+        local = torch.cat([mask.detach().reshape(-1) for _, mask in self._masks])
+        gathered = [torch.empty_like(local) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, local)
+        for rank, masks in enumerate(gathered):
+            if not torch.equal(masks, gathered[0]):
+                raise RuntimeError(
+                    f"layer_pruning: after optimizer step {self.steps + 1} the layer masks of "
+                    f"worker {rank} ({masks.tolist()}) differ from worker 0's "
+                    f"({gathered[0].tolist()}); distributed workers must prune identically. "
+                    "Are the masks trained by DDP (trainable from the start, start_epoch 0)?"
+                )
+
+    def _write_workers_file(self, is_primary: bool) -> None:
+        gathered: List[Any] = [None] * dist.get_world_size()
+        dist.all_gather_object(gathered, {"rank": dist.get_rank(), "epochs": self.epochs})
+        if is_primary:
+            path = os.path.join(self.serialization_dir, WORKERS_FILE)
+            with open(path, "w") as workers_file:
+                json.dump(
+                    {"world_size": len(gathered), "workers": gathered}, workers_file, indent=1
+                )
 
     def describe(self) -> str:
         parts = []
