@@ -1,0 +1,144 @@
+"""
+Bad input for the package's predictors (`ldnet_tagger`, `distillation_classifier`), in process
+and through the real `allennlp predict` command line.
+"""
+
+import json
+import re
+
+import pytest
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
+
+from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
+from ldnet_allennlp.distillation.predictors import DistillationPredictor
+from tests.cli import run_allennlp
+from tests.conftest import FIXTURES_ROOT
+
+TRICKY_TOKENS = ["\x00", "\x1c", "🙂", "👍🏽", "\u200b", "\u202eRTL", "日本", "Paris"]
+
+# (input line, what the error says): each is a ConfigurationError quoting the line or key
+BAD_LINES = [
+    ("{bad json", "is not valid JSON"),
+    ('{"sentence": "unterminated}', "is not valid JSON"),
+    ("[1, 2]", "must be a JSON object"),
+    ('"just a string"', "must be a JSON object"),
+    ("null", "must be a JSON object"),
+]
+BAD_TAGGER_INPUTS = [
+    ({"text": "Paris"}, 'needs a "sentence" or a "tokens" key'),
+    ({"tokens": "John Smith"}, '"tokens" must be a list of non-empty strings'),
+    ({"tokens": ["John", ""]}, '"tokens" must be a list of non-empty strings'),
+    ({"tokens": [1, 2]}, '"tokens" must be a list of non-empty strings'),
+    ({"tokens": [["a"]]}, '"tokens" must be a list of non-empty strings'),
+    ({"sentence": None}, '"sentence" must be a string'),
+    ({"sentence": ["a", "b"]}, '"sentence" must be a string'),
+]
+BAD_CLASSIFIER_INPUTS = [
+    ({"text": "a film"}, "needs 'sentence' or 'premise' and 'hypothesis'"),
+    ({"sentence": ""}, '"sentence" must be a non-empty string'),
+    ({"sentence": " \t\x1c "}, '"sentence" must be a non-empty string'),
+    ({"sentence": None}, '"sentence" must be a non-empty string'),
+    ({"sentence": 5}, '"sentence" must be a non-empty string'),
+    ({"premise": "a", "hypothesis": ""}, '"hypothesis" must be a non-empty string'),
+]
+
+
+@pytest.fixture(scope="module")
+def tagger(ldnet_run):
+    return Predictor.from_archive(load_archive(str(ldnet_run / "model.tar.gz")))
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    """The tiny SST-2 student of the fixtures, built (untrained) with the transfer set's vocab."""
+    root = FIXTURES_ROOT / "distillation"
+    params = Params.from_file(
+        str(root / "student_sst2.jsonnet"), ext_vars={"DISTILLATION_FIXTURES": str(root)}
+    )
+    reader = TransferSetReader()
+    vocab = Vocabulary.from_instances(reader.read(str(root / "transfer" / "sst2_aug.jsonl")))
+    model = Model.from_params(vocab=vocab, params=params["model"])
+    return DistillationPredictor(model, reader)
+
+
+@pytest.mark.parametrize("line, message", BAD_LINES)
+@pytest.mark.parametrize("which", ["tagger", "classifier"])
+def test_lines_that_are_not_json_objects(which, line, message, request):
+    predictor = request.getfixturevalue(which)
+    with pytest.raises(
+        ConfigurationError, match=rf"input line \d+ .*{message}.*{re.escape(line[:5])}"
+    ):
+        predictor.load_line(line + "\n")
+
+
+@pytest.mark.parametrize("inputs, message", BAD_TAGGER_INPUTS)
+def test_tagger_inputs_of_the_wrong_shape(tagger, inputs, message):
+    with pytest.raises(ConfigurationError, match=message):
+        tagger.predict_json(inputs)
+
+
+@pytest.mark.parametrize("inputs, message", BAD_CLASSIFIER_INPUTS)
+def test_classifier_inputs_of_the_wrong_shape(classifier, inputs, message):
+    with pytest.raises(ConfigurationError, match=message):
+        classifier.predict_json(inputs)
+
+
+def test_tagger_one_token_2000_tokens_control_characters_and_emoji(tagger):
+    long = [f"w{i}" for i in range(2000)]
+    outputs = tagger.predict_batch_json(
+        [{"tokens": ["Paris"]}, {"tokens": long}, {"tokens": TRICKY_TOKENS}, {"sentence": " \t "}]
+    )
+    assert [o["tokens"] for o in outputs] == [["Paris"], long, TRICKY_TOKENS, []]
+    assert [len(o["tags"]) for o in outputs] == [1, 2000, len(TRICKY_TOKENS), 0]
+    # raw text with control characters and emoji goes through spaCy: every token is tagged
+    raw = tagger.predict_json({"sentence": "\x00\x01 Paris \x1b[31m 🙂👍🏽 \u202e"})
+    assert raw["tokens"] and len(raw["tags"]) == len(raw["tokens"])
+
+
+def test_classifier_one_word_2000_words_control_characters_and_emoji(classifier):
+    for sentence in ["good", " ".join(["good"] * 2000), "\x00 good 🙂 👍🏽 \u202e film"]:
+        output = classifier.predict_json({"sentence": sentence})
+        assert output["label"] in ("0", "1")
+        assert sum(output["probs"]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_allennlp_predict_skips_blank_lines_and_stops_at_invalid_json(ldnet_run, tmp_path):
+    """
+    Through the real command line: AllenNLP's `predict` skips blank lines itself (no output line,
+    documented in docs/bad_inputs.md); a line that is not JSON ends the run with our error, which
+    quotes it and counts the non-blank lines before it, and no frame of torch is in the
+    traceback. The lines before it were predicted and written.
+    """
+    inputs = tmp_path / "input.jsonl"
+    inputs.write_text(
+        '{"tokens": ["Paris"]}\n'
+        "\n"
+        "   \n"
+        + json.dumps({"tokens": TRICKY_TOKENS}, ensure_ascii=False)
+        + "\n"
+        + json.dumps({"tokens": [f"w{i}" for i in range(2000)]})
+        + "\n"
+        '{"sentence": "Maria visited Berlin.", \n'
+        '{"tokens": ["never", "reached"]}\n',
+        encoding="utf-8",
+    )
+    output = tmp_path / "predictions.jsonl"
+    process = run_allennlp(
+        ["predict", str(ldnet_run / "model.tar.gz"), str(inputs), "--output-file", str(output)]
+        + ["--silent", "--include-package", "ldnet_allennlp"],
+        check=False,
+    )
+    assert process.returncode != 0
+    last_line = process.stderr.strip().splitlines()[-1]
+    assert last_line.startswith("allennlp.common.checks.ConfigurationError: input line 4 (not")
+    assert "is not valid JSON" in last_line and "Maria visited Berlin" in last_line
+    traceback = process.stderr[process.stderr.index("Traceback") :]
+    assert "site-packages/torch" not in traceback
+    predictions = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert [p["tokens"] for p in predictions][:2] == [["Paris"], TRICKY_TOKENS]
+    assert len(predictions) == 3 and len(predictions[2]["tags"]) == 2000
