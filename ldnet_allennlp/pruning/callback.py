@@ -137,10 +137,15 @@ class LayerPruningCallback(TrainerCallback):
                 "layer_pruning: the model has no `layer_selection` regularizer on its layer "
                 "masks, so nothing pushes them to 0 and no budget gates the best checkpoint."
             )
-        self._set_active(trainer._epochs_completed >= self.start_epoch)
+        # after `--recover` the trainer counts its epochs from 0 again while it skips those
+        # before the checkpoint (without calling on_epoch): those count as completed here
+        epochs_completed = max(
+            trainer._epochs_completed, getattr(trainer, "_start_after_epochs_completed", 0)
+        )
+        self._set_active(epochs_completed >= self.start_epoch)
         self._wrap_metrics(model)
         if not self.history:
-            self._record(epoch=trainer._epochs_completed)
+            self._record(epoch=epochs_completed)
 
     def on_batch(
         self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number,
