@@ -16,6 +16,10 @@ that fails without it.
 3. **`torch.cuda.amp` deprecation.** AllenNLP's trainer calls `torch.cuda.amp.autocast(...)`
    every batch, which emits a `FutureWarning` a user cannot act on. We point the trainer at
    `torch.amp` with `device_type="cuda"`, which is the same function without the warning.
+4. **Exact `--recover`.** AllenNLP's resume after a kill is not exact (no random state in its
+   checkpoints, validation shuffles not replayed, a checkpoint cut short by the kill makes
+   `--recover` fail); `ldnet_allennlp.resume` says why and how it is fixed (tested by killing
+   real `allennlp train` processes in `tests/resume/`).
 """
 
 from typing import List, Union
@@ -29,6 +33,8 @@ from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.learning_rate_schedulers.pytorch_lr_schedulers import (
     _PyTorchLearningRateSchedulerWithMetricsWrapper,
 )
+
+from ldnet_allennlp.resume import enable_exact_resume
 
 
 def numpy_checkpoint_globals() -> list:
@@ -107,3 +113,4 @@ def use_torch_amp_in_trainer() -> None:
 def apply_compatibility_fixes() -> None:
     allow_numpy_scalars_in_checkpoints()
     use_torch_amp_in_trainer()
+    enable_exact_resume()

@@ -1,0 +1,212 @@
+"""
+Exact `allennlp train --recover` after a kill, also in the middle of an epoch.
+
+AllenNLP 2.10.1 resumes from its newest checkpoint by re-reading the training data loader up to
+it without training on the batches (so that the loader's shuffles are drawn again), but:
+
+1. it does not re-read the *validation* loader, whose shuffles draw from the same python
+   `random` (AllenNLP reuses `data_loader`, e.g. `"shuffle": true` or a bucket sampler, for
+   validation unless `validation_data_loader` is given), so every later shuffle differs;
+2. it saves no random state, so dropout (torch's generator) draws other masks;
+3. it names the newest checkpoint by its `model_state_e*_b*.th` file alone, so a process killed
+   while writing a checkpoint leaves one that `--recover` fails on;
+4. its "every N batches" checkpoint count restarts from 0, so the resumed run checkpoints at
+   other batches than an uninterrupted one.
+
+Measured on the fixture LM killed mid-epoch (tests/resume/): weights up to 0.05 apart from the
+uninterrupted run after 3 epochs. `enable_exact_resume()` (applied on import of
+`ldnet_allennlp`) fixes all four:
+
+- `ExactResumeCallback` (`"exact_resume"`), added to AllenNLP's default trainer callbacks,
+  saves with every checkpoint the random generators (python, numpy, torch CPU), where training
+  was, and which epochs validated. On `--recover` it also re-reads the validation loader after
+  each skipped epoch that validated, and sets the saved generators back at exactly the
+  checkpoint's batch.
+- `--recover` deletes an incomplete checkpoint (a file missing or not a complete torch archive)
+  with a warning, resumes from the one before, and continues the interrupted run's
+  checkpoint schedule.
+
+Still not exact (AllenNLP keeps them in local variables): the `training_*` metrics of the epoch
+the run was resumed in cover only the batches trained after the resume (the loss is their sum
+divided by all batches of the epoch). The weights, validation metrics and best epoch are
+exact, as is everything in later epochs. Draws from python's `random` outside the data loaders
+(e.g. in a model's `forward`) are not replayed: a warning says so when it happens. CUDA
+generators are not saved; under `"distributed"` only the primary writes checkpoints, so every
+worker resumes with the primary's generators.
+"""
+
+import contextlib
+import logging
+import os
+import random
+import zipfile
+from typing import Any, Dict, Iterator, List, Optional
+
+import numpy
+import torch
+
+from allennlp.data import TensorDict
+from allennlp.data.data_loaders import DataLoader
+from allennlp.training import gradient_descent_trainer
+from allennlp.training.callbacks import TrainerCallback
+from allennlp.training.checkpointer import Checkpointer
+
+logger = logging.getLogger(__name__)
+
+
+def get_random_state() -> Dict[str, Any]:
+    """Python's, numpy's (global) and torch's (CPU) generators, as `weights_only`-loadable data."""
+    numpy_state = numpy.random.get_state(legacy=False)
+    numpy_state["state"]["key"] = numpy_state["state"]["key"].tolist()
+    return {"python": random.getstate(), "numpy": numpy_state, "torch": torch.get_rng_state()}
+
+
+def set_random_state(state: Dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    numpy_state = dict(state["numpy"], state=dict(state["numpy"]["state"]))
+    numpy_state["state"]["key"] = numpy.array(numpy_state["state"]["key"], dtype=numpy.uint32)
+    numpy.random.set_state(numpy_state)
+    torch.set_rng_state(state["torch"])
+
+
+@TrainerCallback.register("exact_resume")
+class ExactResumeCallback(TrainerCallback):
+    """
+    Makes `--recover` continue exactly where the checkpoint was taken (see the module's
+    docstring). A default trainer callback once `ldnet_allennlp` is imported; with
+    `"enable_default_callbacks": false`, list `"exact_resume"` in `trainer.callbacks`.
+    No config keys.
+    """
+
+    def __init__(self, serialization_dir: str) -> None:
+        super().__init__(serialization_dir)
+        self._trainer = None
+        self._validated_epochs: List[int] = []
+        self._resume_from: Optional[Dict[str, Any]] = None
+
+    def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
+        self._trainer = trainer
+        if self._resume_from:
+            trainer.data_loader = _ReplayToCheckpoint(trainer, self._resume_from)
+            self._resume_from = None
+
+    def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary=True, **kwargs):
+        # the metric tracker counts the epochs that validated
+        if trainer._metric_tracker._epoch_number > len(self._validated_epochs):
+            self._validated_epochs.append(epoch)
+
+    def state_dict(self) -> Dict[str, Any]:
+        if self._trainer is None:
+            return {}
+        return {
+            "epochs_completed": self._trainer._epochs_completed,
+            "batches_in_epoch_completed": self._trainer._batches_in_epoch_completed,
+            "validated_epochs": list(self._validated_epochs),
+            "random_state": get_random_state(),
+        }
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self._validated_epochs = list(state_dict.get("validated_epochs", []))
+        self._resume_from = state_dict or None
+
+
+class _ReplayToCheckpoint(DataLoader):
+    """
+    Stands in for the trainer's data loader while a resumed run re-reads it up to the
+    checkpoint: re-reads the validation loader after each skipped epoch that validated, sets the
+    checkpoint's random state right before the first batch after the checkpoint is read, then
+    steps aside.
+    """
+
+    def __init__(self, trainer, checkpoint: Dict[str, Any]) -> None:
+        self._trainer = trainer
+        self._data_loader = trainer.data_loader
+        self._epoch = checkpoint["epochs_completed"]
+        groups = checkpoint["batches_in_epoch_completed"]
+        self._batches = groups * getattr(trainer, "_num_gradient_accumulation_steps", 1)
+        self._validated_epochs = set(checkpoint["validated_epochs"])
+        self._random_state = checkpoint["random_state"]
+        self._epochs_read = 0
+
+    def __len__(self) -> int:
+        return len(self._data_loader)
+
+    def __iter__(self) -> Iterator[TensorDict]:
+        epoch = self._epochs_read
+        self._epochs_read += 1
+        if epoch < self._epoch:
+            return self._skipped_epoch(epoch)
+        if self._batches == 0:  # the checkpoint was taken at the end of the previous epoch
+            self._restore()
+            return iter(self._data_loader)
+        return self._restore_after(iter(self._data_loader))
+
+    def _skipped_epoch(self, epoch: int) -> Iterator[TensorDict]:
+        yield from self._data_loader
+        validation_data_loader = self._trainer._validation_data_loader
+        if epoch in self._validated_epochs and validation_data_loader is not None:
+            for _ in validation_data_loader:
+                pass
+
+    def _restore_after(self, batches: Iterator[TensorDict]) -> Iterator[TensorDict]:
+        for number, batch in enumerate(batches, start=1):
+            yield batch
+            if number == self._batches:
+                self._restore()
+
+    def _restore(self) -> None:
+        if random.getstate() != self._random_state["python"]:
+            logger.warning(
+                "--recover: python's random generator is not where the checkpoint left it after "
+                "re-reading the data up to it: something besides the data loaders draws from it, "
+                "so this resumed run may see the data in another order than an uninterrupted one."
+            )
+        set_random_state(self._random_state)
+        self._trainer.data_loader = self._data_loader
+
+    def iter_instances(self):
+        return self._data_loader.iter_instances()
+
+    def index_with(self, vocab) -> None:
+        self._data_loader.index_with(vocab)
+
+    def set_target_device(self, device: torch.device) -> None:
+        self._data_loader.set_target_device(device)
+
+
+def _is_complete_torch_file(path: str) -> bool:
+    # torch.save writes a zip archive whose central directory comes last
+    return os.path.isfile(path) and zipfile.is_zipfile(path)
+
+
+_allennlp_load_checkpoint = Checkpointer.load_checkpoint
+
+
+def _load_complete_checkpoint(self: Checkpointer):
+    for point in sorted(self._find_all_checkpoints()):
+        paths = [self._model_state_path(*point), self._training_state_path(*point)]
+        if not all(_is_complete_torch_file(path) for path in paths):
+            logger.warning(
+                "--recover: deleting the incomplete checkpoint %s (the process was stopped while "
+                "writing it); resuming from the one before.",
+                " + ".join(os.path.basename(path) for path in paths),
+            )
+            for path in paths:
+                with contextlib.suppress(FileNotFoundError):  # distributed workers race here
+                    os.remove(path)
+    checkpoint = _allennlp_load_checkpoint(self)
+    if checkpoint is not None:
+        # the "every N batches" schedule continues from this checkpoint, not from 0
+        self._last_save_num_epochs_completed = checkpoint.trainer_state["epochs_completed"]
+        self._last_save_num_batches_in_epoch_completed = checkpoint.trainer_state[
+            "batches_in_epoch_completed"
+        ]
+    return checkpoint
+
+
+def enable_exact_resume() -> None:
+    """Adds `ExactResumeCallback` to the trainer's default callbacks; fixes `--recover`."""
+    defaults = gradient_descent_trainer.DEFAULT_CALLBACKS
+    if ExactResumeCallback not in defaults:
+        gradient_descent_trainer.DEFAULT_CALLBACKS = tuple(defaults) + (ExactResumeCallback,)
+    Checkpointer.load_checkpoint = _load_complete_checkpoint
