@@ -136,7 +136,7 @@ def prune_archive(archive_path: str, output_path: str) -> PruneReport:
         raise ConfigurationError(f"--output-file {output_path} is a directory; name a file.")
     try:
         archive = load_archive(archive_path)
-    except (OSError, tarfile.TarError) as error:  # missing, not a tar.gz, truncated
+    except (OSError, EOFError, tarfile.TarError) as error:  # missing, not a tar.gz, truncated
         raise ConfigurationError(
             f"{archive_path} could not be loaded as an AllenNLP model archive: {error}"
         ) from error
