@@ -4,6 +4,7 @@ Our forward + backward dense LMs as one frozen biLM with the interface of AllenN
 """
 
 import logging
+import tarfile
 from typing import Dict, List, Optional, Union
 
 import torch
@@ -35,7 +36,7 @@ def load_dense_lm(
         where = str(archive_or_model)
         try:
             model = load_archive(where, cuda_device=-1).model
-        except (FileNotFoundError, OSError) as error:
+        except (OSError, EOFError, tarfile.TarError) as error:  # missing, not a tar.gz, cut
             raise ConfigurationError(
                 f"{key}: cannot load the language model archive {where!r} ({error})."
             )
