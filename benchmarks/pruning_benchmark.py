@@ -89,6 +89,8 @@ def tensor_batches(archive_path: Path, sentences: List[List[str]], batch_size: i
     from allennlp.data import Batch, Token
     from allennlp.models.archival import load_archive
 
+    import ldnet_allennlp  # noqa: F401  (registers our readers and models for load_archive)
+
     archive = load_archive(str(archive_path))
     model, reader = archive.model.eval(), archive.dataset_reader
     batches = []

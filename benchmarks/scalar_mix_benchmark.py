@@ -72,6 +72,8 @@ def tensor_batches(archive: Path, batch_size: int):
     from allennlp.data import Batch, Token
     from allennlp.models.archival import load_archive
 
+    import ldnet_allennlp  # noqa: F401  (registers our readers and models for load_archive)
+
     loaded = load_archive(str(archive))
     model, reader = loaded.model.eval(), loaded.validation_dataset_reader
     sentences = [
