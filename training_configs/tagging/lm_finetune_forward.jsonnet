@@ -7,4 +7,4 @@
 // then train ner_ldnet.jsonnet with FORWARD_LM_ARCHIVE=runs/lm_finetune/forward/model.tar.gz.
 // Only the tagging data's *training* (and dev, for perplexity) text is used, never its test set.
 local finetune = import "lm_finetune.libsonnet";
-finetune(std.extVar("FORWARD_LM_ARCHIVE"))
+finetune(std.extVar("FORWARD_LM_ARCHIVE"), "forward")

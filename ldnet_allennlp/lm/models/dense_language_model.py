@@ -3,6 +3,7 @@ LD-Net's densely connected LSTM language model (Liu et al., 2018), one direction
 """
 
 import math
+import tarfile
 from typing import Dict, List, Optional, Sequence, Union
 
 import torch
@@ -136,6 +137,40 @@ class DenseLanguageModel(Model):
         )
         self._nll_sum = 0.0
         self._num_predicted = 0
+
+    @classmethod
+    def from_lm_archive(
+        cls, archive_file: str, direction: Optional[str] = None, vocab: Optional[Vocabulary] = None
+    ) -> "DenseLanguageModel":
+        """
+        AllenNLP's `from_archive` model type, checked: the archive must hold a
+        `dense_language_model` (reading in `direction`, if given), else a `ConfigurationError`
+        names `model.archive_file`. Registered as `"dense_language_model_from_archive"` (the LM
+        fine-tuning configs use it), with the config keys `archive_file` and `direction`.
+        """
+        from allennlp.models.archival import load_archive  # here to avoid a circular import
+
+        try:
+            model = load_archive(archive_file).model
+        except (OSError, EOFError, tarfile.TarError) as error:
+            raise ConfigurationError(
+                f"model.archive_file ({archive_file}) could not be loaded as an AllenNLP model "
+                f"archive: {error}"
+            ) from error
+        if not isinstance(model, DenseLanguageModel):
+            raise ConfigurationError(
+                f"model.archive_file ({archive_file}) holds a {type(model).__name__}, not a "
+                "dense_language_model."
+            )
+        if direction is not None and model.direction != direction:
+            raise ConfigurationError(
+                f"model.archive_file ({archive_file}) holds a {model.direction!r} language model, "
+                f"but model.direction is {direction!r}."
+            )
+        if vocab:  # as `Model.from_archive` does
+            model.vocab.extend_from_vocab(vocab)
+            model.extend_embedder_vocab()
+        return model
 
     # ---------------------------------------------------------------- public feature API
 
@@ -313,3 +348,8 @@ class DenseLanguageModel(Model):
             targets[:, 1:] = token_ids[:, :-1]
             target_mask[:, 1:] = mask[:, 1:] & mask[:, :-1]
         return targets, target_mask
+
+
+Model.register("dense_language_model_from_archive", constructor="from_lm_archive")(
+    DenseLanguageModel
+)
