@@ -146,7 +146,17 @@ def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentence
             seconds[name].append(time_model(model, batches))
         if spacy_too:
             seconds["spacy_sm"].append(time_spacy(nlp, [d.copy() for d in docs]))
-    result = {}
+    from ldnet_allennlp.tagging.flops import flops_breakdown
+
+    result: Dict[str, Any] = {
+        # where the multiply-adds per token go (the LMs, their projection W_cr, the char CNN,
+        # the word BiLSTM, the CRF emissions), and the LMs' own ratio
+        "flops_breakdown_unpruned": flops_breakdown(runs["unpruned_b32"][0]),
+        "flops_breakdown_pruned": flops_breakdown(runs["pruned_b32"][0]),
+    }
+    result["lm_flops_ratio"] = (
+        result["flops_breakdown_unpruned"]["lm"] / result["flops_breakdown_pruned"]["lm"]
+    )
     for name in runs:
         result[f"words_per_sec_{name}"] = runs[name][2] / statistics.median(seconds[name])
     if spacy_too:
