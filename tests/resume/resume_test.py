@@ -1,0 +1,337 @@
+"""
+Exact resume after a SIGKILL in the middle of an epoch (issue 8, part 2).
+
+For each kind of training the package ships (a dense LM, the LD-Net tagger, LD-Net pruning with
+the `layer_pruning` callback, a distillation student), on the fixtures and through the real
+command line:
+
+1. `allennlp train` is killed with SIGKILL in the middle of an epoch (`tests/resume/sigkill.py`),
+   after a mid-epoch checkpoint (`save_every_num_batches`), or while writing one;
+2. the same command with `--recover` finishes the run in a new process;
+3. the result is compared with an uninterrupted run of the same config and seed (trained in this
+   process, one torch thread in both): every checkpoint the uninterrupted run wrote exists and
+   is equal (model state: every tensor `torch.equal`; training state: optimizer, metric tracker,
+   callbacks' states incl. the random generators and the pruning masks' history, all equal),
+   `best.th` is equal, and so are the metrics of every epoch, except the `training_*` metrics of
+   the epoch that was interrupted (AllenNLP computes them from the batches trained after the
+   resume only; see `ldnet_allennlp/resume.py`).
+
+Without `ldnet_allennlp.resume` the same runs end with other weights (measured on the LM test:
+up to 0.05 apart) or, when killed while writing a checkpoint, do not resume at all.
+
+An `allennlp` process spends ~10 s of CPU importing, so the killed and recovered processes of
+the four tests run in the background, two at a time, from the start of the module, while this
+process builds the fixture LMs and trains the uninterrupted runs.
+"""
+
+import contextlib
+import json
+import re
+import signal
+import subprocess
+import zipfile
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+import torch
+from allennlp.commands.train import train_model
+from allennlp.common import Params
+
+import tests.resume.sigkill  # noqa: F401  (registers "test_sigkill" for the uninterrupted runs)
+from tests.cli import run_allennlp
+from tests.conftest import CONFIGS_ROOT
+from tests.configs_test import FIXTURE_EXT_VARS, build_ldnet_phase1
+from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
+from tests.elmo.lm_archives import build_lm_archive_ext_vars
+from tests.resume.sigkill import KILL_AT_VARIABLE
+
+QUIET_LOGGER = {"type": "console_logger", "should_log_inputs": False}
+# a checkpoint every 2 batches; keep them all, so that all of them can be compared
+CHECKPOINTER = {"save_every_num_batches": 2, "keep_most_recent_by_count": None}
+# keys of metrics*.json that measure time or memory, not training
+UNCOMPARED_METRIC = re.compile(r"duration|memory")
+
+
+@dataclass
+class Scenario:
+    """A training config killed at `kill_at` (`LDNET_TEST_SIGKILL_AT`), then recovered."""
+
+    config: Path
+    overrides: Dict[str, Any]
+    kill_at: str
+    # the newest complete checkpoint the kill leaves, e.g. "e1_b2"
+    resumes_from: str
+    needs_lm_archives: bool = False
+    needs_phase1: bool = False
+    ext_vars: Dict[str, str] = field(default_factory=lambda: dict(FIXTURE_EXT_VARS))
+
+    @property
+    def interrupted_epoch(self) -> int:
+        return int(self.kill_at.split(":")[0])
+
+
+SCENARIOS = {
+    # The shipped LM config: bucket batches (shuffled, with padding noise, also for validation),
+    # lazy reading, fixed-size "epochs" that cut across passes over the data. Killed after batch
+    # 3 of epoch 1 (of 3); resumes from the checkpoint after batch 2.
+    "dense_lm": Scenario(
+        CONFIGS_ROOT / "lm" / "dense_lm_forward.jsonnet",
+        {
+            "model.cutoffs": [10, 20],
+            "vocabulary.min_count.tokens": 1,
+            "vocabulary.max_vocab_size.tokens": 1000,
+            "data_loader.batch_sampler.batch_size": 4,
+            "data_loader.batches_per_epoch": 5,
+            "validation_data_loader.batch_sampler.batch_size": 4,
+            "trainer.num_epochs": 3,
+            "trainer.callbacks": [QUIET_LOGGER, "test_sigkill"],
+        },
+        kill_at="1:3",
+        resumes_from="e1_b2",
+    ),
+    # ner_ldnet (dropout in the tagger and in the LD-Net features), killed in its last epoch.
+    "ldnet_tagger": Scenario(
+        CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet",
+        {
+            "data_loader.batch_size": 4,
+            "trainer.num_epochs": 2,
+            "trainer.callbacks": [QUIET_LOGGER, "test_sigkill"],
+        },
+        kill_at="1:5",
+        resumes_from="e1_b4",
+        needs_lm_archives=True,
+    ),
+    # ner_ldnet_prune with the masks trainable from epoch 1 (`start_epoch`), killed in epoch 2:
+    # the resumed run must train the masks (the callback's decision), and their values, the
+    # callback's history and the budget-gated best epoch must match.
+    "pruning": Scenario(
+        CONFIGS_ROOT / "tagging" / "ner_ldnet_prune.jsonnet",
+        {
+            "data_loader.batch_size": 4,
+            "trainer.num_epochs": 3,
+            "trainer.callbacks": [
+                QUIET_LOGGER,
+                {"type": "layer_pruning", "start_epoch": 1, "record_every": 2},
+                "test_sigkill",
+            ],
+        },
+        kill_at="2:3",
+        resumes_from="e2_b2",
+        needs_lm_archives=True,
+        needs_phase1=True,
+    ),
+    # The distilled student on the augmented transfer set, killed while writing the checkpoint
+    # after batch 4 of epoch 1 (its training state is cut short): `--recover` deletes it, resumes
+    # from the one before, and writes it again.
+    "student": Scenario(
+        CONFIGS_ROOT / "distillation" / "sst2_distilled_aug.jsonnet",
+        {
+            "data_loader.batch_sampler.batch_size": 8,
+            "model.text_field_embedder.token_embedders.tokens.embedding_dim": 8,
+            "model.encoder.input_size": 8,
+            "model.encoder.hidden_size": 8,
+            "model.hidden_dim": 8,
+            "trainer.num_epochs": 2,
+            "trainer.callbacks": [QUIET_LOGGER, "test_sigkill"],
+        },
+        kill_at="1:4:saving",
+        resumes_from="e1_b2",
+        ext_vars=dict(DISTILLATION_FIXTURE_EXT_VARS),
+    ),
+}
+
+
+@dataclass
+class KilledAndRecovered:
+    scenario: Scenario
+    directory: Path
+    killed: subprocess.CompletedProcess
+    # (epochs, batches) of every checkpoint whose two files were complete after the kill
+    complete_after_kill: List[Tuple[int, int]]
+    # checkpoint files the kill left incomplete (not a whole torch archive)
+    incomplete_after_kill: List[str]
+    recovered: subprocess.CompletedProcess
+
+
+def overrides_of(scenario: Scenario) -> Dict[str, Any]:
+    return dict(scenario.overrides, **{"trainer.checkpointer": CHECKPOINTER})
+
+
+def kill_and_recover(scenario: Scenario, directory: Path) -> KilledAndRecovered:
+    """Runs in a background thread: the two `allennlp train` processes of a scenario."""
+    command = [
+        "train",
+        str(scenario.config),
+        "-s",
+        str(directory),
+        "--include-package",
+        "ldnet_allennlp",
+        "--include-package",
+        "tests.resume.sigkill",
+        "-o",
+        json.dumps(overrides_of(scenario)),
+    ]
+    env = dict(scenario.ext_vars, OMP_NUM_THREADS="1")
+    killed = run_allennlp(
+        command, env=dict(env, **{KILL_AT_VARIABLE: scenario.kill_at}), check=False
+    )
+    complete = [
+        checkpoint_point(path)
+        for path in directory.glob("model_state_e*_b*.th")
+        if is_complete_torch_file(path)
+        and is_complete_torch_file(directory / path.name.replace("model_", "training_"))
+    ]
+    incomplete = sorted(
+        path.name for path in directory.glob("*_state_e*_b*.th") if not is_complete_torch_file(path)
+    )
+    recovered = run_allennlp(command + ["--recover"], env=env, check=False)
+    return KilledAndRecovered(scenario, directory, killed, complete, incomplete, recovered)
+
+
+@pytest.fixture(scope="module")
+def cli_runs(request, tmp_path_factory):
+    """
+    {scenario name: future KilledAndRecovered} for the scenarios of the selected tests, started
+    at once (the fixture LMs and phase-1 tagger are built first where a scenario needs them).
+    """
+    selected = {item.name for item in request.session.items if item.module is request.module}
+    names = [name for name in SCENARIOS if f"test_{name}_resumes_exactly" in selected]
+    executor = ThreadPoolExecutor(max_workers=2)
+    runs: Dict[str, Future] = {}
+
+    def start(name: str) -> None:
+        scenario = SCENARIOS[name]
+        directory = tmp_path_factory.mktemp(name) / "resumed"
+        runs[name] = executor.submit(kill_and_recover, scenario, directory)
+
+    for name in names:
+        if not SCENARIOS[name].needs_lm_archives:
+            start(name)
+    if any(SCENARIOS[name].needs_lm_archives for name in names):
+        lm_archives = build_lm_archive_ext_vars(tmp_path_factory.mktemp("lm_archives"))
+        for name in names:
+            if SCENARIOS[name].needs_lm_archives and not SCENARIOS[name].needs_phase1:
+                SCENARIOS[name].ext_vars.update(lm_archives)
+                start(name)
+    if any(SCENARIOS[name].needs_phase1 for name in names):
+        with one_torch_thread():
+            phase1 = build_ldnet_phase1(tmp_path_factory.mktemp("phase1"))
+        for name in names:
+            if SCENARIOS[name].needs_phase1:
+                SCENARIOS[name].ext_vars.update(lm_archives, **phase1)
+                start(name)
+    yield runs
+    executor.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def one_torch_thread():
+    """The uninterrupted runs use one thread, as the `allennlp` processes (OMP_NUM_THREADS=1)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def train_uninterrupted(scenario: Scenario, directory: Path) -> Path:
+    env = dict(scenario.ext_vars, OMP_NUM_THREADS="1")
+    overrides = json.dumps(overrides_of(scenario))
+    params = Params.from_file(str(scenario.config), params_overrides=overrides, ext_vars=env)
+    with one_torch_thread():
+        train_model(params, serialization_dir=str(directory))
+    return directory
+
+
+def check_resumed_exactly(name: str, cli_runs, tmp_path) -> KilledAndRecovered:
+    run: KilledAndRecovered = cli_runs[name].result()
+    scenario = run.scenario
+    assert run.killed.returncode == -signal.SIGKILL, run.killed.stderr[-3000:]
+    assert max(run.complete_after_kill) == checkpoint_point(scenario.resumes_from)
+    if not scenario.kill_at.endswith(":saving"):
+        assert run.incomplete_after_kill == []
+    assert run.recovered.returncode == 0, run.recovered.stderr[-5000:]
+    uninterrupted = train_uninterrupted(scenario, tmp_path / "uninterrupted")
+    assert_same_training(uninterrupted, run.directory, scenario.interrupted_epoch)
+    return run
+
+
+def is_complete_torch_file(path: Path) -> bool:
+    return path.is_file() and zipfile.is_zipfile(path)
+
+
+def checkpoint_point(path) -> Tuple[int, int]:
+    epochs, batches = re.search(r"e(\d+)_b(\d+)", str(path)).groups()
+    return int(epochs), int(batches)
+
+
+def assert_same_training(expected_dir: Path, actual_dir: Path, interrupted_epoch: int) -> None:
+    checkpoints = sorted(path.name for path in expected_dir.glob("*_state_e*_b*.th"))
+    assert checkpoints  # the comparison below is not vacuous
+    assert sorted(path.name for path in actual_dir.glob("*_state_e*_b*.th")) == checkpoints
+    for name in checkpoints + ["best.th"]:
+        expected = torch.load(expected_dir / name, map_location="cpu")
+        actual = torch.load(actual_dir / name, map_location="cpu")
+        assert_equal(expected, actual, where=name, dirs=(str(expected_dir), str(actual_dir)))
+    metric_files = sorted(path.name for path in expected_dir.glob("metrics*.json"))
+    assert sorted(path.name for path in actual_dir.glob("metrics*.json")) == metric_files
+    final_epoch = json.loads((expected_dir / "metrics.json").read_text())["epoch"]
+    for name in metric_files:
+        expected = json.loads((expected_dir / name).read_text())
+        actual = json.loads((actual_dir / name).read_text())
+        epoch = final_epoch if name == "metrics.json" else int(re.search(r"\d+", name).group())
+        for key in set(expected) | set(actual):
+            if UNCOMPARED_METRIC.search(key):
+                continue
+            if epoch == interrupted_epoch and key.startswith("training_"):
+                continue  # AllenNLP: only the batches trained after the resume
+            assert actual.get(key) == expected.get(key), f"{name}: {key}"
+
+
+def assert_equal(expected: Any, actual: Any, where: str, dirs) -> None:
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor) and torch.equal(expected, actual), (
+            f"{where}: differs by up to "
+            f"{(expected.double() - actual.double()).abs().max().item():.3g}"
+        )
+    elif isinstance(expected, dict):
+        assert isinstance(actual, dict) and set(expected) == set(actual), where
+        for key in expected:
+            assert_equal(expected[key], actual[key], f"{where}[{key!r}]", dirs)
+    elif isinstance(expected, (list, tuple)):
+        assert type(actual) is type(expected) and len(actual) == len(expected), where
+        for index, (left, right) in enumerate(zip(expected, actual)):
+            assert_equal(left, right, f"{where}[{index}]", dirs)
+    elif isinstance(expected, str):
+        # e.g. best_model_filename, a path into the serialization dir
+        assert expected.replace(dirs[0], "<dir>") == actual.replace(dirs[1], "<dir>"), where
+    else:
+        assert expected == actual, where
+
+
+def test_dense_lm_resumes_exactly(cli_runs, tmp_path):
+    check_resumed_exactly("dense_lm", cli_runs, tmp_path)
+
+
+def test_ldnet_tagger_resumes_exactly(cli_runs, tmp_path):
+    check_resumed_exactly("ldnet_tagger", cli_runs, tmp_path)
+
+
+def test_pruning_resumes_exactly(cli_runs, tmp_path):
+    run = check_resumed_exactly("pruning", cli_runs, tmp_path)
+    # the masks did train after the resume (the comparison would also pass if both froze)
+    before = torch.load(run.directory / "model_state_e2_b2.th")
+    after = torch.load(run.directory / "model_state_e3_b0.th")
+    mask = next(name for name in after if name.endswith("layer_mask") and after[name].dim() == 2)
+    assert not torch.equal(before[mask], after[mask])
+
+
+def test_student_resumes_exactly(cli_runs, tmp_path):
+    run = check_resumed_exactly("student", cli_runs, tmp_path)
+    assert run.incomplete_after_kill == ["training_state_e1_b4.th"]
+    log = run.recovered.stdout + run.recovered.stderr
+    assert "deleting the incomplete checkpoint model_state_e1_b4.th" in log
