@@ -1,6 +1,8 @@
 """`allennlp distill-transfer-set`: content, determinism, resume after an interruption, errors."""
 
 import json
+import os
+import signal
 
 import pytest
 from allennlp.commands.train import train_model_from_file
@@ -13,6 +15,7 @@ from ldnet_allennlp.distillation.commands import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES
+from tests.resume.sigkill import KILL_AFTER_FORWARDS_VARIABLE
 
 SST2_TRAIN = str(DISTILLATION_FIXTURES / "sst2" / "train.tsv")
 RULES = AugmentationRules(p_mask=0.2, p_pos=0.2, p_ng=0.25, n_iter=3)
@@ -103,6 +106,31 @@ def test_resume_after_interruption_equals_uninterrupted(teacher, uninterrupted, 
     assert output.read_bytes() == uninterrupted.read_bytes()
     build(teacher, output)  # resuming a finished file changes nothing
     assert output.read_bytes() == uninterrupted.read_bytes()
+
+
+def test_resume_after_sigkill_of_the_command(teacher, teacher_archive, tmp_path):
+    """
+    The real `allennlp distill-transfer-set` process killed with SIGKILL while the teacher labels
+    its 4th batch (tests/resume/sigkill.py), then the same build resumed: the three complete
+    batches are kept and the result is the uninterrupted one, byte for byte.
+    """
+    output = tmp_path / "killed.jsonl"
+    arguments = [SST2_TRAIN, str(output), "--n-iter", "3", "--p-mask", "0.2", "--p-pos", "0.2"]
+    arguments += ["--p-ng", "0.25", "--max-examples", "12", "--batch-size", "4", "--seed", "13"]
+    killed = run_allennlp(
+        ["distill-transfer-set", teacher_archive, *arguments]
+        + ["--include-package", "tests.resume.sigkill"],
+        env={KILL_AFTER_FORWARDS_VARIABLE: "3", "OMP_NUM_THREADS": "1"},
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    _, rows = read_rows(output)
+    assert len(rows) == 3 * 4
+    # the command's settings (its header names the teacher archive)
+    teacher_name = os.path.abspath(teacher_archive)
+    build(teacher, output, teacher_name=teacher_name)
+    build(teacher, tmp_path / "uninterrupted.jsonl", teacher_name=teacher_name)
+    assert output.read_bytes() == (tmp_path / "uninterrupted.jsonl").read_bytes()
 
 
 def test_resume_with_other_settings_is_refused(teacher, uninterrupted, tmp_path):
