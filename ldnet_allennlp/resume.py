@@ -11,17 +11,20 @@ it without training on the batches (so that the loader's shuffles are drawn agai
 3. it names the newest checkpoint by its `model_state_e*_b*.th` file alone, so a process killed
    while writing a checkpoint leaves one that `--recover` fails on;
 4. its "every N batches" checkpoint count restarts from 0, so the resumed run checkpoints at
-   other batches than an uninterrupted one.
+   other batches than an uninterrupted one;
+5. it writes `best.th` right after an epoch's checkpoint, which therefore does not know that its
+   epoch was the best: resumed from it, a run forgets `best.th` (e.g. killed in epoch 1, it
+   ends with the last epoch's weights instead of the best, which `evaluate_on_test` then uses).
 
 Measured on the fixture LM killed mid-epoch (tests/resume/): weights up to 0.05 apart from the
 uninterrupted run after 3 epochs. `enable_exact_resume()` (applied on import of
-`ldnet_allennlp`) fixes all four:
+`ldnet_allennlp`) fixes all five:
 
 - `ExactResumeCallback` (`"exact_resume"`), added to AllenNLP's default trainer callbacks,
   saves with every checkpoint the random generators (python, numpy, torch CPU), where training
   was, and which epochs validated. On `--recover` it also re-reads the validation loader after
-  each skipped epoch that validated, and sets the saved generators back at exactly the
-  checkpoint's batch.
+  each skipped epoch that validated, sets the saved generators back at exactly the
+  checkpoint's batch, and, resuming from an epoch's checkpoint, redoes that epoch's `best.th`.
 - `--recover` deletes an incomplete checkpoint (a file missing or not a complete torch archive)
   with a warning, resumes from the one before, and continues the interrupted run's
   checkpoint schedule.
@@ -87,8 +90,35 @@ class ExactResumeCallback(TrainerCallback):
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         self._trainer = trainer
         if self._resume_from:
+            if self._resume_from["batches_in_epoch_completed"] == 0:
+                self._save_best_after_epoch_end_checkpoint(trainer, is_primary)
             trainer.data_loader = _ReplayToCheckpoint(trainer, self._resume_from)
             self._resume_from = None
+
+    def _save_best_after_epoch_end_checkpoint(self, trainer, is_primary: bool) -> None:
+        """
+        AllenNLP writes `best.th` (and records its name) right *after* an epoch's checkpoint, so
+        when that epoch was the best, a run resumed from the checkpoint does not know of
+        `best.th` (and ends with the last epoch's weights instead of the best), and a kill
+        between the two leaves `best.th` stale. Does that step again, from the checkpoint.
+        """
+        last_epoch = self._resume_from["epochs_completed"] - 1
+        if last_epoch not in self._validated_epochs or not trainer._metric_tracker.is_best_so_far():
+            return
+        wrapped = trainer._ddp_wrapped_model
+        if wrapped is not None and wrapped.is_sharded:
+            return  # AllenNLP gathers sharded best states at the end; not handled here
+        path = os.path.join(trainer._serialization_dir, "best.th")
+        if is_primary:
+            moving_average = trainer._moving_average
+            if moving_average is not None:
+                moving_average.assign_average_value()
+            try:
+                trainer._save_model_state(path)
+            finally:
+                if moving_average is not None:
+                    moving_average.restore()
+        trainer._best_model_filename = path
 
     def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary=True, **kwargs):
         # the metric tracker counts the epochs that validated
@@ -136,6 +166,8 @@ class _ReplayToCheckpoint(DataLoader):
         self._epochs_read += 1
         if epoch < self._epoch:
             return self._skipped_epoch(epoch)
+        if epoch > self._epoch:  # not reached: the state is set back in epoch `self._epoch`
+            return iter(self._data_loader)
         if self._batches == 0:  # the checkpoint was taken at the end of the previous epoch
             self._restore()
             return iter(self._data_loader)
@@ -149,10 +181,14 @@ class _ReplayToCheckpoint(DataLoader):
                 pass
 
     def _restore_after(self, batches: Iterator[TensorDict]) -> Iterator[TensorDict]:
-        for number, batch in enumerate(batches, start=1):
+        number = 0
+        for batch in batches:
             yield batch
+            number += 1
             if number == self._batches:
                 self._restore()
+        if number < self._batches:  # the checkpoint followed a last, short group of batches
+            self._restore()
 
     def _restore(self) -> None:
         if random.getstate() != self._random_state["python"]:

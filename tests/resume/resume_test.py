@@ -20,11 +20,11 @@ Without `ldnet_allennlp.resume` the same runs end with other weights (measured o
 up to 0.05 apart) or, when killed while writing a checkpoint, do not resume at all.
 
 An `allennlp` process spends ~10 s of CPU importing, so the killed and recovered processes of
-the four tests run in the background, two at a time, from the start of the module, while this
-process builds the fixture LMs and trains the uninterrupted runs.
+the four tests run in the background (one single-threaded process per test at a time) from the
+start of the module, while this process builds the fixture LMs and trains the uninterrupted
+runs.
 """
 
-import contextlib
 import json
 import re
 import signal
@@ -46,13 +46,12 @@ from tests.conftest import CONFIGS_ROOT
 from tests.configs_test import FIXTURE_EXT_VARS, build_ldnet_phase1
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
 from tests.elmo.lm_archives import build_lm_archive_ext_vars
+from tests.resume.compare import assert_same_training, one_torch_thread
 from tests.resume.sigkill import KILL_AT_VARIABLE
 
 QUIET_LOGGER = {"type": "console_logger", "should_log_inputs": False}
 # a checkpoint every 2 batches; keep them all, so that all of them can be compared
 CHECKPOINTER = {"save_every_num_batches": 2, "keep_most_recent_by_count": None}
-# keys of metrics*.json that measure time or memory, not training
-UNCOMPARED_METRIC = re.compile(r"duration|memory")
 
 
 @dataclass
@@ -191,15 +190,26 @@ def kill_and_recover(scenario: Scenario, directory: Path) -> KilledAndRecovered:
     return KilledAndRecovered(scenario, directory, killed, complete, incomplete, recovered)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def single_torch_thread():
+    """
+    Training in this process uses one torch thread, as the `allennlp` processes do
+    (OMP_NUM_THREADS=1): the same arithmetic, and on this loaded 2-core machine two threads
+    make these tiny models ~10 times slower (measured: 35 s instead of 3 s for the LM archives).
+    """
+    with one_torch_thread():
+        yield
+
+
 @pytest.fixture(scope="module")
-def cli_runs(request, tmp_path_factory):
+def cli_runs(request, tmp_path_factory, single_torch_thread):
     """
     {scenario name: future KilledAndRecovered} for the scenarios of the selected tests, started
     at once (the fixture LMs and phase-1 tagger are built first where a scenario needs them).
     """
     selected = {item.name for item in request.session.items if item.module is request.module}
     names = [name for name in SCENARIOS if f"test_{name}_resumes_exactly" in selected]
-    executor = ThreadPoolExecutor(max_workers=2)
+    executor = ThreadPoolExecutor(max_workers=len(names) or 1)
     runs: Dict[str, Future] = {}
 
     def start(name: str) -> None:
@@ -217,8 +227,7 @@ def cli_runs(request, tmp_path_factory):
                 SCENARIOS[name].ext_vars.update(lm_archives)
                 start(name)
     if any(SCENARIOS[name].needs_phase1 for name in names):
-        with one_torch_thread():
-            phase1 = build_ldnet_phase1(tmp_path_factory.mktemp("phase1"))
+        phase1 = build_ldnet_phase1(tmp_path_factory.mktemp("phase1"))
         for name in names:
             if SCENARIOS[name].needs_phase1:
                 SCENARIOS[name].ext_vars.update(lm_archives, **phase1)
@@ -227,23 +236,11 @@ def cli_runs(request, tmp_path_factory):
     executor.shutdown(wait=True)
 
 
-@contextlib.contextmanager
-def one_torch_thread():
-    """The uninterrupted runs use one thread, as the `allennlp` processes (OMP_NUM_THREADS=1)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def train_uninterrupted(scenario: Scenario, directory: Path) -> Path:
     env = dict(scenario.ext_vars, OMP_NUM_THREADS="1")
     overrides = json.dumps(overrides_of(scenario))
     params = Params.from_file(str(scenario.config), params_overrides=overrides, ext_vars=env)
-    with one_torch_thread():
-        train_model(params, serialization_dir=str(directory))
+    train_model(params, serialization_dir=str(directory))
     return directory
 
 
@@ -267,50 +264,6 @@ def is_complete_torch_file(path: Path) -> bool:
 def checkpoint_point(path) -> Tuple[int, int]:
     epochs, batches = re.search(r"e(\d+)_b(\d+)", str(path)).groups()
     return int(epochs), int(batches)
-
-
-def assert_same_training(expected_dir: Path, actual_dir: Path, interrupted_epoch: int) -> None:
-    checkpoints = sorted(path.name for path in expected_dir.glob("*_state_e*_b*.th"))
-    assert checkpoints  # the comparison below is not vacuous
-    assert sorted(path.name for path in actual_dir.glob("*_state_e*_b*.th")) == checkpoints
-    for name in checkpoints + ["best.th"]:
-        expected = torch.load(expected_dir / name, map_location="cpu")
-        actual = torch.load(actual_dir / name, map_location="cpu")
-        assert_equal(expected, actual, where=name, dirs=(str(expected_dir), str(actual_dir)))
-    metric_files = sorted(path.name for path in expected_dir.glob("metrics*.json"))
-    assert sorted(path.name for path in actual_dir.glob("metrics*.json")) == metric_files
-    final_epoch = json.loads((expected_dir / "metrics.json").read_text())["epoch"]
-    for name in metric_files:
-        expected = json.loads((expected_dir / name).read_text())
-        actual = json.loads((actual_dir / name).read_text())
-        epoch = final_epoch if name == "metrics.json" else int(re.search(r"\d+", name).group())
-        for key in set(expected) | set(actual):
-            if UNCOMPARED_METRIC.search(key):
-                continue
-            if epoch == interrupted_epoch and key.startswith("training_"):
-                continue  # AllenNLP: only the batches trained after the resume
-            assert actual.get(key) == expected.get(key), f"{name}: {key}"
-
-
-def assert_equal(expected: Any, actual: Any, where: str, dirs) -> None:
-    if isinstance(expected, torch.Tensor):
-        assert isinstance(actual, torch.Tensor) and torch.equal(expected, actual), (
-            f"{where}: differs by up to "
-            f"{(expected.double() - actual.double()).abs().max().item():.3g}"
-        )
-    elif isinstance(expected, dict):
-        assert isinstance(actual, dict) and set(expected) == set(actual), where
-        for key in expected:
-            assert_equal(expected[key], actual[key], f"{where}[{key!r}]", dirs)
-    elif isinstance(expected, (list, tuple)):
-        assert type(actual) is type(expected) and len(actual) == len(expected), where
-        for index, (left, right) in enumerate(zip(expected, actual)):
-            assert_equal(left, right, f"{where}[{index}]", dirs)
-    elif isinstance(expected, str):
-        # e.g. best_model_filename, a path into the serialization dir
-        assert expected.replace(dirs[0], "<dir>") == actual.replace(dirs[1], "<dir>"), where
-    else:
-        assert expected == actual, where
 
 
 def test_dense_lm_resumes_exactly(cli_runs, tmp_path):
