@@ -1,9 +1,8 @@
 """
-Bad input for the package's predictors (`ldnet_tagger`, `distillation_classifier`), in process
-and through the real `allennlp predict` command line.
+Bad input for the package's predictors (`ldnet_tagger`, `distillation_classifier`), in process.
+(`allennlp predict` through the real command line: `subcommands_test.py`.)
 """
 
-import json
 import re
 
 import pytest
@@ -16,10 +15,8 @@ from allennlp.predictors import Predictor
 
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from ldnet_allennlp.distillation.predictors import DistillationPredictor
-from tests.cli import run_allennlp
+from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS
 from tests.conftest import FIXTURES_ROOT
-
-TRICKY_TOKENS = ["\x00", "\x1c", "🙂", "👍🏽", "\u200b", "\u202eRTL", "日本", "Paris"]
 
 # (input line, what the error says): each is a ConfigurationError quoting the line or key
 BAD_LINES = [
@@ -89,7 +86,7 @@ def test_classifier_inputs_of_the_wrong_shape(classifier, inputs, message):
 
 
 def test_tagger_one_token_2000_tokens_control_characters_and_emoji(tagger):
-    long = [f"w{i}" for i in range(2000)]
+    long = LONG_SENTENCE
     outputs = tagger.predict_batch_json(
         [{"tokens": ["Paris"]}, {"tokens": long}, {"tokens": TRICKY_TOKENS}, {"sentence": " \t "}]
     )
@@ -105,40 +102,3 @@ def test_classifier_one_word_2000_words_control_characters_and_emoji(classifier)
         output = classifier.predict_json({"sentence": sentence})
         assert output["label"] in ("0", "1")
         assert sum(output["probs"]) == pytest.approx(1.0, abs=1e-5)
-
-
-def test_allennlp_predict_skips_blank_lines_and_stops_at_invalid_json(ldnet_run, tmp_path):
-    """
-    Through the real command line: AllenNLP's `predict` skips blank lines itself (no output line,
-    documented in docs/bad_inputs.md); a line that is not JSON ends the run with our error, which
-    quotes it and counts the non-blank lines before it, and no frame of torch is in the
-    traceback. The lines before it were predicted and written.
-    """
-    inputs = tmp_path / "input.jsonl"
-    inputs.write_text(
-        '{"tokens": ["Paris"]}\n'
-        "\n"
-        "   \n"
-        + json.dumps({"tokens": TRICKY_TOKENS}, ensure_ascii=False)
-        + "\n"
-        + json.dumps({"tokens": [f"w{i}" for i in range(2000)]})
-        + "\n"
-        '{"sentence": "Maria visited Berlin.", \n'
-        '{"tokens": ["never", "reached"]}\n',
-        encoding="utf-8",
-    )
-    output = tmp_path / "predictions.jsonl"
-    process = run_allennlp(
-        ["predict", str(ldnet_run / "model.tar.gz"), str(inputs), "--output-file", str(output)]
-        + ["--silent", "--include-package", "ldnet_allennlp"],
-        check=False,
-    )
-    assert process.returncode != 0
-    last_line = process.stderr.strip().splitlines()[-1]
-    assert last_line.startswith("allennlp.common.checks.ConfigurationError: input line 4 (not")
-    assert "is not valid JSON" in last_line and "Maria visited Berlin" in last_line
-    traceback = process.stderr[process.stderr.index("Traceback") :]
-    assert "site-packages/torch" not in traceback
-    predictions = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
-    assert [p["tokens"] for p in predictions][:2] == [["Paris"], TRICKY_TOKENS]
-    assert len(predictions) == 3 and len(predictions[2]["tags"]) == 2000

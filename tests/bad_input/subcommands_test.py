@@ -3,9 +3,11 @@ Bad input for the package's subcommands, `allennlp ldnet-prune` and `allennlp
 distill-transfer-set`, run through AllenNLP's own command-line entry point in this process
 (`allennlp.commands.main`: the argument parsing and code path of the `allennlp` executable,
 without the cost of a new interpreter). Every refusal leaves an existing output file as it was,
-byte for byte, and no partial file next to it.
+byte for byte, and no partial file next to it. Last, `allennlp predict` with bad input lines
+through the real command line (a subprocess, started in the background by `conftest.py`).
 """
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -24,6 +26,7 @@ from ldnet_allennlp.distillation.augmentation import AugmentationRules
 from ldnet_allennlp.distillation.commands import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader
 from ldnet_allennlp.pruning.export import write_archive
+from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS, finished_predict_run
 from tests.conftest import FIXTURES_ROOT
 
 SST2_TRAIN = FIXTURES_ROOT / "distillation" / "sst2" / "train.tsv"
@@ -203,3 +206,25 @@ def test_distill_transfer_set_command_line_refusals(ldnet_run, tmp_path, monkeyp
     with pytest.raises(ConfigurationError, match="must be a 'distillation_tsv' reader"):
         allennlp(monkeypatch, *args)
     assert not output.exists()
+
+
+# -- allennlp predict ----------------------------------------------------------------------------
+
+
+def test_allennlp_predict_skips_blank_lines_and_stops_at_invalid_json(ldnet_run):
+    """
+    Through the real command line (`conftest.PREDICT_INPUT`): AllenNLP's `predict` skips blank
+    lines itself (no output line, documented in docs/bad_inputs.md); a line that is not JSON ends
+    the run with our error, which quotes it and counts the non-blank lines before it, and no
+    frame of torch is in the traceback. The lines before it were predicted and written.
+    """
+    returncode, stderr, output = finished_predict_run()
+    assert returncode != 0
+    last_line = stderr.strip().splitlines()[-1]
+    assert last_line.startswith("allennlp.common.checks.ConfigurationError: input line 4 (not")
+    assert "is not valid JSON" in last_line and "Maria visited Berlin" in last_line
+    traceback = stderr[stderr.index("Traceback") :]
+    assert "site-packages/torch" not in traceback
+    predictions = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert [p["tokens"] for p in predictions] == [["Paris"], TRICKY_TOKENS, LONG_SENTENCE]
+    assert [len(p["tags"]) for p in predictions] == [1, len(TRICKY_TOKENS), 2000]
