@@ -33,6 +33,7 @@ PROPERTY = settings(
     max_examples=60,
     deadline=None,
     derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
