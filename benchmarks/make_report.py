@@ -7,7 +7,7 @@ Each results file is one JSON object. Keys with special meaning, if present:
   "command"    the command that produced the file
   "hardware"   the machine it ran on
   "notes"      free text shown under the table
-  "summary"    a list of rows (objects with the same keys), shown as a table first
+  "summary"    {"columns": [...], "rows": [[...], ...]}, shown as a table first
 Every other key is shown as a row (nested objects are flattened with dots).
 """
 
@@ -48,10 +48,9 @@ def section(name: str, results: Dict[str, Any]) -> str:
     if "hardware" in results:
         lines.append(f"Hardware: {show(results['hardware'])}")
     if results.get("summary"):
-        columns = list(results["summary"][0])
+        columns, rows = results["summary"]["columns"], results["summary"]["rows"]
         lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        for row in results["summary"]:
-            lines.append("| " + " | ".join(show(row.get(column)) for column in columns) + " |")
+        lines += ["| " + " | ".join(show(value) for value in row) + " |" for row in rows]
         lines += ["", "All figures:"]
     lines += ["", "| key | value |", "|---|---|"]
     body = {k: v for k, v in results.items() if k not in SPECIAL}

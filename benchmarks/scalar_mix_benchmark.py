@@ -187,17 +187,20 @@ def main() -> None:
         f"{args.batch_size}, all eng.testb sentences tensorized beforehand, median of "
         f"{args.repeats} interleaved rounds"
     )
-    result["summary"] = [
-        {
-            "tagger": name,
-            "config": TAGGERS[name],
-            "epochs": args.epochs,
-            "test F1": result[f"conll03_test_f1_{name}"],
-            "dev F1": result[f"conll03_dev_f1_{name}"],
-            "words/s": result[f"words_per_sec_{name}"],
-        }
-        for name in TAGGERS
-    ]
+    result["summary"] = {
+        "columns": ["tagger", "config", "epochs", "test F1", "dev F1", "words/s"],
+        "rows": [
+            [
+                name,
+                TAGGERS[name],
+                args.epochs,
+                result[f"conll03_test_f1_{name}"],
+                result[f"conll03_dev_f1_{name}"],
+                result[f"words_per_sec_{name}"],
+            ]
+            for name in TAGGERS
+        ],
+    }
     save_results("scalar_mix", result)
     print(json.dumps(result, indent=2))
 
