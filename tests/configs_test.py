@@ -34,11 +34,21 @@ FIXTURE_EXT_VARS: Dict[str, str] = {
 }
 
 
+_PHASE1_DIRS: Dict[str, str] = {}
+
+
 def build_ldnet_phase1(directory: Path) -> Dict[str, str]:
     """
     `NER_LDNET_PHASE1_DIR` and `CHUNK_LDNET_PHASE1_DIR` for the pruning configs: ner_ldnet and
-    chunk_ldnet trained 1 epoch on fixtures.
+    chunk_ldnet trained 1 epoch on fixtures, built once per test session (later callers get the
+    first build; the taggers are only read).
     """
+    if not _PHASE1_DIRS:
+        _PHASE1_DIRS.update(_train_ldnet_phase1(directory))
+    return dict(_PHASE1_DIRS)
+
+
+def _train_ldnet_phase1(directory: Path) -> Dict[str, str]:
     variables = {**FIXTURE_EXT_VARS, **build_lm_archive_ext_vars(directory)}
     phase1_dirs = {}
     for task in ("ner", "chunk"):
