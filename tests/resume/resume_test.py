@@ -19,8 +19,10 @@ command line:
 Without `ldnet_allennlp.resume` the same runs end with other weights (measured on the LM test:
 up to 0.05 apart) or, when killed while writing a checkpoint, do not resume at all.
 
-An `allennlp` process spends ~10 s of CPU importing, so the killed and recovered processes of
-the four tests run in the background (one single-threaded process per test at a time) from the
+An `allennlp` process spends ~10 s of CPU importing. So the student's two processes run the
+`allennlp` script itself (`tests/cli.py`), the others are forked from a process that imported
+the command line once (`tests/resume/forked_cli.py`: each still runs `allennlp.commands.main()`
+in a process of its own), and all of them run in the background, single-threaded, from the
 start of the module, while this process builds the fixture LMs and trains the uninterrupted
 runs.
 """
@@ -47,6 +49,7 @@ from tests.configs_test import FIXTURE_EXT_VARS, build_ldnet_phase1
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
 from tests.elmo.lm_archives import build_lm_archive_ext_vars
 from tests.resume.compare import assert_same_training, one_torch_thread
+from tests.resume.forked_cli import ForkedCli
 from tests.resume.sigkill import KILL_AT_VARIABLE
 
 QUIET_LOGGER = {"type": "console_logger", "should_log_inputs": False}
@@ -64,6 +67,8 @@ class Scenario:
     # the newest complete checkpoint the kill leaves, e.g. "e1_b2"
     resumes_from: str
     needs_lm_archives: bool = False
+    # run through the `allennlp` script itself rather than a forked `allennlp` (forked_cli.py)
+    script: bool = False
     needs_phase1: bool = False
     ext_vars: Dict[str, str] = field(default_factory=lambda: dict(FIXTURE_EXT_VARS))
 
@@ -139,6 +144,7 @@ SCENARIOS = {
         kill_at="1:4:saving",
         resumes_from="e1_b2",
         ext_vars=dict(DISTILLATION_FIXTURE_EXT_VARS),
+        script=True,
     ),
 }
 
@@ -159,7 +165,9 @@ def overrides_of(scenario: Scenario) -> Dict[str, Any]:
     return dict(scenario.overrides, **{"trainer.checkpointer": CHECKPOINTER})
 
 
-def kill_and_recover(scenario: Scenario, directory: Path) -> KilledAndRecovered:
+def kill_and_recover(
+    scenario: Scenario, directory: Path, forked_cli: ForkedCli
+) -> KilledAndRecovered:
     """Runs in a background thread: the two `allennlp train` processes of a scenario."""
     command = [
         "train",
@@ -174,9 +182,13 @@ def kill_and_recover(scenario: Scenario, directory: Path) -> KilledAndRecovered:
         json.dumps(overrides_of(scenario)),
     ]
     env = dict(scenario.ext_vars, OMP_NUM_THREADS="1")
-    killed = run_allennlp(
-        command, env=dict(env, **{KILL_AT_VARIABLE: scenario.kill_at}), check=False
-    )
+
+    def allennlp(args: List[str], env: Dict[str, str], log: str) -> subprocess.CompletedProcess:
+        if scenario.script:
+            return run_allennlp(args, env=env, check=False)
+        return forked_cli.run(args, env, directory.parent / log)
+
+    killed = allennlp(command, dict(env, **{KILL_AT_VARIABLE: scenario.kill_at}), "killed.log")
     complete = [
         checkpoint_point(path)
         for path in directory.glob("model_state_e*_b*.th")
@@ -186,7 +198,7 @@ def kill_and_recover(scenario: Scenario, directory: Path) -> KilledAndRecovered:
     incomplete = sorted(
         path.name for path in directory.glob("*_state_e*_b*.th") if not is_complete_torch_file(path)
     )
-    recovered = run_allennlp(command + ["--recover"], env=env, check=False)
+    recovered = allennlp(command + ["--recover"], env, "recovered.log")
     return KilledAndRecovered(scenario, directory, killed, complete, incomplete, recovered)
 
 
@@ -210,12 +222,13 @@ def cli_runs(request, tmp_path_factory, single_torch_thread):
     selected = {item.name for item in request.session.items if item.module is request.module}
     names = [name for name in SCENARIOS if f"test_{name}_resumes_exactly" in selected]
     executor = ThreadPoolExecutor(max_workers=len(names) or 1)
+    forked_cli = ForkedCli({"OMP_NUM_THREADS": "1"})
     runs: Dict[str, Future] = {}
 
     def start(name: str) -> None:
         scenario = SCENARIOS[name]
         directory = tmp_path_factory.mktemp(name) / "resumed"
-        runs[name] = executor.submit(kill_and_recover, scenario, directory)
+        runs[name] = executor.submit(kill_and_recover, scenario, directory, forked_cli)
 
     for name in names:
         if not SCENARIOS[name].needs_lm_archives:
@@ -234,6 +247,7 @@ def cli_runs(request, tmp_path_factory, single_torch_thread):
                 start(name)
     yield runs
     executor.shutdown(wait=True)
+    forked_cli.close()
 
 
 def train_uninterrupted(scenario: Scenario, directory: Path) -> Path:
@@ -245,14 +259,15 @@ def train_uninterrupted(scenario: Scenario, directory: Path) -> Path:
 
 
 def check_resumed_exactly(name: str, cli_runs, tmp_path) -> KilledAndRecovered:
+    scenario = SCENARIOS[name]
+    # trained while the scenario's `allennlp` processes run in the background
+    uninterrupted = train_uninterrupted(scenario, tmp_path / "uninterrupted")
     run: KilledAndRecovered = cli_runs[name].result()
-    scenario = run.scenario
     assert run.killed.returncode == -signal.SIGKILL, run.killed.stderr[-3000:]
     assert max(run.complete_after_kill) == checkpoint_point(scenario.resumes_from)
     if not scenario.kill_at.endswith(":saving"):
         assert run.incomplete_after_kill == []
     assert run.recovered.returncode == 0, run.recovered.stderr[-5000:]
-    uninterrupted = train_uninterrupted(scenario, tmp_path / "uninterrupted")
     assert_same_training(uninterrupted, run.directory, scenario.interrupted_epoch)
     return run
 
