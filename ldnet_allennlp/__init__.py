@@ -17,6 +17,3 @@ import ldnet_allennlp.lm  # noqa: E402,F401
 import ldnet_allennlp.distillation  # noqa: E402,F401
 import ldnet_allennlp.elmo  # noqa: E402,F401
 import ldnet_allennlp.pruning  # noqa: E402,F401
-from ldnet_allennlp.rnn_input_check import check_rnn_input_sizes  # noqa: E402
-
-check_rnn_input_sizes()

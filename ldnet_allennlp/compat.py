@@ -20,6 +20,10 @@ that fails without it.
    checkpoints, validation shuffles not replayed, a checkpoint cut short by the kill makes
    `--recover` fail); `ldnet_allennlp.resume` says why and how it is fixed (tested by killing
    real `allennlp train` processes in `tests/resume/`).
+5. **RNN input sizes.** torch 2.14's LSTM/GRU/RNN given a packed batch of equal-length sequences
+   does not check the input width, so an encoder with a wrong `input_size` trained on garbage;
+   `ldnet_allennlp.rnn_input_check` makes AllenNLP's RNN wrappers raise a `ConfigurationError`
+   naming `input_size` at the first batch (tested in `tests/bad_input/`).
 """
 
 from typing import List, Union
@@ -35,6 +39,7 @@ from allennlp.training.learning_rate_schedulers.pytorch_lr_schedulers import (
 )
 
 from ldnet_allennlp.resume import enable_exact_resume
+from ldnet_allennlp.rnn_input_check import check_rnn_input_sizes
 
 
 def numpy_checkpoint_globals() -> list:
@@ -114,3 +119,4 @@ def apply_compatibility_fixes() -> None:
     allow_numpy_scalars_in_checkpoints()
     use_torch_amp_in_trainer()
     enable_exact_resume()
+    check_rnn_input_sizes()
