@@ -37,7 +37,7 @@ import zipfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 import torch
@@ -168,7 +168,7 @@ def overrides_of(scenario: Scenario) -> Dict[str, Any]:
 
 
 def kill_and_recover(
-    scenario: Scenario, directory: Path, forked_cli: ForkedCli
+    scenario: Scenario, directory: Path, forked_cli: Optional[ForkedCli]
 ) -> KilledAndRecovered:
     """Runs in a background thread: the two `allennlp train` processes of a scenario."""
     command = [
@@ -224,7 +224,8 @@ def cli_runs(request, tmp_path_factory, single_torch_thread):
     selected = {item.name for item in request.session.items if item.module is request.module}
     names = [name for name in SCENARIOS if f"test_{name}_resumes_exactly" in selected]
     executor = ThreadPoolExecutor(max_workers=len(names) or 1)
-    forked_cli = ForkedCli({"OMP_NUM_THREADS": "1"})
+    forked = [name for name in names if not SCENARIOS[name].script]
+    forked_cli = ForkedCli({"OMP_NUM_THREADS": "1"}) if forked else None
     runs: Dict[str, Future] = {}
 
     def start(name: str) -> None:
@@ -232,24 +233,27 @@ def cli_runs(request, tmp_path_factory, single_torch_thread):
         directory = tmp_path_factory.mktemp(name) / "resumed"
         runs[name] = executor.submit(kill_and_recover, scenario, directory, forked_cli)
 
-    for name in names:
-        if not SCENARIOS[name].needs_lm_archives:
-            start(name)
-    if any(SCENARIOS[name].needs_lm_archives for name in names):
-        lm_archives = build_lm_archive_ext_vars(tmp_path_factory.mktemp("lm_archives"))
+    try:
         for name in names:
-            if SCENARIOS[name].needs_lm_archives and not SCENARIOS[name].needs_phase1:
-                SCENARIOS[name].ext_vars.update(lm_archives)
+            if not SCENARIOS[name].needs_lm_archives:
                 start(name)
-    if any(SCENARIOS[name].needs_phase1 for name in names):
-        phase1 = build_ldnet_phase1(tmp_path_factory.mktemp("phase1"))
-        for name in names:
-            if SCENARIOS[name].needs_phase1:
-                SCENARIOS[name].ext_vars.update(lm_archives, **phase1)
-                start(name)
-    yield runs
-    executor.shutdown(wait=True)
-    forked_cli.close()
+        if any(SCENARIOS[name].needs_lm_archives for name in names):
+            lm_archives = build_lm_archive_ext_vars(tmp_path_factory.mktemp("lm_archives"))
+            for name in names:
+                if SCENARIOS[name].needs_lm_archives and not SCENARIOS[name].needs_phase1:
+                    SCENARIOS[name].ext_vars.update(lm_archives)
+                    start(name)
+        if any(SCENARIOS[name].needs_phase1 for name in names):
+            phase1 = build_ldnet_phase1(tmp_path_factory.mktemp("phase1"))
+            for name in names:
+                if SCENARIOS[name].needs_phase1:
+                    SCENARIOS[name].ext_vars.update(lm_archives, **phase1)
+                    start(name)
+        yield runs
+    finally:
+        executor.shutdown(wait=True)
+        if forked_cli is not None:
+            forked_cli.close()
 
 
 def train_uninterrupted(scenario: Scenario, directory: Path) -> Path:
