@@ -31,6 +31,7 @@ runs.
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import zipfile
@@ -287,12 +288,18 @@ def checkpoint_point(path) -> Tuple[int, int]:
     return int(epochs), int(batches)
 
 
+def delete_runs(run: KilledAndRecovered, tmp_path: Path) -> None:
+    """A passing test's runs take ~100-300 MB (every checkpoint is kept): not left in /tmp."""
+    shutil.rmtree(run.directory.parent)
+    shutil.rmtree(tmp_path / "uninterrupted")
+
+
 def test_dense_lm_resumes_exactly(cli_runs, tmp_path):
-    check_resumed_exactly("dense_lm", cli_runs, tmp_path)
+    delete_runs(check_resumed_exactly("dense_lm", cli_runs, tmp_path), tmp_path)
 
 
 def test_ldnet_tagger_resumes_exactly(cli_runs, tmp_path):
-    check_resumed_exactly("ldnet_tagger", cli_runs, tmp_path)
+    delete_runs(check_resumed_exactly("ldnet_tagger", cli_runs, tmp_path), tmp_path)
 
 
 def test_pruning_resumes_exactly(cli_runs, tmp_path):
@@ -302,6 +309,7 @@ def test_pruning_resumes_exactly(cli_runs, tmp_path):
     after = torch.load(run.directory / "model_state_e3_b0.th")
     mask = next(name for name in after if name.endswith("layer_mask") and after[name].dim() == 2)
     assert not torch.equal(before[mask], after[mask])
+    delete_runs(run, tmp_path)
 
 
 def test_student_resumes_exactly(cli_runs, tmp_path):
@@ -309,3 +317,4 @@ def test_student_resumes_exactly(cli_runs, tmp_path):
     assert run.incomplete_after_kill == ["training_state_e1_b4.th"]
     log = run.recovered.stdout + run.recovered.stderr
     assert "deleting the incomplete checkpoint model_state_e1_b4.th" in log
+    delete_runs(run, tmp_path)
