@@ -243,6 +243,10 @@ def main() -> None:
         "phase2_epochs": phase2_metrics["epoch"] + 1,
         "phase2_best_epoch": phase2_metrics["best_epoch"],
         "phase2_training_duration": phase2_metrics["training_duration"],
+        # whether any phase-2 epoch ended within the budget: if none did, AllenNLP's "best" is
+        # the first epoch (every within-budget metric is -1) and the pruned model is over budget
+        "phase2_within_budget": phase2_metrics["best_validation_f1-measure-overall-within-budget"]
+        >= 0,
         **timings,
     }
     result["flops_ratio"] = result["flops_per_token_unpruned"] / result["flops_per_token_pruned"]
