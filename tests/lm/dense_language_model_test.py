@@ -64,7 +64,7 @@ class TestDenseLanguageModel(ModelTestCase):
         model = self.model.eval()
         token_ids = self.dataset.as_tensor_dict()["source"]["tokens"]["tokens"]
         mask = token_ids != 0
-        embedded = model._embed(token_ids)
+        embedded = model.embed_tokens(token_ids)
         assert torch.allclose(
             model.contextual_embeddings(token_ids, mask),
             run_backward(model.encoder, embedded, mask),

@@ -72,6 +72,8 @@ class DenseLanguageModel(Model):
       `tokens != 0`; `layer_mask` `(num_layers,)` overrides the stack's `layer_mask` buffer and
       receives gradients; `add_sentence_boundaries=True` wraps each sentence in `<S>`/`</S>`
       as in LM training and strips them from the result.
+    - `embed_tokens(token_ids)`: `(batch_size, num_tokens)` ids -> the LM's word embeddings
+      `(batch_size, num_tokens, embedding_dim)` (what the stack reads).
     - `get_output_dim()`, `num_layers`, `direction`, `encoder` (the `DenseLSTMStack`),
       `embedding_dim`, `hidden_size`.
     - `drop_softmax()` (alias `delete_softmax()`): removes the adaptive softmax (and the
@@ -226,7 +228,7 @@ class DenseLanguageModel(Model):
                 self.vocab.get_token_index("<S>", "tokens"),
                 self.vocab.get_token_index("</S>", "tokens"),
             )
-        layers = self._run_encoder(self._embed(token_ids), mask, layer_mask, all_layers=True)
+        layers = self._run_encoder(self.embed_tokens(token_ids), mask, layer_mask, all_layers=True)
         if add_sentence_boundaries:
             layers = [util.remove_sentence_boundaries(layer, mask)[0] for layer in layers]
         return layers
@@ -254,7 +256,7 @@ class DenseLanguageModel(Model):
         softmax (after `drop_softmax()`), only `mask` and `lm_embeddings`.
         """
         token_ids, mask = self._token_ids_and_mask(source, None)
-        embedded = self._dropout(self._embed(token_ids))
+        embedded = self._dropout(self.embed_tokens(token_ids))
         dense = self._run_encoder(embedded, mask, None, all_layers=False)
         output = {"mask": mask, "lm_embeddings": dense}
         if self._softmax is None:
@@ -319,7 +321,7 @@ class DenseLanguageModel(Model):
                 mask = token_ids != 0
         return token_ids, mask
 
-    def _embed(self, token_ids: torch.LongTensor) -> torch.Tensor:
+    def embed_tokens(self, token_ids: torch.LongTensor) -> torch.Tensor:
         """`(batch_size, num_tokens)` ids -> `(batch_size, num_tokens, embedding_dim)`."""
         embedders = self._text_field_embedder._token_embedders  # type: ignore
         if len(embedders) != 1:

@@ -270,7 +270,7 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
                 lm.vocab.get_token_index("<S>", "tokens"),
                 lm.vocab.get_token_index("</S>", "tokens"),
             )
-        embedded = self._lm_input_dropout(lm._embed(tokens))
+        embedded = self._lm_input_dropout(lm.embed_tokens(tokens))
         if lm.direction == "forward":
             dense = lm.encoder(embedded, mask, layer_mask)
         else:
