@@ -33,9 +33,10 @@
       num_epochs: 10,
       // the masks get their own learning rate. Adam's step is lr · E[g]/sqrt(E[g²]): the
       // task gradient on a mask is noisy and much larger than the penalty's (on CoNLL-00 and
-      // -03 the masks moved ~0.03 · lr per step at lr 0.01), so lr 0.2 lets an unneeded layer's
-      // mask travel from 1 to 0 in ~150 steps, within the first epoch. (LD-Net used plain SGD
-      // for 100s of epochs; we cannot afford that here.)
+      // -03 the masks moved ~0.03 · lr per step at lr 0.01, far too slow for an epoch or two).
+      // At 0.2, CoNLL-03's unneeded masks reached 0 within ~40 steps and stayed there; a noisier
+      // task may need less (chunk_ldnet_prune uses 0.05). (LD-Net used plain SGD for many
+      // epochs; we cannot afford that here.)
       optimizer+: {parameter_groups: [[['layer_mask'], {lr: mask_lr}]]},
       // the F1 that counts only when at most `budget` layers are alive (-1 otherwise)
       validation_metric: '+f1-measure-overall-within-budget',
