@@ -23,7 +23,7 @@ n_iter 2. Students: 8 epochs (patience 3), best dev epoch. The un-augmented tran
 original rows of the augmented one (same teacher, same logits), so the teacher labels each
 original once.
 
-    SST2_DATA_PATH=/work/shared/data/sst2 SICK_DATA_PATH=/work/shared/data/sick \\
+    SST2_DATA_DIR=/work/shared/data/sst2 SICK_DATA_PATH=/work/shared/data/sick/SICK.txt \\
         .venv/bin/python benchmarks/distillation_benchmark.py [--stage speed]
 """
 
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import ROOT, hardware, run_allennlp  # noqa: E402
+from benchmarks.common import DATA, ROOT, hardware, run_allennlp  # noqa: E402
 from benchmarks.common import load_results as _load, save_results as _save  # noqa: E402
 
 CONFIGS = ROOT / "training_configs" / "distillation"
@@ -108,18 +108,20 @@ def only_originals(aug_path: Path, target: Path) -> None:
 def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> None:
     prefix = "sst2" if task == "sst2" else "pair"
     data_dir = run_dir / "data" / task
+    sst2 = os.environ.get("SST2_DATA_DIR", str(DATA / "sst2"))
     env = {
-        "SST2_DATA_PATH": os.environ.get("SST2_DATA_PATH", "/work/shared/data/sst2"),
-        "SICK_DATA_PATH": os.environ.get("SICK_DATA_PATH", "/work/shared/data/sick"),
+        "SST2_TRAIN_DATA_PATH": os.path.join(sst2, "train.tsv"),
+        "SST2_DEV_DATA_PATH": os.path.join(sst2, "dev.tsv"),
+        "SICK_DATA_PATH": os.environ.get("SICK_DATA_PATH", str(DATA / "sick" / "SICK.txt")),
     }
     if task == "sst2":
-        source = os.path.join(env["SST2_DATA_PATH"], "train.tsv")
+        source = env["SST2_TRAIN_DATA_PATH"]
         subset_file = data_dir / "train.tsv"
         size = args.sst2_train_size
         row_filter = None
         train_path = str(subset_file)
     else:
-        source = os.path.join(env["SICK_DATA_PATH"], "SICK.txt")
+        source = env["SICK_DATA_PATH"]
         subset_file = data_dir / "SICK_train_subset.txt"
         size = args.pair_train_size
         row_filter = ("SemEval_set", "TRAIN")
@@ -233,8 +235,9 @@ def speed(results: Dict[str, Any], run_dir: Path) -> None:
 
     import ldnet_allennlp  # noqa: F401
 
-    data = os.environ.get("SST2_DATA_PATH", "/work/shared/data/sst2")
-    os.environ.setdefault("SST2_DATA_PATH", data)
+    data = os.environ.get("SST2_DATA_DIR", str(DATA / "sst2"))
+    os.environ.setdefault("SST2_TRAIN_DATA_PATH", os.path.join(data, "train.tsv"))
+    os.environ.setdefault("SST2_DEV_DATA_PATH", os.path.join(data, "dev.tsv"))
     dev = os.path.join(data, "dev.tsv")
     train_subset = run_dir / "data" / "sst2" / "train.tsv"
     vocab_source = str(train_subset) if train_subset.exists() else dev

@@ -24,13 +24,14 @@ FIXTURE_EXT_VARS: Dict[str, str] = {
     "CONLL03_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt"),
     "CONLL03_DEV_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
     "CONLL03_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
-    "SST2_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2"),
+    "SST2_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2" / "sst2_fixture_train.tsv"),
+    "SST2_DEV_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2" / "sst2_fixture_dev.tsv"),
     "CONLL00_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_train.txt"),
     "CONLL00_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_test.txt"),
-    "LM_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "lm" / "train.txt"),
-    "LM_VALIDATION_DATA_PATH": str(FIXTURES_ROOT / "lm" / "dev.txt"),
-    "LM_FINETUNE_TRAIN_PATH": str(FIXTURES_ROOT / "lm" / "train.txt"),
-    "LM_FINETUNE_DEV_PATH": str(FIXTURES_ROOT / "lm" / "dev.txt"),
+    "LM_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_train.txt"),
+    "LM_VALIDATION_DATA_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt"),
+    "LM_FINETUNE_TRAIN_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_train.txt"),
+    "LM_FINETUNE_DEV_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt"),
 }
 
 

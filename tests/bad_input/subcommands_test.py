@@ -29,7 +29,7 @@ from ldnet_allennlp.pruning.export import write_archive
 from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS, finished_predict_run
 from tests.conftest import FIXTURES_ROOT
 
-SST2_TRAIN = FIXTURES_ROOT / "distillation" / "sst2" / "train.tsv"
+SST2_TRAIN = FIXTURES_ROOT / "distillation" / "sst2" / "sst2_fixture_train.tsv"
 GOOD = b"a good archive from an earlier run\n"
 
 

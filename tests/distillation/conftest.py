@@ -14,8 +14,9 @@ os.environ.setdefault("DISTILLATION_FIXTURES", str(DISTILLATION_FIXTURES))
 # configs get the tiny random BERT instead of the 22.7M-parameter MiniLM.
 DISTILLATION_FIXTURE_EXT_VARS = {
     "TEACHER_MODEL_PATH": str(DISTILLATION_FIXTURES / "tiny_bert"),
-    "SST2_DATA_PATH": str(DISTILLATION_FIXTURES / "sst2"),
-    "SICK_DATA_PATH": str(DISTILLATION_FIXTURES / "sick"),
+    "SST2_TRAIN_DATA_PATH": str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_train.tsv"),
+    "SST2_DEV_DATA_PATH": str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_dev.tsv"),
+    "SICK_DATA_PATH": str(DISTILLATION_FIXTURES / "sick" / "sick_fixture.txt"),
     "SST2_TRANSFER_SET": str(DISTILLATION_FIXTURES / "transfer" / "sst2.jsonl"),
     "SST2_TRANSFER_SET_AUG": str(DISTILLATION_FIXTURES / "transfer" / "sst2_aug.jsonl"),
     "SICK_TRANSFER_SET": str(DISTILLATION_FIXTURES / "transfer" / "sick.jsonl"),

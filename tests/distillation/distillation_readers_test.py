@@ -21,7 +21,7 @@ def tokens(instance, field="tokens"):
 
 def test_sst2_tsv():
     instances = list(
-        DistillationTsvReader().read(str(DISTILLATION_FIXTURES / "sst2" / "train.tsv"))
+        DistillationTsvReader().read(str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_train.tsv"))
     )
     assert len(instances) == 40
     first = instances[0]
@@ -31,7 +31,7 @@ def test_sst2_tsv():
 
 
 def test_sick_split_filter_and_crlf():
-    path = str(DISTILLATION_FIXTURES / "sick" / "SICK.txt")
+    path = str(DISTILLATION_FIXTURES / "sick" / "sick_fixture.txt")
     reader = DistillationTsvReader(**SICK_COLUMNS)
     train = list(reader.read(path + "#SemEval_set=TRAIN"))
     trial = list(reader.read(path + "#SemEval_set=TRIAL"))

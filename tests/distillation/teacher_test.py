@@ -19,7 +19,8 @@ def test_teacher_config_points_at_the_installed_folder(monkeypatch):
     # `import ldnet_allennlp` sets the variable when it is not set already
     assert os.environ[TEACHER_MODEL_PATH_VARIABLE]
     monkeypatch.setenv(TEACHER_MODEL_PATH_VARIABLE, installed_teacher_path())
-    monkeypatch.setenv("SST2_DATA_PATH", "/nonexistent")
+    monkeypatch.setenv("SST2_TRAIN_DATA_PATH", "/nonexistent")
+    monkeypatch.setenv("SST2_DEV_DATA_PATH", "/nonexistent")
     params = Params.from_file(str(CONFIGS_ROOT / "distillation" / "sst2_teacher.jsonnet"))
     embedder = params["model"]["text_field_embedder"]["token_embedders"]["tokens"]
     assert embedder["model_name"] == installed_teacher_path()

@@ -17,7 +17,7 @@ from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES
 from tests.resume.sigkill import KILL_AFTER_FORWARDS_VARIABLE
 
-SST2_TRAIN = str(DISTILLATION_FIXTURES / "sst2" / "train.tsv")
+SST2_TRAIN = str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_train.tsv")
 RULES = AugmentationRules(p_mask=0.2, p_pos=0.2, p_ng=0.25, n_iter=3)
 
 
@@ -170,7 +170,7 @@ def test_pair_teacher_transfer_set_student_and_predict(tmp_path):
     train_model_from_file(str(DISTILLATION_FIXTURES / "teacher_sick.jsonnet"), str(teacher_dir))
     archive = load_archive(str(teacher_dir / "model.tar.gz"))
     transfer = tmp_path / "sick_aug.jsonl"
-    sick_train = str(DISTILLATION_FIXTURES / "sick" / "SICK.txt") + "#SemEval_set=TRAIN"
+    sick_train = str(DISTILLATION_FIXTURES / "sick" / "sick_fixture.txt") + "#SemEval_set=TRAIN"
     rules = AugmentationRules(n_iter=2)
     build_transfer_set(
         archive.model, archive.validation_dataset_reader, sick_train, str(transfer), rules

@@ -104,7 +104,7 @@ def student_run() -> Run:
     return Run(
         CONFIGS_ROOT / "distillation" / "sst2_distilled.jsonnet",
         {"trainer.num_epochs": 2},
-        str(FIXTURES_ROOT / "distillation" / "sst2" / "dev.tsv"),
+        str(FIXTURES_ROOT / "distillation" / "sst2" / "sst2_fixture_dev.tsv"),
         ext_vars=dict(DISTILLATION_FIXTURE_EXT_VARS),
     )
 

@@ -20,8 +20,8 @@ def train_lm_archive(
     """Trains the fixture LM in `direction` (1 epoch); returns the path of its archive."""
     changes = {
         "model.direction": direction,
-        "train_data_path": str(FIXTURES_ROOT / "lm" / "train.txt"),
-        "validation_data_path": str(FIXTURES_ROOT / "lm" / "dev.txt"),
+        "train_data_path": str(FIXTURES_ROOT / "lm" / "lm_fixture_train.txt"),
+        "validation_data_path": str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt"),
         "trainer.num_epochs": 1,
         "random_seed": seed,
         "numpy_seed": seed,

@@ -183,7 +183,7 @@ def test_archive_state_survives_save_and_load(lm_archives, tmp_path):
 def other_lm_archives(tmp_path_factory):
     directory = tmp_path_factory.mktemp("other_lms")
     other_vocab = {
-        "train_data_path": str(FIXTURES_ROOT / "lm" / "dev.txt"),
+        "train_data_path": str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt"),
         "model.cutoffs": [5, 10],
     }
     return {

@@ -14,7 +14,7 @@ from ldnet_allennlp.lm import DenseLMTextDatasetReader
 from ldnet_allennlp.modules import DenseLSTMStack, run_backward
 
 FIXTURE = "fixtures/lm/dense_lm.jsonnet"
-TRAIN = "fixtures/lm/train.txt"
+TRAIN = "fixtures/lm/lm_fixture_train.txt"
 
 
 class TestDenseLanguageModel(ModelTestCase):

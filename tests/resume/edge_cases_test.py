@@ -41,8 +41,8 @@ class InterruptCallback(TrainerCallback):
 
 
 LM_OVERRIDES = {
-    "train_data_path": str(FIXTURES_ROOT / "lm" / "train.txt"),  # 5 batches of 8
-    "validation_data_path": str(FIXTURES_ROOT / "lm" / "dev.txt"),
+    "train_data_path": str(FIXTURES_ROOT / "lm" / "lm_fixture_train.txt"),  # 5 batches of 8
+    "validation_data_path": str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt"),
     "trainer.num_epochs": 3,
     "trainer.callbacks": [{"type": "console_logger", "should_log_inputs": False}, "test_interrupt"],
 }

@@ -176,7 +176,7 @@ def test_lms_with_different_vocabularies(archives, tmp_path):
     other = train_lm_archive(
         tmp_path,
         "backward",
-        {"train_data_path": "fixtures/lm/dev.txt", "model.cutoffs": [4, 8]},
+        {"train_data_path": "fixtures/lm/lm_fixture_dev.txt", "model.cutoffs": [4, 8]},
     )
     with pytest.raises(ConfigurationError, match="different vocabularies"):
         LayerSelectionTokenEmbedder(archives["forward"], other, vocab=Vocabulary())

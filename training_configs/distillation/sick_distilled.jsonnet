@@ -4,11 +4,11 @@
 // Data: SICK_DATA_PATH (validation); SICK_TRANSFER_SET = the transfer set (JSON lines).
 // Measured dev accuracy: benchmarks/results/distillation.json ("pair_dev_acc_distilled").
 local student = import "student.libsonnet";
-local data = std.extVar("SICK_DATA_PATH");
+local sick = std.extVar("SICK_DATA_PATH");  // the SICK.txt file
 
 student.config(
   pair=true,
   train_path=std.extVar("SICK_TRANSFER_SET"),
-  validation_path=data + "/SICK.txt#SemEval_set=TRIAL",
+  validation_path=sick + "#SemEval_set=TRIAL",
   transfer_set=true,
 )

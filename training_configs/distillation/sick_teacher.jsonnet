@@ -1,11 +1,11 @@
 // Teacher for Tang et al. (2019) on the pair task SICK (3-way NEUTRAL / ENTAILMENT / CONTRADICTION,
 // the MNLI label set; MNLI itself is not available offline). MiniLM-L6 over
 // `[CLS] sentence_A [SEP] sentence_B [SEP]`.
-// Data: SICK_DATA_PATH = folder with SICK.txt; train = SemEval_set TRAIN (4,439 pairs), dev =
+// Data: SICK_DATA_PATH = the SICK.txt file; train = SemEval_set TRAIN (4,439 pairs), dev =
 // TRIAL (495 pairs), chosen with the reader's `#column=value` path suffix.
 // Measured dev accuracy: benchmarks/results/distillation.json ("pair_dev_acc_teacher").
 local teacher = import "teacher.libsonnet";
-local data = std.extVar("SICK_DATA_PATH");
+local sick = std.extVar("SICK_DATA_PATH");  // the SICK.txt file
 
 teacher.config(
   reader={
@@ -14,7 +14,7 @@ teacher.config(
     hypothesis_column: "sentence_B",
     label_column: "entailment_label",
   },
-  train_path=data + "/SICK.txt#SemEval_set=TRAIN",
-  validation_path=data + "/SICK.txt#SemEval_set=TRIAL",
+  train_path=sick + "#SemEval_set=TRAIN",
+  validation_path=sick + "#SemEval_set=TRIAL",
   num_epochs=4,
 )

@@ -1,14 +1,13 @@
 // Tang et al. (2019) student on GLUE SST-2 (dev = GLUE dev.tsv):
 // BiLSTM distilled from the teacher's logits on the augmented transfer set
 // (allennlp distill-transfer-set ... --n-iter 20: masking, POS-guided replacement, n-grams), alpha = 0.
-// Data: SST2_DATA_PATH (validation); SST2_TRANSFER_SET_AUG = the transfer set (JSON lines).
+// Data: SST2_DEV_DATA_PATH (validation); SST2_TRANSFER_SET_AUG = the transfer set (JSON lines).
 // Measured dev accuracy: benchmarks/results/distillation.json ("sst2_dev_acc_distilled_aug").
 local student = import "student.libsonnet";
-local data = std.extVar("SST2_DATA_PATH");
 
 student.config(
   pair=false,
   train_path=std.extVar("SST2_TRANSFER_SET_AUG"),
-  validation_path=data + "/dev.tsv",
+  validation_path=std.extVar("SST2_DEV_DATA_PATH"),
   transfer_set=true,
 )

@@ -1,13 +1,12 @@
 // Teacher for Tang et al. (2019), "Distilling Task-Specific Knowledge from BERT into Simple Neural
 // Networks", on GLUE SST-2: MiniLM-L6 (BERT architecture) fine-tuned with a softmax classifier.
-// Data: SST2_DATA_PATH = folder with GLUE train.tsv / dev.tsv (`sentence<TAB>label`).
+// Data: SST2_TRAIN_DATA_PATH / SST2_DEV_DATA_PATH = GLUE train.tsv / dev.tsv (`sentence<TAB>label`).
 // The paper's teacher is BERT-large (94.9 dev); this 6-layer model is far smaller. Measured dev
 // accuracy: see benchmarks/results/distillation.json ("sst2_dev_acc_teacher").
 local teacher = import "teacher.libsonnet";
-local data = std.extVar("SST2_DATA_PATH");
 
 teacher.config(
   reader={ type: "distillation_tsv", sentence_column: "sentence", label_column: "label" },
-  train_path=data + "/train.tsv",
-  validation_path=data + "/dev.tsv",
+  train_path=std.extVar("SST2_TRAIN_DATA_PATH"),
+  validation_path=std.extVar("SST2_DEV_DATA_PATH"),
 )

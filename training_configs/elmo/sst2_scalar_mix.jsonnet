@@ -2,11 +2,11 @@
 // (PAPERS.md §2): the usual ELMo classifier shape (word embeddings + ELMo -> BiLSTM -> linear),
 // where the `elmo` indexer and embedder blocks are ours (see docs/scalar_mix.md).
 //
-//   SST2_DATA_PATH=../shared/data/sst2 (train.tsv, dev.tsv: `sentence<TAB>label` with a header)
+//   SST2_TRAIN_DATA_PATH=../shared/data/sst2/train.tsv SST2_DEV_DATA_PATH=../shared/data/sst2/dev.tsv
+//   (`sentence<TAB>label` with a header)
 //   FORWARD_LM_ARCHIVE=runs/lm_forward/model.tar.gz BACKWARD_LM_ARCHIVE=runs/lm_backward/model.tar.gz
 //   allennlp train training_configs/elmo/sst2_scalar_mix.jsonnet -s runs/elmo/sst2_scalar_mix \
 //     --include-package ldnet_allennlp
-local data = std.extVar("SST2_DATA_PATH");
 {
   "dataset_reader": {
     // the distillation package's GLUE TSV reader (header line; `sentence`, `label` columns)
@@ -18,8 +18,8 @@ local data = std.extVar("SST2_DATA_PATH");
       "elmo": {"type": "dense_lm_tokens"},
     },
   },
-  "train_data_path": data + "/train.tsv",
-  "validation_data_path": data + "/dev.tsv",
+  "train_data_path": std.extVar("SST2_TRAIN_DATA_PATH"),
+  "validation_data_path": std.extVar("SST2_DEV_DATA_PATH"),
   "model": {
     "type": "basic_classifier",
     "text_field_embedder": {

@@ -3,7 +3,7 @@
 fine-tuned teacher archive.
 
     allennlp distill-transfer-set runs/teacher/model.tar.gz \\
-        "$SST2_DATA_PATH/train.tsv" runs/transfer/sst2_aug.jsonl --n-iter 20 --seed 13
+        "$SST2_TRAIN_DATA_PATH" runs/transfer/sst2_aug.jsonl --n-iter 20 --seed 13
 
 1. The training file is read with the teacher archive's own `distillation_tsv` reader (so the
    columns and the `#column=value` filter are those the teacher was trained with).
