@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-import torch
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 
@@ -42,12 +41,9 @@ _PREDICT_RUN: Dict[str, object] = {}
 
 
 @pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny models run faster on one thread on the shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _one_thread(one_torch_thread):
+    """Every test here on one torch thread (see tests/conftest.py)."""
     yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

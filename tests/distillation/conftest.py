@@ -1,7 +1,6 @@
 import os
 
 import pytest
-import torch
 
 from tests.conftest import FIXTURES_ROOT
 
@@ -25,9 +24,6 @@ DISTILLATION_FIXTURE_EXT_VARS = {
 
 
 @pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Small LSTMs run several times faster on one thread on the shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _one_thread(one_torch_thread):
+    """Every test here on one torch thread (see tests/conftest.py)."""
     yield
-    torch.set_num_threads(threads)
