@@ -19,6 +19,10 @@ training_configs/tagging/lm_finetune_{forward,backward}.jsonnet; train ner_ldnet
 fine-tuned LMs into runs/tagging/ner_ldnet_lmft, then `--lm-finetune-report` records the LMs'
 CoNLL-03 dev perplexity before/after and both taggers' dev F1 per epoch.
 
+Pretrained word vectors (there is no GloVe here): `--runs ner_ldnet_lm_init` trains ner_ldnet with
+its word embeddings initialised from the forward LM's (exported once with
+`allennlp ldnet-export-word-vectors --lowercase`), key conll03_test_f1_ldnet_lm_init.
+
 Keys (F1 in percent): conll03_test_f1_{ldnet,vanilla}, conll00_test_f1_{ldnet,vanilla}, and per
 run `<run>.{test_f1, dev_f1, epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
 """
@@ -48,6 +52,13 @@ RUN_SPECS = {
         "conll03_test_f1_vanilla",
     ),
     "ner_ldnet": ("ner_ldnet", CONLL03, CONLL03["CONLL03_TEST_DATA_PATH"], "conll03_test_f1_ldnet"),
+    # ner_ldnet with w_t initialised from the forward LM's word embeddings (no GloVe here)
+    "ner_ldnet_lm_init": (
+        "ner_ldnet_lm_init",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        "conll03_test_f1_ldnet_lm_init",
+    ),
     "chunk_vanilla": (
         "chunk_vanilla",
         CONLL00,
@@ -68,10 +79,16 @@ def run_env(spec_vars: Dict[str, str], args) -> Dict[str, str]:
     env.update(spec_vars)
     env["FORWARD_LM_ARCHIVE"] = str(args.forward_lm)
     env["BACKWARD_LM_ARCHIVE"] = str(args.backward_lm)
+    env["LM_WORD_VECTORS"] = str(word_vectors_file(args))
     if args.threads:
         env["OMP_NUM_THREADS"] = str(args.threads)
         env["MKL_NUM_THREADS"] = str(args.threads)
     return env
+
+
+def word_vectors_file(args) -> Path:
+    """The forward LM's word embeddings as GloVe-format text, lowercased (ner_ldnet_lm_init)."""
+    return RUNS / f"lm_word_vectors_lower_{Path(args.forward_lm).parent.name}.txt"
 
 
 def train(name: str, args) -> None:
@@ -94,6 +111,10 @@ def train(name: str, args) -> None:
     if (out / "config.json").exists():
         command.append("--recover")
     RUNS.mkdir(parents=True, exist_ok=True)
+    vectors = word_vectors_file(args)
+    if name == "ner_ldnet_lm_init" and not vectors.exists():
+        export = [ALLENNLP, "ldnet-export-word-vectors", str(args.forward_lm), str(vectors)]
+        subprocess.run(export + ["--lowercase", "--include-package", "ldnet_allennlp"], check=True)
     log_path = RUNS / f"{name}.train.log"
     print(f"[{name}] {' '.join(command)}  (log: {log_path})", flush=True)
     start = time.time()

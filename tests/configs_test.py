@@ -17,6 +17,7 @@ from allennlp.commands.train import train_model
 from allennlp.common import Params
 from allennlp.common.params import with_overrides
 
+from ldnet_allennlp.lm import export_word_vectors
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.elmo.lm_archives import build_lm_archive_ext_vars
 
@@ -61,10 +62,19 @@ def _train_ldnet_phase1(directory: Path) -> Dict[str, str]:
     return phase1_dirs
 
 
+def build_lm_word_vectors(directory: Path) -> Dict[str, str]:
+    """`LM_WORD_VECTORS` (ner_ldnet_lm_init): the fixture forward LM's word embeddings."""
+    vectors = directory / "lm_word_vectors.txt"
+    forward_lm = build_lm_archive_ext_vars(directory)["FORWARD_LM_ARCHIVE"]
+    export_word_vectors(forward_lm, str(vectors), lowercase=True)
+    return {"LM_WORD_VECTORS": str(vectors)}
+
+
 # Each builder gets a scratch directory and returns {variable: value}.
 EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
     build_lm_archive_ext_vars,  # FORWARD_LM_ARCHIVE, BACKWARD_LM_ARCHIVE (fixture dense LMs)
     build_ldnet_phase1,  # NER_LDNET_PHASE1_DIR, CHUNK_LDNET_PHASE1_DIR (same LMs)
+    build_lm_word_vectors,  # LM_WORD_VECTORS (same forward LM)
 ]
 
 # training_configs/distillation/ is trained on fixtures (with a tiny BERT teacher) by

@@ -1,0 +1,82 @@
+"""
+`allennlp ldnet-export-word-vectors lm.tar.gz vectors.txt [--lowercase]`: a dense LM's input
+word embeddings in the GloVe text format (`word v_1 ... v_d` per line), so that a tagger's
+ordinary `embedding` token embedder can start from them through its `pretrained_file` key.
+
+There is no GloVe on this machine; the LM's embeddings, trained with the LM on the raw corpus,
+are the pretrained word vectors we have (`training_configs/tagging/ner_ldnet_lm_init.jsonnet`).
+
+With `--lowercase` (for taggers whose `tokens` indexer lowercases), each lowercased word gets the
+vector of its first cased variant in the LM vocabulary. AllenNLP builds vocabularies in
+descending count order, so that is the most frequent variant ("the", not "The").
+"""
+
+import argparse
+import logging
+from typing import Tuple
+
+import torch
+from allennlp.commands.subcommand import Subcommand
+from allennlp.common.tqdm import Tqdm
+
+from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
+
+logger = logging.getLogger(__name__)
+
+_CHUNK = 4096  # word ids embedded at once
+
+
+def export_word_vectors(
+    archive_file: str, output_file: str, lowercase: bool = False
+) -> Tuple[int, int]:
+    """
+    Writes the LM's input embedding of every word of its `tokens` vocabulary (padding and the
+    OOV token left out) to `output_file`; returns `(number of words written, embedding dim)`.
+    A `ConfigurationError` names the archive if it is not a dense LM.
+    """
+    model = DenseLanguageModel.from_lm_archive(archive_file)
+    model.eval()
+    vocab = model.vocab
+    skip = {vocab._padding_token, vocab._oov_token}
+    chosen = {}  # word as written -> LM id
+    for index, word in vocab.get_index_to_token_vocabulary("tokens").items():
+        if word in skip or any(character.isspace() for character in word):
+            continue
+        key = word.lower() if lowercase else word
+        if key not in chosen or index < chosen[key]:
+            chosen[key] = index
+    words = sorted(chosen, key=chosen.get)
+    dim = model.embedding_dim
+    with open(output_file, "w", encoding="utf-8") as out, torch.no_grad():
+        for start in Tqdm.tqdm(range(0, len(words), _CHUNK), desc="word vectors"):
+            batch = words[start : start + _CHUNK]
+            ids = torch.tensor([[chosen[word] for word in batch]], dtype=torch.long)
+            vectors = model.embed_tokens(ids)[0]
+            for word, vector in zip(batch, vectors.tolist()):
+                out.write(word + " " + " ".join(f"{value:.6g}" for value in vector) + "\n")
+    logger.info("wrote %d %d-d word vectors to %s", len(words), dim, output_file)
+    return len(words), dim
+
+
+@Subcommand.register("ldnet-export-word-vectors")
+class ExportWordVectors(Subcommand):
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = (
+            "Write a dense LM's input word embeddings as a GloVe-format text file, for an "
+            "`embedding` token embedder's `pretrained_file`."
+        )
+        subparser = parser.add_parser(self.name, description=description, help=description)
+        subparser.add_argument("archive_file", type=str, help="a dense_language_model archive")
+        subparser.add_argument("output_file", type=str, help="where to write the vectors")
+        subparser.add_argument(
+            "--lowercase",
+            action="store_true",
+            help="key the vectors by lowercased word (most frequent cased variant wins)",
+        )
+        subparser.set_defaults(func=_export_from_args)
+        return subparser
+
+
+def _export_from_args(args: argparse.Namespace) -> None:
+    count, dim = export_word_vectors(args.archive_file, args.output_file, args.lowercase)
+    print(f"wrote {count} {dim}-d word vectors to {args.output_file}")
