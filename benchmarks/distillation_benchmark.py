@@ -50,12 +50,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+# name of the results file under benchmarks/results/ (--results changes it)
+RESULTS_NAME = "distillation"
+
+
 def load_results() -> Dict[str, Any]:
-    return _load("distillation")
+    return _load(RESULTS_NAME)
 
 
 def save_results(results: Dict[str, Any]) -> None:
-    _save("distillation", results)
+    _save(RESULTS_NAME, results)
 
 
 def write_subset(source: str, target: Path, size: int, seed: int, row_filter=None) -> int:
@@ -303,7 +307,7 @@ def speed(results: Dict[str, Any], run_dir: Path) -> None:
 
 
 def main() -> None:
-    global RESULTS, THREADS
+    global RESULTS_NAME, THREADS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-dir", default=str(ROOT / "runs" / "distillation"))
     parser.add_argument("--stage", choices=["all", "speed", "sst2", "sick"], default="all")
@@ -317,11 +321,14 @@ def main() -> None:
     parser.add_argument("--pair-n-iter", type=int, default=2, help="SICK override")
     parser.add_argument("--student-epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--results", default=None, help="where to write the JSON")
+    parser.add_argument(
+        "--results",
+        default=RESULTS_NAME,
+        help="results file name under benchmarks/results/ (without .json)",
+    )
     args = parser.parse_args()
     THREADS = args.threads
-    if args.results:
-        RESULTS = Path(args.results)
+    RESULTS_NAME = args.results
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
 
