@@ -34,7 +34,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import DATA, ROOT, hardware, run_allennlp  # noqa: E402
@@ -50,6 +50,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+# how the committed distillation.json was made (see the module docstring)
+ASSEMBLED_FROM = (
+    "python benchmarks/distillation_benchmark.py --stage sst2 --run-dir runs/distillation_sst2_v2"
+    "; ... --stage sick --run-dir runs/distillation_sick_v2; ... --stage speed"
+)
 # name of the results file under benchmarks/results/ (--results changes it)
 RESULTS_NAME = "distillation"
 
@@ -306,11 +311,74 @@ def speed(results: Dict[str, Any], run_dir: Path) -> None:
     }
 
 
+def title() -> str:
+    name = "" if RESULTS_NAME == "distillation" else f" ({RESULTS_NAME})"
+    return f"Tang et al. distillation{name}: SST-2 and a pair task (issue 7)"
+
+
+def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The accuracy and speed tables of BENCHMARKS.md, from the keys of the results file."""
+    tasks = [("SST-2", "sst2")]
+    if "pair_task" in results:
+        tasks.append((results["pair_task"].split(" (")[0], "pair"))
+    accuracy = []
+    for task, prefix in tasks:
+        row = [task]
+        for variant in ("teacher", "bilstm", "distilled", "distilled_aug"):
+            row.append(results.get(f"{prefix}_dev_acc_{variant}"))
+        row.append(results.get(f"{prefix}_gain_distilled_aug_over_bilstm"))
+        accuracy.append(row)
+    speed = []
+    for name in ("teacher", "student"):
+        speed.append(
+            [
+                name,
+                results.get(f"params_{name}"),
+                results.get(f"sentences_per_sec_{name}_b1"),
+                results.get(f"sentences_per_sec_{name}_b64"),
+            ]
+        )
+    speed.append(
+        [
+            "student / teacher",
+            None,
+            results.get("student_speedup_b1"),
+            results.get("student_speedup_b64"),
+        ]
+    )
+    return [
+        {
+            "caption": "Dev accuracy (%; goal from issue 7: distilled + augmentation >= plain "
+            "BiLSTM + 3.0). Sizes and settings under `sizes` and `settings`.",
+            "columns": [
+                "task",
+                "teacher (MiniLM-L6)",
+                "BiLSTM, gold labels",
+                "distilled",
+                "distilled + augmentation",
+                "gain over BiLSTM",
+            ],
+            "rows": accuracy,
+        },
+        {
+            "caption": "Speed on CPU (sentences/s, model forward only; goal: student >= 20x "
+            "faster). How it was timed: `speed_setup`.",
+            "columns": ["model", "parameters", "sentences/s b1", "sentences/s b64"],
+            "rows": speed,
+        },
+    ]
+
+
 def main() -> None:
     global RESULTS_NAME, THREADS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-dir", default=str(ROOT / "runs" / "distillation"))
-    parser.add_argument("--stage", choices=["all", "speed", "sst2", "sick"], default="all")
+    parser.add_argument(
+        "--stage",
+        choices=["all", "speed", "sst2", "sick", "report"],
+        default="all",
+        help="report: only recompute the summary tables from the results file",
+    )
     parser.add_argument("--threads", type=int, default=THREADS, help="torch threads per stage")
     parser.add_argument("--sst2-train-size", type=int, default=4000)
     parser.add_argument("--pair-train-size", type=int, default=4439)  # all of SICK TRAIN
@@ -333,6 +401,12 @@ def main() -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
 
     results = load_results()
+    if args.stage == "report":
+        results["title"] = title()
+        results.setdefault("command", ASSEMBLED_FROM)
+        results["summary"] = summary(results)
+        save_results(results)
+        return
     results["pair_task"] = (
         f"SICK 3-way (train = {args.pair_train_size} SemEval_set TRAIN pairs, "
         "dev = TRIAL, 495 pairs)"
@@ -353,6 +427,9 @@ def main() -> None:
         if all(k in results for k in keys):
             gain = results[keys[1]] - results[keys[0]]
             results[f"{prefix}_gain_distilled_aug_over_bilstm"] = round(gain, 2)
+    results["title"] = title()
+    results["command"] = "python benchmarks/distillation_benchmark.py " + " ".join(sys.argv[1:])
+    results["summary"] = summary(results)
     save_results(results)
     print(json.dumps(results, indent=2, sort_keys=True))
 

@@ -7,7 +7,8 @@ Each results file is one JSON object. Keys with special meaning, if present:
   "command"    the command that produced the file
   "hardware"   the machine it ran on
   "notes"      free text shown under the table
-  "summary"    {"columns": [...], "rows": [[...], ...]}, shown as a table first
+  "summary"    {"columns": [...], "rows": [[...], ...], "caption": optional text}, or a list of
+               such tables, shown first
 Every other key is shown as a row (nested objects are flattened with dots).
 """
 
@@ -29,6 +30,8 @@ def flatten(value: Any, prefix: str = "") -> Iterator[Tuple[str, Any]]:
 
 
 def show(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10000:
+        return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
     if isinstance(value, list):
@@ -47,10 +50,14 @@ def section(name: str, results: Dict[str, Any]) -> str:
         lines.append(f"Command: `{results['command']}`")
     if "hardware" in results:
         lines.append(f"Hardware: {show(results['hardware'])}")
-    if results.get("summary"):
-        columns, rows = results["summary"]["columns"], results["summary"]["rows"]
+    tables = results.get("summary") or []
+    for table in [tables] if isinstance(tables, dict) else tables:
+        columns, rows = table["columns"], table["rows"]
+        if table.get("caption"):
+            lines += ["", table["caption"]]
         lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(show(value) for value in row) + " |" for row in rows]
+    if tables:
         lines += ["", "All figures:"]
     lines += ["", "| key | value |", "|---|---|"]
     body = {k: v for k, v in results.items() if k not in SPECIAL}

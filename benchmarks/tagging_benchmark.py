@@ -212,11 +212,82 @@ def lm_finetune_report() -> Dict[str, Any]:
     return report
 
 
+def reproduce_command(name: str) -> str:
+    """The command that trains `name` as it was trained: epochs and LMs read from its config."""
+    config = json.loads((RUNS / name / "config.json").read_text())
+    command = f"python benchmarks/tagging_benchmark.py --runs {name}"
+    command += f" --epochs {config['trainer']['num_epochs']}"
+    embedders = config["model"]["text_field_embedder"]["token_embedders"]
+    if "lm" in embedders:
+        lm = embedders["lm"]
+        command += f" --forward-lm {lm['forward_lm_archive']}"
+        command += f" --backward-lm {lm['backward_lm_archive']}"
+    return command
+
+
+# summary rows: (run, task, baseline run, goal on test F1)
+SUMMARY_ROWS = (
+    ("ner_vanilla", "CoNLL-03 NER", None, 90.0),
+    ("ner_ldnet", "CoNLL-03 NER", "ner_vanilla", 90.0),
+    ("ner_ldnet_lm_init", "CoNLL-03 NER", "ner_vanilla", 90.0),
+    ("chunk_vanilla", "CoNLL-00 chunking", None, 95.0),
+    ("chunk_ldnet", "CoNLL-00 chunking", "chunk_vanilla", 95.0),
+)
+TAGGERS = {
+    "vanilla": "no LM (char CNN + words)",
+    "ldnet": "LD-Net features",
+    "ldnet_lm_init": "LD-Net features, words from the LM",
+}
+
+
+def summary(results: Dict[str, Any]) -> Dict[str, Any]:
+    """The F1 table of BENCHMARKS.md, from the per-run results."""
+    rows = []
+    for name, task, baseline, goal in SUMMARY_ROWS:
+        run = results.get(name)
+        if not run:
+            continue
+        gain = None
+        if baseline and results.get(baseline):
+            gain = round(run["test_f1"] - results[baseline]["test_f1"], 2)
+        wallclock = run.get("train_wallclock_s")
+        rows.append(
+            [
+                task,
+                TAGGERS[name.split("_", 1)[1]],
+                run["epochs_trained"],
+                round(run["dev_f1"], 2),
+                round(run["test_f1"], 2),
+                gain,
+                goal,
+                run.get("flops_per_token"),
+                round(wallclock / 60, 1) if wallclock else None,
+            ]
+        )
+    return {
+        "caption": "Test F1 (model picked on dev; goals from issue 4: NER >= 90, chunking >= 95, "
+        "LD-Net >= +2.0 over no LM). Each run's command is under `<run>.command`.",
+        "columns": [
+            "task",
+            "tagger",
+            "epochs",
+            "dev F1",
+            "test F1",
+            "gain over no LM",
+            "goal",
+            "FLOPs/token",
+            "train min",
+        ],
+        "rows": rows,
+    }
+
+
 def write_results(updates: Dict[str, Any]) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results.update(updates)
     results["title"] = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking (issue 4)"
+    results["summary"] = summary(results)
     results["hardware"] = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), no GPU"
     )
@@ -262,6 +333,7 @@ def main() -> None:
             print(f"[{name}] not trained yet; skipped")
             continue
         result = evaluate(name, args)
+        result["command"] = reproduce_command(name)
         print(f"[{name}] {json.dumps(result)}", flush=True)
         write_results(
             {

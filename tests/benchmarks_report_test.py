@@ -13,3 +13,12 @@ def test_section_shows_every_key_and_the_command():
     assert "Command: `python x.py`" in text
     assert "| `f1` | 91.84 |" in text
     assert "| `nested.a` | 1 |" in text
+
+
+def test_summary_tables_come_first_with_their_captions():
+    table = {"columns": ["model", "F1"], "rows": [["a", 90.123], ["b", None]]}
+    text = section("demo", {"summary": [dict(table, caption="Accuracy."), table], "f1": 1})
+    assert text.count("| model | F1 |") == 2
+    assert text.index("Accuracy.") < text.index("| model | F1 |") < text.index("All figures:")
+    assert "| a | 90.12 |" in text and "| b | – |" in text
+    assert "| `summary" not in text  # the tables are not repeated as keys
