@@ -5,8 +5,9 @@
 // no-LM baseline 90.78. What this config reached on this machine: see benchmarks/results/tagging.json
 // (key conll03_test_f1_ldnet; the header of the README/BENCHMARKS table says which LMs and epochs).
 //
-// Differences from the paper, all forced by the machine: LMs are 6 x 128 dense layers trained for
-// about an epoch on ~5.9M tokens (training_configs/lm/), not 10 x 300 on 1B words; word embeddings
+// Differences from the paper, all forced by the machine: LMs are 6 x 128 dense layers that saw
+// ~1.55M tokens of pre-training (a quarter of our 5.9M-token corpus, benchmarks/results/lm.json; the
+// runs in tagging.json used a snapshot after ~1.2M), not 10 x 300 on 1B words; word embeddings
 // w_t are trained from scratch (no GloVe here) over the lowercased training words; the character
 // features c_t are the same char CNN as ner_vanilla.jsonnet (so the only difference to the
 // baseline is r_t); Adam instead of SGD. Everything else is the baseline's budget (same epochs,
