@@ -311,9 +311,64 @@ def perplexity(args) -> Dict:
     return results
 
 
+def summary(results: Dict) -> List[Dict]:
+    """The throughput and perplexity tables of BENCHMARKS.md, from the keys of lm.json."""
+    tables = []
+    if "tokens_per_sec_dense" in results:
+        rows = []
+        for part, suffix in (("whole LM (training step)", ""), ("encoder only", "_encoder_only")):
+            dense = results.get(f"tokens_per_sec_dense{suffix}")
+            lstm = results.get(f"tokens_per_sec_allennlp_lstm{suffix}")
+            if dense and lstm:
+                rows.append([part, dense, lstm, round(dense / lstm, 2)])
+        tables.append(
+            {
+                "caption": "Training throughput, tokens/s (goal from issue 3: dense / AllenNLP "
+                ">= 1.0). Dense: 6 x 128 dense LSTM + adaptive softmax; AllenNLP: "
+                "allennlp-models' language_model, stacked LSTM of the same parameter count, its "
+                "sampled softmax. Setup under `throughput_setup`.",
+                "columns": ["timed", "dense LM", "AllenNLP LM", "ratio"],
+                "rows": rows,
+            }
+        )
+    rows = []
+    for direction in ("forward", "backward"):
+        pretrain = results.get(f"pretrain_{direction}", {})
+        if f"ppl_{direction}_wikitext2_valid" in results:
+            rows.append(
+                [
+                    direction,
+                    results[f"ppl_{direction}_wikitext2_valid"],
+                    pretrain.get("best_dev_perplexity"),
+                    pretrain.get("tokens_seen_approx"),
+                    pretrain.get("wall_clock_minutes"),
+                ]
+            )
+    if rows:
+        tables.append(
+            {
+                "caption": "Pre-trained LMs: perplexity (see `ppl_note`) and pre-training budget.",
+                "columns": [
+                    "LM",
+                    "WikiText-2 valid ppl",
+                    "LM-corpus dev ppl",
+                    "tokens seen",
+                    "wall-clock min",
+                ],
+                "rows": rows,
+            }
+        )
+    return tables
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--part", choices=["throughput", "ppl", "all"], default="all")
+    parser.add_argument(
+        "--part",
+        choices=["throughput", "ppl", "all", "report"],
+        default="all",
+        help="report: only recompute the summary tables from lm.json",
+    )
     parser.add_argument("--data", default=os.path.join(ROOT, "runs/lm_data/train.txt"))
     parser.add_argument("--vocabulary", default=os.path.join(ROOT, "runs/lm_forward/vocabulary"))
     parser.add_argument(
@@ -335,6 +390,11 @@ def main():
     if args.part in ("ppl", "all"):
         results.update(perplexity(args))
         results["ppl_command"] = "python " + " ".join(sys.argv)
+    results["title"] = "Dense language models: throughput and perplexity (issue 3)"
+    results["command"] = (
+        "bash benchmarks/pretrain_lms.sh; python benchmarks/lm_benchmark.py --part ppl|throughput"
+    )
+    results["summary"] = summary(results)
     save_results("lm", results)
     print(json.dumps(results, indent=2, sort_keys=True))
 
