@@ -24,8 +24,15 @@ that fails without it.
    does not check the input width, so an encoder with a wrong `input_size` trained on garbage;
    `ldnet_allennlp.rnn_input_check` makes AllenNLP's RNN wrappers raise a `ConfigurationError`
    naming `input_size` at the first batch (tested in `tests/bad_input/`).
+6. **A quiet `--recover`.** `allennlp train --recover` reloads the run's vocabulary and saves it
+   back into the same folder, and AllenNLP warns that "vocabulary serialization directory ... is
+   not empty": nothing for a user to do. We drop exactly that warning when the folder is a
+   serialization directory's `vocabulary/` (its parent holds the run's `config.json`, which is
+   only so when resuming: a fresh run's folder is empty and `-f` deletes it).
 """
 
+import logging
+import os
 from typing import List, Union
 
 import numpy
@@ -115,8 +122,28 @@ def use_torch_amp_in_trainer() -> None:
     gradient_descent_trainer.amp = _CudaAmp
 
 
+class _RecoveredVocabularyFilter(logging.Filter):
+    """Drops the "vocabulary serialization directory ... is not empty" warning of a resume."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("vocabulary serialization directory"):
+            return True
+        directory = str(record.args[0]) if record.args else ""
+        resuming = os.path.basename(os.path.normpath(directory)) == "vocabulary" and os.path.exists(
+            os.path.join(os.path.dirname(os.path.normpath(directory)), "config.json")
+        )
+        return not resuming
+
+
+def quiet_vocabulary_resave_on_recover() -> None:
+    vocabulary_logger = logging.getLogger("allennlp.data.vocabulary")
+    if not any(isinstance(f, _RecoveredVocabularyFilter) for f in vocabulary_logger.filters):
+        vocabulary_logger.addFilter(_RecoveredVocabularyFilter())
+
+
 def apply_compatibility_fixes() -> None:
     allow_numpy_scalars_in_checkpoints()
     use_torch_amp_in_trainer()
     enable_exact_resume()
     check_rnn_input_sizes()
+    quiet_vocabulary_resave_on_recover()

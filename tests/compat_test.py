@@ -1,5 +1,6 @@
 """One test per compatibility fix in `ldnet_allennlp.compat`; each fails without its fix."""
 
+import logging
 import warnings
 
 import numpy
@@ -8,6 +9,7 @@ import torch
 
 import ldnet_allennlp  # noqa: F401  (applies the fixes)
 from allennlp.common import Params
+from allennlp.data import Vocabulary
 from allennlp.training import gradient_descent_trainer
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 
@@ -49,3 +51,24 @@ def test_trainer_autocast_emits_no_future_warning():
         with gradient_descent_trainer.amp.autocast(False):
             pass
     assert isinstance(gradient_descent_trainer.amp.autocast(False), torch.amp.autocast)
+
+
+def _vocabulary_warnings(caplog, directory) -> list:
+    vocab = Vocabulary()
+    vocab.add_tokens_to_namespace(["a", "b"], "tokens")
+    with caplog.at_level(logging.WARNING, logger="allennlp.data.vocabulary"):
+        caplog.clear()
+        vocab.save_to_files(str(directory))
+        vocab.save_to_files(str(directory))  # the second save finds the folder full
+    return [r for r in caplog.records if "is not empty" in r.getMessage()]
+
+
+def test_resaving_a_resumed_runs_vocabulary_is_quiet(tmp_path, caplog):
+    # a serialization directory being resumed: config.json next to vocabulary/
+    (tmp_path / "config.json").write_text("{}")
+    assert _vocabulary_warnings(caplog, tmp_path / "vocabulary") == []
+
+
+def test_other_non_empty_vocabulary_folders_still_warn(tmp_path, caplog):
+    assert len(_vocabulary_warnings(caplog, tmp_path / "vocabulary")) == 1
+    assert len(_vocabulary_warnings(caplog, tmp_path / "my_vocab")) == 1

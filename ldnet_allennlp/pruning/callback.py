@@ -14,6 +14,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import is_distributed
 from allennlp.models import Model
 from allennlp.training.callbacks import TrainerCallback
+from allennlp.training.util import HasBeenWarned
 
 from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer, layer_selection_terms
 
@@ -110,6 +111,9 @@ class LayerPruningCallback(TrainerCallback):
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         super().on_start(trainer, is_primary=is_primary, **kwargs)
+        # The per-layer mask metrics start with "_" on purpose (AllenNLP's convention for metrics
+        # kept off the progress bar); AllenNLP would warn once that it hides them.
+        HasBeenWarned.tqdm_ignores_underscores = True
         model = trainer.model
         self._masks = find_layer_masks(model)
         if not self._masks:

@@ -44,7 +44,7 @@ def trained(tmp_path_factory):
 def test_train_is_quiet_and_archives(trained):
     serialization_dir, process = trained
     assert (serialization_dir / "model.tar.gz").exists()
-    assert noisy_lines(process.stderr) == []
+    assert noisy_lines(process.stdout + process.stderr) == []
     metrics = json.loads((serialization_dir / "metrics.json").read_text())
     assert metrics["epoch"] == 1
     assert "best_validation_f1-measure-overall" in metrics
@@ -106,7 +106,7 @@ def test_recover_resumes_from_a_checkpoint_with_numpy_scalars(trained, tmp_path)
     ).read_text()
     assert json.loads((resumed / "metrics_epoch_1.json").read_text())["epoch"] == 1
     assert (resumed / "model.tar.gz").exists()
-    assert noisy_lines(process.stderr) == []
+    assert noisy_lines(process.stdout + process.stderr) == []
 
 
 class _Payload:

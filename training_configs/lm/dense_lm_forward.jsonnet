@@ -64,6 +64,9 @@ local embedding_dim = 128;
     grad_norm: 5.0,
     validation_metric: "-perplexity",
     checkpointer: { save_completed_epochs: true },
-    callbacks: [],
+    // stop when dev perplexity has not improved for 4 "epochs" of 250 batches
+    patience: 4,
+    // AllenNLP's default console logger would print the first batch's tensors
+    callbacks: [{ type: "console_logger", should_log_inputs: false }],
   },
 }

@@ -21,6 +21,7 @@ function(archive, direction) {
     optimizer: { type: "adam", lr: 0.0005 },
     grad_norm: 5.0,
     validation_metric: "-perplexity",
+    patience: 2,
     callbacks: [{ type: "console_logger", should_log_inputs: false }],
   },
 }
