@@ -170,7 +170,8 @@ def throughput(args) -> Dict:
     return {
         "throughput_note": (
             "Median over interleaved rounds, one torch thread, on a 2-core CPU shared with other "
-            "trainings (see load averages): absolute numbers are depressed, the ratio is fair."
+            "jobs (load averages under throughput_setup.hardware): absolute numbers depend on the "
+            "load, the ratio is measured in one run."
         ),
         "tokens_per_sec_dense": round(median["full"]["dense"], 1),
         "tokens_per_sec_allennlp_lstm": round(median["full"]["allennlp_lstm"], 1),
@@ -390,6 +391,11 @@ def main():
     if args.part in ("ppl", "all"):
         results.update(perplexity(args))
         results["ppl_command"] = "python " + " ".join(sys.argv)
+    corpus_tokens = results.get("lm_corpus", {}).get("train_tokens")
+    if corpus_tokens and results.get("tokens_per_sec_dense"):
+        # what one pass over the LM corpus costs one direction at the measured training rate
+        hours = corpus_tokens / results["tokens_per_sec_dense"] / 3600
+        results["full_corpus_pass_hours_per_direction"] = round(hours, 2)
     results["title"] = "Dense language models: throughput and perplexity (issue 3)"
     results["command"] = (
         "LM_EPOCHS=4 bash benchmarks/pretrain_lms.sh (the committed LMs: a LM_EPOCHS=10 run "
