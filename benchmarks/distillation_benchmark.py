@@ -14,14 +14,14 @@ The committed JSON comes from one invocation per part, each in its own run dir (
 `run_dirs`): `--stage speed`, `--stage sst2` and `--stage sick`. Re-running a finished part in
 its run dir skips every stage and rewrites that part's keys (stage times come back from the run
 dir's stage_seconds.json). Runs at several n_iter: `<task>_dev_acc_distilled_aug_by_n_iter`
-(SST-2 at n_iter 4 and 16 share the teacher and the training subset: the n_iter-16 run dir got
-a copy of the n_iter-4 run's teacher). A first run with 1-epoch teachers is kept under
-"earlier_run_weaker_teachers".
+(SST-2 at n_iter 4 and 16, SICK at 2 and 8: each pair shares the teacher and the training
+subset, the second run dir got a copy of the first run's teacher). A first run with 1-epoch
+teachers is kept under "earlier_run_weaker_teachers".
 
 The CPU is shared, so the run is sized down (all sizes are recorded in the JSON "sizes"):
 SST-2: teacher fine-tuned for 2 epochs on a seeded 4,000-sentence subset of train, max_length 64,
 transfer set from the same subset with n_iter 16 (Tang et al. used 20); SICK: all 4,439 TRAIN
-pairs, teacher 3 epochs, `--pair-n-iter`. Students: 8 epochs (patience 3), best dev epoch. The
+pairs, teacher 3 epochs, n_iter 8. Students: 8 epochs (patience 3), best dev epoch. The
 un-augmented transfer set is the original rows of the augmented one (same teacher, same logits),
 so the teacher labels each original once.
 
@@ -395,7 +395,7 @@ def main() -> None:
     parser.add_argument("--teacher-lr", type=float, default=5e-5)
     parser.add_argument("--n-iter", type=int, default=16)
     parser.add_argument("--pair-teacher-epochs", type=int, default=3, help="SICK override")
-    parser.add_argument("--pair-n-iter", type=int, default=2, help="SICK override")
+    parser.add_argument("--pair-n-iter", type=int, default=8, help="SICK override")
     parser.add_argument("--student-epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
