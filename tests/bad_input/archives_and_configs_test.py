@@ -37,6 +37,7 @@ DIMENSION_ERRORS = {
         f"tagging/{name}.jsonnet": ("model.encoder.input_size", CRF_DIMS)
         for name in ["ner_vanilla", "chunk_vanilla", "ner_ldnet", "chunk_ldnet"]
         + ["ner_ldnet_prune", "chunk_ldnet_prune"]
+        + ["ner_vanilla_lm_init", "ner_ldnet_lm_init", "chunk_ldnet_lm_init"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
@@ -60,8 +61,12 @@ CHECKED_AT_FIRST_BATCH = {"elmo/sst2_scalar_mix.jsonnet": "model.seq2vec_encoder
 
 
 @pytest.fixture(scope="module")
-def ext_vars(data_ext_vars, ldnet_run) -> Dict[str, str]:
+def ext_vars(data_ext_vars, ldnet_run, tmp_path_factory) -> Dict[str, str]:
+    # the *_lm_init configs' word vectors: one 128-d vector, for a word every vocabulary has
+    vectors = tmp_path_factory.mktemp("word_vectors") / "vectors.txt"
+    vectors.write_text("@@UNKNOWN@@ " + " ".join(["0.1"] * 128) + "\n")
     return {
+        "LM_WORD_VECTORS": str(vectors),
         **FIXTURE_EXT_VARS,
         **DISTILLATION_FIXTURE_EXT_VARS,
         **data_ext_vars,
