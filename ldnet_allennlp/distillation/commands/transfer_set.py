@@ -34,10 +34,8 @@ import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
-from allennlp.data import Batch
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
-from allennlp.nn import util as nn_util
 
 from ldnet_allennlp.distillation.augmentation import (
     AugmentationRules,
@@ -49,6 +47,7 @@ from ldnet_allennlp.distillation.dataset_readers.distillation_readers import (
     DistillationTsvReader,
     parse_transfer_set_header,
 )
+from ldnet_allennlp.distillation.teacher import teacher_label_order, teacher_logits
 
 logger = logging.getLogger(__name__)
 
@@ -182,14 +181,6 @@ def _row_texts(row: Dict[str, Any]) -> Tuple[str, ...]:
     return (row["premise"], row["hypothesis"])
 
 
-def teacher_label_order(model: Model) -> List[str]:
-    namespace = getattr(model, "_label_namespace", "labels")
-    return [
-        model.vocab.get_token_from_index(i, namespace)
-        for i in range(model.vocab.get_vocab_size(namespace))
-    ]
-
-
 def _resume_point(
     output_file: str, header_line: str, rows: List[Dict[str, Any]], batch_size: int
 ) -> int:
@@ -297,16 +288,12 @@ def build_transfer_set(
     done = _resume_point(output_file, header_line, rows, batch_size)
 
     teacher.eval()
-    device = nn_util.get_device_of(next(teacher.parameters()))
     batch_starts = range(done, len(rows), batch_size)
     with open(output_file, "a", encoding="utf-8") as handle, torch.inference_mode():
         for start in Tqdm.tqdm(batch_starts, desc="teacher logits", unit="batch"):
             batch_rows = rows[start : start + batch_size]
-            instances = [reader.example_to_instance(_row_texts(row)) for row in batch_rows]
-            batch = Batch(instances)
-            batch.index_instances(teacher.vocab)
-            tensors = nn_util.move_to_device(batch.as_tensor_dict(), device)
-            logits = teacher(**tensors)["logits"].cpu().tolist()
+            examples = [_row_texts(row) for row in batch_rows]
+            logits = teacher_logits(teacher, reader, examples).cpu().tolist()
             lines = []
             for row, row_logits in zip(batch_rows, logits):
                 labelled = dict(row)
