@@ -3,9 +3,11 @@ Bad input for the package's predictors (`ldnet_tagger`, `distillation_classifier
 (`allennlp predict` through the real command line: `subcommands_test.py`.)
 """
 
+import json
 import re
 
 import pytest
+from allennlp.commands.predict import _PredictManager
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
@@ -102,3 +104,30 @@ def test_classifier_one_word_2000_words_control_characters_and_emoji(classifier)
         output = classifier.predict_json({"sentence": sentence})
         assert output["label"] in ("0", "1")
         assert sum(output["probs"]) == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    "bad_line, message",
+    [
+        ('{"sentence": ""}', '"sentence" must be a non-empty string'),
+        ('{"premise": "a man", "hypothesis": " "}', '"hypothesis" must be a non-empty string'),
+        ('{"text": "a film"}', "Predictor input needs 'sentence' or 'premise' and 'hypothesis'"),
+    ],
+)
+@pytest.mark.parametrize("batch_size", [1, 2, 3])
+def test_classifier_errors_name_the_input_line(classifier, tmp_path, bad_line, message, batch_size):
+    """
+    Through `allennlp predict`'s own loop (`_PredictManager`, in process): blank lines are not
+    counted, and the bad line is named whether it is predicted alone or in a batch.
+    """
+    inputs = tmp_path / "input.jsonl"
+    good = '{"sentence": "a good film"}\n'
+    inputs.write_text(good + "\n  \n" + good + bad_line + "\n" + good, encoding="utf-8")
+    predictor = DistillationPredictor(classifier._model, classifier._dataset_reader)
+    manager = _PredictManager(predictor, str(inputs), None, batch_size, False, False)
+    expected = rf"^input line 3 \(not counting blank lines\): {re.escape(message)}"
+    with pytest.raises(ConfigurationError, match=expected):
+        manager.run()
+    # given in process (not read from a line), the same error names no line
+    with pytest.raises(ConfigurationError, match=rf"^{re.escape(message)}"):
+        predictor.predict_json(json.loads(bad_line))

@@ -10,15 +10,16 @@ from allennlp.models import Model
 from allennlp.data import DatasetReader
 from allennlp.predictors.predictor import Predictor
 
-from ldnet_allennlp.tagging.predictors.tagger import load_json_object
+from ldnet_allennlp.tagging.predictors.tagger import input_line_prefix, load_json_object
 
 
 @Predictor.register("distillation_classifier")
 class DistillationPredictor(Predictor):
     """
     Builds the instance through the archive's reader (`text_to_instance`). Bad input is a
-    `ConfigurationError` naming the line or key: not JSON, not a JSON object, neither key, a
-    text that is not a string or is empty (a classifier has nothing to say about no words).
+    `ConfigurationError` naming the key and, for `allennlp predict`, the input line (`input line
+    N (not counting blank lines)`): not JSON, not a JSON object, neither key, a text that is not
+    a string or is empty (a classifier has nothing to say about no words).
     """
 
     def __init__(self, model: Model, dataset_reader: DatasetReader, **kwargs) -> None:
@@ -42,12 +43,15 @@ class DistillationPredictor(Predictor):
                 premise=_text(json_dict, "premise"), hypothesis=_text(json_dict, "hypothesis")
             )
         raise ConfigurationError(
-            f"Predictor input needs 'sentence' or 'premise' and 'hypothesis'; got {list(json_dict)}"
+            f"{input_line_prefix(json_dict)}Predictor input needs 'sentence' or 'premise' and "
+            f"'hypothesis'; got {list(json_dict)}"
         )
 
 
 def _text(json_dict: JsonDict, key: str) -> str:
     text = json_dict[key]
     if not isinstance(text, str) or not text.strip():
-        raise ConfigurationError(f'"{key}" must be a non-empty string, got {text!r:.100}')
+        raise ConfigurationError(
+            f'{input_line_prefix(json_dict)}"{key}" must be a non-empty string, got {text!r:.100}'
+        )
     return text

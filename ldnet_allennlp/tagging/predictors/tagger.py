@@ -96,10 +96,29 @@ class TaggerPredictor(Predictor):
         return {"tokens": words, "tags": tags, "spans": spans}
 
 
+class JsonLine(dict):
+    """A JSON object read from `allennlp predict`'s input line `line_number`."""
+
+    def __init__(self, json_dict: JsonDict, line_number: int) -> None:
+        super().__init__(json_dict)
+        self.line_number = line_number
+
+
+def input_line_prefix(json_dict: Any) -> str:
+    """
+    `"input line N (not counting blank lines): "` for a `load_json_object` result, `""` for a
+    dict given in process (`predictor.predict_json`): the start of an error about its content.
+    """
+    if isinstance(json_dict, JsonLine):
+        return f"input line {json_dict.line_number} (not counting blank lines): "
+    return ""
+
+
 def load_json_object(line: str, line_number: int) -> JsonDict:
     """
-    One `allennlp predict` input line as a JSON object; otherwise a `ConfigurationError` quoting
-    the line. `line_number` counts non-blank lines (`allennlp predict` skips blank ones).
+    One `allennlp predict` input line as a JSON object (a `JsonLine`, which remembers
+    `line_number` for later errors: `input_line_prefix`); otherwise a `ConfigurationError`
+    quoting the line. `line_number` counts non-blank lines (`allennlp predict` skips blank ones).
     """
     try:
         json_dict = json.loads(line)
@@ -113,4 +132,4 @@ def load_json_object(line: str, line_number: int) -> JsonDict:
             f"input line {line_number} (not counting blank lines) must be a JSON object, got "
             f"{line.rstrip()!r:.100}"
         )
-    return json_dict
+    return JsonLine(json_dict, line_number)
