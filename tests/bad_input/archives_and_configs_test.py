@@ -46,6 +46,7 @@ DIMENSION_ERRORS = {
         for task in ["sst2", "sick"]
         for kind in ["bilstm", "distilled", "distilled_aug"]
     },
+    "distillation/sst2_distilled_online.jsonnet": ("model.encoder.input_size", STUDENT_DIMS),
 }
 NO_DIMENSION_KEY = {
     # the whole model comes from the LM archive (its kind is checked below)
@@ -74,6 +75,8 @@ def ext_vars(data_ext_vars, ldnet_run, tmp_path_factory) -> Dict[str, str]:
         "CHUNK_LDNET_PHASE1_DIR": str(ldnet_run),
         "LM_FINETUNE_TRAIN_PATH": FIXTURE_EXT_VARS["LM_TRAIN_DATA_PATH"],
         "LM_FINETUNE_DEV_PATH": FIXTURE_EXT_VARS["LM_VALIDATION_DATA_PATH"],
+        # the online student loads its teacher at its first batch, never at construction
+        "SST2_TEACHER_ARCHIVE": str(tmp_path_factory.mktemp("no_teacher") / "model.tar.gz"),
     }
 
 

@@ -1,6 +1,8 @@
 """
 Every config in training_configs/distillation constructs and trains for 2 epochs with its data
-paths pointed at the fixtures (teacher configs on the tiny random BERT), so none can rot.
+paths pointed at the fixtures (teacher configs on the tiny random BERT; the online student's
+SST2_TEACHER_ARCHIVE is the tiny teacher of tests/distillation/teacher_archive.py), so none can
+rot.
 """
 
 from pathlib import Path
@@ -12,6 +14,7 @@ from allennlp.common.params import with_overrides
 
 from tests.conftest import CONFIGS_ROOT
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
+from tests.distillation.teacher_archive import fixture_teacher_archive
 
 CONFIGS = sorted((CONFIGS_ROOT / "distillation").glob("*.jsonnet"))
 
@@ -27,6 +30,8 @@ def test_every_task_has_teacher_and_three_students():
 def test_config_trains_on_fixtures(config: Path, tmp_path, monkeypatch):
     for variable, value in DISTILLATION_FIXTURE_EXT_VARS.items():
         monkeypatch.setenv(variable, value)
+    if "online" in config.name:
+        monkeypatch.setenv("SST2_TEACHER_ARCHIVE", fixture_teacher_archive())
     params = Params.from_file(str(config))
     overrides = {"trainer.num_epochs": 2, "data_loader.batch_sampler.batch_size": 16}
     if "teacher" not in config.name:  # tiny student dimensions; the structure stays the config's
@@ -43,4 +48,7 @@ def test_config_trains_on_fixtures(config: Path, tmp_path, monkeypatch):
     assert (tmp_path / "run" / "model.tar.gz").exists()
     if "teacher" in config.name:
         # the teacher configs must not have reached for the real 22.7M-parameter model
+        assert sum(p.numel() for p in model.parameters()) < 100_000
+    if "online" in config.name:  # the online teacher was used, and is not part of the student
+        assert model._online_teacher and model.teacher_archive == fixture_teacher_archive()
         assert sum(p.numel() for p in model.parameters()) < 100_000

@@ -1,5 +1,8 @@
 """The BiLSTM student: train/save/load, the loss formula, pair features, masks, label order."""
 
+import json
+import re
+
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -47,6 +50,25 @@ class TestSingleSentenceStudent(ModelTestCase):
         assert order.tolist() == [1, 0]
         with pytest.raises(ConfigurationError, match="differs from the student"):
             self.model.teacher_order(("NEUTRAL", "ENTAILMENT", "CONTRADICTION"))
+
+    def test_label_mismatch_error_names_the_transfer_set_file(self, tmp_path):
+        # a transfer set whose teacher was trained on other labels (its rows are valid)
+        transfer_set = tmp_path / "other_task.jsonl"
+        header = {"transfer_set": {"teacher_labels": ["positive", "negative"]}}
+        rows = [{"sentence": "a good film", "label": "positive", "teacher_logits": [2.0, -1.0]}]
+        lines = [json.dumps(header)] + [json.dumps(row) for row in rows]
+        transfer_set.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        instances = list(TransferSetReader().read(str(transfer_set)))
+        assert instances[0]["metadata"].metadata["transfer_set"] == str(transfer_set)
+        self.vocab.add_tokens_to_namespace(["positive", "negative"], "labels")  # indexable labels
+        with pytest.raises(
+            ConfigurationError,
+            match=re.escape(
+                f"['positive', 'negative'] (header of transfer set {transfer_set}) differs from "
+                "the student's label vocabulary"
+            ),
+        ):
+            self.model(**_tensors(instances, self.vocab))
 
     def test_f1_for_the_positive_label(self):
         self.model(**self.dataset.as_tensor_dict())
@@ -137,3 +159,9 @@ def test_loss_without_teacher_is_cross_entropy():
     assert distillation_loss(logits, torch.tensor([1]), None, 0.0).item() == pytest.approx(
         expected.item()
     )
+
+
+def _tensors(instances, vocab):
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    return batch.as_tensor_dict()

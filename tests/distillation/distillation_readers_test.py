@@ -139,3 +139,23 @@ def test_transfer_set_empty_sentence_and_bad_json(tmp_path):
     path = write(tmp_path, "broken.jsonl", (HEADER + '{"sentence": \n').encode())
     with pytest.raises(ConfigurationError, match="broken.jsonl, line 2: not valid JSON"):
         list(TransferSetReader().read(path))
+
+
+def test_keep_text_puts_the_raw_sentences_in_metadata():
+    sst2 = str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_train.tsv")
+    first = next(iter(DistillationTsvReader(keep_text=True).read(sst2)))
+    assert first["metadata"].metadata == {"texts": ("a very great story",)}  # GLUE's space stripped
+    assert "metadata" not in next(iter(DistillationTsvReader().read(sst2))).fields  # the teacher's
+    sick = str(DISTILLATION_FIXTURES / "sick" / "sick_fixture.txt") + "#SemEval_set=TRAIN"
+    pair = next(iter(DistillationTsvReader(**SICK_COLUMNS, keep_text=True).read(sick)))
+    texts = pair["metadata"].metadata["texts"]
+    assert len(texts) == 2 and texts == (
+        " ".join(tokens(pair, "premise")),
+        " ".join(tokens(pair, "hypothesis")),
+    )
+
+
+def test_transfer_set_rows_name_their_file():
+    path = str(DISTILLATION_FIXTURES / "transfer" / "sst2.jsonl")
+    metadata = next(iter(TransferSetReader().read(path)))["metadata"].metadata
+    assert metadata["transfer_set"] == path and "texts" not in metadata

@@ -15,6 +15,7 @@ from ldnet_allennlp.distillation.commands import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES
+from tests.distillation.teacher_archive import fixture_teacher_archive
 from tests.resume.sigkill import KILL_AFTER_FORWARDS_VARIABLE
 
 SST2_TRAIN = str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_train.tsv")
@@ -22,12 +23,8 @@ RULES = AugmentationRules(p_mask=0.2, p_pos=0.2, p_ng=0.25, n_iter=3)
 
 
 @pytest.fixture(scope="module")
-def teacher_archive(tmp_path_factory):
-    serialization_dir = tmp_path_factory.mktemp("teacher") / "run"
-    train_model_from_file(
-        str(DISTILLATION_FIXTURES / "teacher_sst2.jsonnet"), str(serialization_dir)
-    )
-    return str(serialization_dir / "model.tar.gz")
+def teacher_archive():
+    return fixture_teacher_archive()
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,9 @@
 // [h1; h2; h1*h2; |h1-h2|]. Three variants per task:
 //   bilstm          - gold labels only, cross-entropy (no teacher);
 //   distilled       - transfer set = the training examples labelled by the teacher (n_iter = 0);
-//   distilled_aug   - transfer set with Tang et al.'s augmentation (n_iter > 0).
+//   distilled_aug   - transfer set with Tang et al.'s augmentation (n_iter > 0);
+//   distilled_online - (SST-2 only) the gold-labelled TSV, teacher logits computed during
+//                      training from a teacher archive (`teacher_archive`), no transfer set.
 // Distilled variants use alpha = 0 (pure logit MSE), the paper's best setting.
 {
   // The TSV reader for gold-labelled files (training of `bilstm`, validation of all variants).
@@ -20,10 +22,13 @@
   },
 
   config(pair, train_path, validation_path, transfer_set=false, num_epochs=10,
-         embedding_dim=300, lstm_dim=150, hidden_dim=200, batch_size=50, alpha=0.0)::
+         embedding_dim=300, lstm_dim=150, hidden_dim=200, batch_size=50, alpha=0.0,
+         teacher_archive=null)::
     {
       // Whitespace tokens, lower-cased (SST-2 is already tokenised; SICK is plain text).
       dataset_reader: if transfer_set then { type: "distillation_transfer_set" }
+                      // the online teacher reads the raw sentences from the instances' metadata
+                      else if teacher_archive != null then $.tsv_reader(pair) { keep_text: true }
                       else $.tsv_reader(pair),
       validation_dataset_reader: $.tsv_reader(pair),
       train_data_path: train_path,
@@ -47,7 +52,11 @@
         dropout: 0.1,
         // alpha * CE + (1 - alpha) * ||z_teacher - z_student||^2; ignored without teacher logits.
         alpha: alpha,
-      },
+      } + (if teacher_archive != null then {
+        // A fine-tuned teacher's model.tar.gz: logits for every training batch, computed online
+        // (frozen, eval mode, not saved in the student's archive, loaded at the first batch).
+        teacher_archive: teacher_archive,
+      } else {}),
       data_loader: {
         batch_sampler: {
           type: "bucket",

@@ -11,7 +11,12 @@ Both readers build the same instances (`DistillationReader.text_to_instance`):
   `tokens` field `[CLS] premise [SEP] hypothesis [SEP]` built with the tokenizer's
   `add_special_tokens` (so give a `pretrained_transformer` tokenizer `add_special_tokens: false`);
 * transfer-set rows add `teacher_logits` (`(num_labels,)`) and `metadata.teacher_labels`, the
-  label order of those logits (the student maps them onto its own label vocabulary).
+  label order of those logits (the student maps them onto its own label vocabulary), and
+  `metadata.transfer_set`, the file's path (named in the student's label-mismatch error);
+* with `keep_text=True` (the student's online teacher, `distillation_student.teacher_archive`)
+  `metadata.texts` holds the raw sentence(s), `(sentence,)` or `(premise, hypothesis)`, from
+  which the student's model computes the teacher's logits. Only the student accepts `metadata`:
+  never set it for a teacher (`basic_classifier`).
 
 Bad input is a `ConfigurationError` that names the file and line: a line that is not UTF-8, a
 row with the wrong number of columns, an empty sentence, a file without any data row (empty,
@@ -109,6 +114,8 @@ class DistillationReader(DatasetReader):
         Default: `{"tokens": SingleIdTokenIndexer(lowercase_tokens=True)}`.
     combine_pair : `bool`, optional (default = `False`)
         Put both sentences of a pair in one `tokens` field (transformer teacher).
+    keep_text : `bool`, optional (default = `False`)
+        Keep the raw sentence(s) in `metadata.texts` (student with an online teacher).
     """
 
     def __init__(
@@ -116,6 +123,7 @@ class DistillationReader(DatasetReader):
         tokenizer: Optional[Tokenizer] = None,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         combine_pair: bool = False,
+        keep_text: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -124,6 +132,7 @@ class DistillationReader(DatasetReader):
             "tokens": SingleIdTokenIndexer(lowercase_tokens=True)
         }
         self._combine_pair = combine_pair
+        self._keep_text = keep_text
 
     def _check_text(self, text: Optional[str], where: str, what: str) -> str:
         if text is not None and not isinstance(text, str):
@@ -140,16 +149,22 @@ class DistillationReader(DatasetReader):
         label: Optional[str] = None,
         teacher_logits: Optional[Sequence[float]] = None,
         teacher_labels: Optional[Sequence[str]] = None,
+        transfer_set: Optional[str] = None,
     ) -> Instance:
         """
         Either `sentence`, or `premise` and `hypothesis`. `teacher_logits` come with
-        `teacher_labels` (their label order).
+        `teacher_labels` (their label order) and `transfer_set` (the file they were read from).
         """
         fields: Dict[str, Field] = {}
+        metadata: Dict[str, Any] = {}
         if sentence is not None:
             tokens = self._tokenizer.add_special_tokens(self._tokenizer.tokenize(sentence))
             fields["tokens"] = TextField(tokens, self._token_indexers)
+            if self._keep_text:
+                metadata["texts"] = (sentence,)
         elif premise is not None and hypothesis is not None:
+            if self._keep_text:
+                metadata["texts"] = (premise, hypothesis)
             first = self._tokenizer.tokenize(premise)
             second = self._tokenizer.tokenize(hypothesis)
             if self._combine_pair:
@@ -173,7 +188,10 @@ class DistillationReader(DatasetReader):
             fields["teacher_logits"] = TensorField(
                 numpy.asarray(teacher_logits, dtype=numpy.float32)
             )
-            fields["metadata"] = MetadataField({"teacher_labels": tuple(teacher_labels or ())})
+            metadata["teacher_labels"] = tuple(teacher_labels or ())
+            metadata["transfer_set"] = transfer_set
+        if metadata:
+            fields["metadata"] = MetadataField(metadata)
         return Instance(fields)
 
 
@@ -192,8 +210,10 @@ class DistillationTsvReader(DistillationReader):
         The two sentence columns of a pair task.
     label_column : `str`, optional (default = `"label"`)
         A file without this column (an unlabelled test set) gives instances without labels.
-    tokenizer, token_indexers, combine_pair
-        See `DistillationReader`.
+    tokenizer, token_indexers, combine_pair, keep_text
+        See `DistillationReader`. `keep_text: true` is the training reader of a student with an
+        online teacher (`sst2_distilled_online.jsonnet`); such a student's rows without a gold
+        label take the teacher's argmax as their hard label.
     """
 
     def __init__(
@@ -205,9 +225,10 @@ class DistillationTsvReader(DistillationReader):
         tokenizer: Optional[Tokenizer] = None,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         combine_pair: bool = False,
+        keep_text: bool = False,
         **kwargs,
     ) -> None:
-        super().__init__(tokenizer, token_indexers, combine_pair, **kwargs)
+        super().__init__(tokenizer, token_indexers, combine_pair, keep_text, **kwargs)
         if (premise_column is None) != (hypothesis_column is None):
             raise ConfigurationError("Set both premise_column and hypothesis_column, or neither")
         self.sentence_column = sentence_column
@@ -282,7 +303,7 @@ class TransferSetReader(DistillationReader):
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         **kwargs,
     ) -> None:
-        super().__init__(tokenizer, token_indexers, False, **kwargs)
+        super().__init__(tokenizer, token_indexers, False, False, **kwargs)
         self.use_gold_labels = use_gold_labels
 
     @staticmethod
@@ -335,6 +356,7 @@ class TransferSetReader(DistillationReader):
                     label=label,
                     teacher_logits=logits,
                     teacher_labels=teacher_labels,
+                    transfer_set=file_path,
                 )
             else:
                 yield self.text_to_instance(
@@ -343,6 +365,7 @@ class TransferSetReader(DistillationReader):
                     label=label,
                     teacher_logits=logits,
                     teacher_labels=teacher_labels,
+                    transfer_set=file_path,
                 )
         if teacher_labels is None:
             raise ConfigurationError(f"{file_path} is empty; expected a transfer-set header line")

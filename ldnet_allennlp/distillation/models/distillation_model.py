@@ -2,15 +2,20 @@
 Tang et al. (2019)'s BiLSTM student, trained on gold labels and/or a teacher's logits.
 """
 
+import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models.archival import load_archive
 from allennlp.models.model import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy, F1Measure
+
+from ldnet_allennlp.distillation.dataset_readers.distillation_readers import DistillationTsvReader
+from ldnet_allennlp.distillation.teacher import teacher_label_order, teacher_logits
 
 
 def distillation_loss(
@@ -49,9 +54,12 @@ class DistillationModel(Model):
     ReLU fully-connected layer and a linear layer to the logits. For sentence pairs the same
     encoder reads both sentences (siamese) and the classifier sees `[h1; h2; h1*h2; |h1-h2|]`.
 
-    Loss: `alpha * CE + (1 - alpha) * ||z_teacher - z_student||^2` when the batch has
-    `teacher_logits` (a transfer set), plain cross-entropy otherwise (the "BiLSTM" baseline).
-    A hard label missing from a batch with teacher logits is the teacher's argmax.
+    Loss: `alpha * CE + (1 - alpha) * ||z_teacher - z_student||^2` when the batch has teacher
+    logits, plain cross-entropy otherwise (the "BiLSTM" baseline). The teacher logits come from
+    the transfer set (`teacher_logits`), or, with `teacher_archive`, are computed online for a
+    batch without them that carries its raw text (`metadata.texts`, a `distillation_tsv` reader
+    with `keep_text: true`) and has gold labels or is a training batch. A hard label missing from
+    a batch with teacher logits is the teacher's argmax.
 
     # Parameters
 
@@ -72,6 +80,14 @@ class DistillationModel(Model):
     label_namespace : `str`, optional (default = `"labels"`)
     positive_label : `str`, optional
         Also report precision/recall/F1 of this label (paraphrase tasks, e.g. MRPC's "1").
+    teacher_archive : `str`, optional
+        A fine-tuned teacher's `model.tar.gz` (`sst2_teacher.jsonnet`) for online teacher
+        logits. Loaded once, at the first batch that needs it (so a trained student's archive
+        loads, predicts and evaluates on plain TSV files without the teacher), on the student's
+        device, in eval mode and frozen (`requires_grad=False`). It is kept out of the module
+        tree: not in `state_dict()`, `parameters()` (the optimizer never sees it) or `train()`.
+        Its instances are built by its own archive's reader from `metadata.texts`; its label
+        set must equal the student's (its label order may differ).
     """
 
     default_predictor = "distillation_classifier"
@@ -87,6 +103,7 @@ class DistillationModel(Model):
         sentence_pair: bool = False,
         label_namespace: str = "labels",
         positive_label: Optional[str] = None,
+        teacher_archive: Optional[str] = None,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
@@ -115,6 +132,10 @@ class DistillationModel(Model):
             index = vocab.get_token_index(positive_label, label_namespace)
             self.f1 = F1Measure(index)
         self._teacher_order_cache: Dict[Tuple[str, ...], torch.LongTensor] = {}
+        self.teacher_archive = teacher_archive
+        # [teacher model, its reader, teacher_order] once loaded: a plain list, so that the
+        # teacher is no submodule (not saved, not trained, not switched to train mode).
+        self._online_teacher: List[Any] = []
         initializer(self)
 
     def encode(self, tokens: TextFieldTensors) -> torch.Tensor:
@@ -136,6 +157,8 @@ class DistillationModel(Model):
         tokens : single-sentence input; or premise and hypothesis : a pair.
         label : `(batch_size,)`; teacher_logits : `(batch_size, num_teacher_labels)`, in the
         order `metadata[i]["teacher_labels"]`, reordered here to the student's label vocabulary.
+        metadata : per instance, `teacher_labels` and `transfer_set` (transfer-set rows) or
+        `texts` (the raw sentence(s), for the online teacher).
         """
         if self.sentence_pair:
             if premise is None or hypothesis is None:
@@ -154,9 +177,17 @@ class DistillationModel(Model):
 
         if teacher_logits is not None:
             teacher_labels = metadata[0]["teacher_labels"] if metadata else ()
-            teacher_logits = teacher_logits[:, self.teacher_order(teacher_labels).to(logits.device)]
-            if label is None:
-                label = teacher_logits.argmax(dim=-1)
+            path = metadata[0].get("transfer_set") if metadata else None
+            source = f"header of transfer set {path}" if path else "transfer-set header"
+            order = self.teacher_order(teacher_labels, source).to(logits.device)
+            teacher_logits = teacher_logits[:, order]
+        elif self.teacher_archive is not None and (label is not None or self.training):
+            # online teacher; an evaluation batch without raw text (the plain validation
+            # reader) keeps the cross-entropy alone, as with a transfer set
+            if self.training or (metadata and "texts" in metadata[0]):
+                teacher_logits = self.online_teacher_logits(metadata, logits.device)
+        if teacher_logits is not None and label is None:
+            label = teacher_logits.argmax(dim=-1)
         if label is not None:
             output["loss"] = distillation_loss(logits, label.long(), teacher_logits, self.alpha)
             self.accuracy(logits, label)
@@ -164,10 +195,14 @@ class DistillationModel(Model):
                 self.f1(logits, label)
         return output
 
-    def teacher_order(self, teacher_labels: Sequence[str]) -> torch.LongTensor:
+    def teacher_order(
+        self, teacher_labels: Sequence[str], source: str = "transfer-set header"
+    ) -> torch.LongTensor:
         """
-        Index `i` of the result is the teacher column of the student's label `i`. An error if the
-        two label sets differ (e.g. a transfer set from a teacher trained on another task).
+        Index `i` of the result is the teacher column of the student's label `i`. An error naming
+        `source` (where the teacher's labels come from: a transfer set's header, or
+        `model.teacher_archive`) if the two label sets differ (e.g. a teacher trained on another
+        task).
         """
         key = tuple(teacher_labels)
         if key not in self._teacher_order_cache:
@@ -177,12 +212,68 @@ class DistillationModel(Model):
             ]
             if sorted(student_labels) != sorted(key):
                 raise ConfigurationError(
-                    f"The teacher's label vocabulary {list(key)} (transfer-set header) differs "
+                    f"The teacher's label vocabulary {list(key)} ({source}) differs "
                     f"from the student's label vocabulary {student_labels}"
                 )
             order = [key.index(label) for label in student_labels]
             self._teacher_order_cache[key] = torch.tensor(order, dtype=torch.long)
         return self._teacher_order_cache[key]
+
+    def online_teacher(
+        self, device: torch.device
+    ) -> Tuple[Model, DistillationTsvReader, torch.LongTensor]:
+        """
+        `(teacher model, its reader, order)` from `teacher_archive`, loaded at the first call,
+        frozen and in eval mode, moved to `device`; `order` is `teacher_order` of its labels.
+        Raises a `ConfigurationError` naming `model.teacher_archive` when the file is missing,
+        its reader is not a `distillation_tsv` reader of the student's kind (single sentence or
+        pair), or its label set differs from the student's.
+        """
+        where = f"model.teacher_archive {self.teacher_archive!r}"
+        if not self._online_teacher:
+            if not os.path.isfile(self.teacher_archive):
+                raise ConfigurationError(
+                    f"{where}: no such file (a fine-tuned teacher's model.tar.gz is needed to "
+                    "compute the teacher logits of instances that have none)"
+                )
+            archive = load_archive(self.teacher_archive)
+            teacher, reader = archive.model, archive.validation_dataset_reader
+            if not isinstance(reader, DistillationTsvReader):
+                raise ConfigurationError(
+                    f"{where}: the teacher's dataset reader must be a 'distillation_tsv' "
+                    f"reader, got {type(reader).__name__}"
+                )
+            if reader.is_pair != self.sentence_pair:
+                kind = "sentence pairs" if reader.is_pair else "single sentences"
+                raise ConfigurationError(
+                    f"{where}: the teacher reads {kind}, but the student's sentence_pair is "
+                    f"{str(self.sentence_pair).lower()}"
+                )
+            order = self.teacher_order(teacher_label_order(teacher), where)
+            for parameter in teacher.parameters():
+                parameter.requires_grad_(False)
+            teacher.eval()
+            self._online_teacher[:] = [teacher, reader, order]
+        teacher, reader, order = self._online_teacher
+        if next(teacher.parameters()).device != device:
+            teacher.to(device)
+        return teacher, reader, order.to(device)
+
+    def online_teacher_logits(
+        self, metadata: Optional[List[Dict[str, Any]]], device: torch.device
+    ) -> torch.Tensor:
+        """
+        The online teacher's logits for a batch, `(batch_size, num_labels)` in the student's
+        label order, from the raw texts in `metadata[i]["texts"]`; no gradients.
+        """
+        if not metadata or "texts" not in metadata[0]:
+            raise ConfigurationError(
+                f"model.teacher_archive {self.teacher_archive!r} is set but the batch has "
+                "neither teacher_logits nor its raw text; read the training data with a "
+                "'distillation_tsv' reader with keep_text: true (or a transfer set)"
+            )
+        teacher, reader, order = self.online_teacher(device)
+        return teacher_logits(teacher, reader, [m["texts"] for m in metadata])[:, order]
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]
