@@ -12,6 +12,7 @@ from allennlp.commands.train import train_model
 from allennlp.common import Params
 from allennlp.common.params import with_overrides
 
+from tests.configs_test import user_warnings
 from tests.conftest import CONFIGS_ROOT
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
 from tests.distillation.teacher_archive import fixture_teacher_archive
@@ -46,6 +47,7 @@ def test_config_trains_on_fixtures(config: Path, tmp_path, monkeypatch):
     params = Params(with_overrides(params.as_dict(quiet=True), overrides))
     model = train_model(params, serialization_dir=str(tmp_path / "run"))
     assert (tmp_path / "run" / "model.tar.gz").exists()
+    assert user_warnings(tmp_path / "run") == []
     if "teacher" in config.name:
         # the teacher configs must not have reached for the real 22.7M-parameter model
         assert sum(p.numel() for p in model.parameters()) < 100_000

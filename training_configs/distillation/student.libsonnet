@@ -70,6 +70,7 @@
         optimizer: { type: "adam", lr: 1e-3 },
         grad_norm: 5.0,
         validation_metric: "+accuracy",
+        callbacks: [{ type: "console_logger", should_log_inputs: false }],
       },
     },
 }

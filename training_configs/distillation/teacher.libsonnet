@@ -44,6 +44,10 @@
         learning_rate_scheduler: { type: "slanted_triangular", cut_frac: 0.06 },
         grad_norm: 1.0,
         validation_metric: "+accuracy",
+        // fine-tuning runs are a few epochs; stop after 2 without a better dev accuracy
+        patience: 2,
+        // AllenNLP's default console logger would print the first batch's tensors
+        callbacks: [{ type: "console_logger", should_log_inputs: false }],
       },
     },
 }
