@@ -21,10 +21,14 @@ class DenseLSTMEncoder(Seq2SeqEncoder):
     tokens reversed); outputs concatenated in AllenNLP's convention, forward half first:
     `[fwd [x; h_1..h_L]; bwd [x; h_1..h_L]]`, dim `2 * (input_size + num_layers * hidden_size)`.
 
-    With `return_all_layers = True` (used by allennlp-models' `language_model_token_embedder`,
-    which also reads the `num_layers` attribute), `forward` instead returns a list of
-    `num_layers` tensors, layer l's output `(batch_size, num_tokens, hidden_size * num_dirs)`
-    (forward half first), and `get_output_dim()` is `hidden_size * num_dirs`.
+    With `return_all_layers = True` (what allennlp-models' `language_model_token_embedder` sets
+    when it loads a `language_model` archive; it also reads the `num_layers` attribute),
+    `forward` instead returns a list of `num_layers` tensors, each
+    `(batch_size, num_tokens, get_output_dim())`: entry l (1-based) is, per direction, the dense
+    representation available after layer l, `[x; h_1; ...; h_l]`, zero-padded to the full
+    width, forward half first. The last entry is the ordinary output. `get_output_dim()` does not
+    depend on `return_all_layers`, so a language model's softmax keeps its size when the
+    embedder loads it in that mode.
 
     Registered as `"dense_lstm"`.  Config keys:
 
@@ -67,8 +71,6 @@ class DenseLSTMEncoder(Seq2SeqEncoder):
 
     def get_output_dim(self) -> int:
         num_directions = 2 if self._bidirectional else 1
-        if self.return_all_layers:
-            return self.forward_stack.hidden_size * num_directions
         return self.forward_stack.get_output_dim() * num_directions
 
     def is_bidirectional(self) -> bool:
@@ -92,16 +94,26 @@ class DenseLSTMEncoder(Seq2SeqEncoder):
             layer_mask = layer_mask.view(-1, self.num_layers)
             forward_mask = layer_mask[0]
             backward_mask = layer_mask[1] if self._bidirectional else None
-        if self.return_all_layers:
-            layers = self.forward_stack.forward_layers(inputs, mask, forward_mask)[1:]
-            if self.backward_stack is not None:
-                backward_layers = run_backward(
-                    self.backward_stack, inputs, mask, backward_mask, return_all_layers=True
-                )[1:]
-                layers = [torch.cat([f, b], dim=-1) for f, b in zip(layers, backward_layers)]
-            return layers
-        output = self.forward_stack(inputs, mask, forward_mask)
+        halves = [self.forward_stack(inputs, mask, forward_mask)]
         if self.backward_stack is not None:
-            backward = run_backward(self.backward_stack, inputs, mask, backward_mask)
-            output = torch.cat([output, backward], dim=-1)
-        return output
+            halves.append(run_backward(self.backward_stack, inputs, mask, backward_mask))
+        if not self.return_all_layers:
+            return torch.cat(halves, dim=-1)
+        input_size, hidden_size = self.forward_stack.input_size, self.forward_stack.hidden_size
+        layers = []
+        for layer in range(1, self.num_layers + 1):
+            kept = input_size + layer * hidden_size  # [x; h_1; ...; h_layer]
+            layers.append(
+                torch.cat(
+                    [
+                        part
+                        for half in halves
+                        for part in (
+                            half[..., :kept],
+                            half.new_zeros(*half.shape[:-1], half.size(-1) - kept),
+                        )
+                    ],
+                    dim=-1,
+                )
+            )
+        return layers

@@ -202,10 +202,15 @@ def test_seq2seq_encoder():
     assert torch.allclose(output[..., dense:], run_backward(encoder.backward_stack, inputs, mask))
     encoder.return_all_layers = True
     layers = encoder(inputs, mask)
+    assert encoder.get_output_dim() == 2 * dense  # unchanged by return_all_layers
     assert len(layers) == LAYERS
-    assert all(layer.shape == (3, 6, encoder.get_output_dim()) for layer in layers)
-    assert encoder.get_output_dim() == 2 * HIDDEN
-    assert torch.allclose(layers[0][..., :HIDDEN], output[..., INPUT : INPUT + HIDDEN])
+    assert all(layer.shape == (3, 6, 2 * dense) for layer in layers)
+    assert torch.equal(layers[-1], output)
+    for index, layer in enumerate(layers, start=1):
+        kept = INPUT + index * HIDDEN  # per direction: [x; h_1; ...; h_index], then zeros
+        for half in (slice(0, dense), slice(dense, 2 * dense)):
+            assert torch.equal(layer[..., half][..., :kept], output[..., half][..., :kept])
+            assert not layer[..., half][..., kept:].any()
 
 
 def test_encoder_inside_allennlp_models():
