@@ -211,6 +211,15 @@ def test_seq2seq_encoder():
         for half in (slice(0, dense), slice(dense, 2 * dense)):
             assert torch.equal(layer[..., half][..., :kept], output[..., half][..., :kept])
             assert not layer[..., half][..., kept:].any()
+    # ... and the kept prefix is the stacks' own pieces [x, h_1, ..., h_index] per direction.
+    forward_pieces = encoder.forward_stack.forward_layers(inputs, mask)
+    backward_pieces = run_backward(encoder.backward_stack, inputs, mask, return_all_layers=True)
+    for index, layer in enumerate(layers, start=1):
+        kept = INPUT + index * HIDDEN
+        assert torch.allclose(layer[..., :kept], torch.cat(forward_pieces[: index + 1], -1))
+        assert torch.allclose(
+            layer[..., dense : dense + kept], torch.cat(backward_pieces[: index + 1], -1)
+        )
 
 
 def test_encoder_inside_allennlp_models():
