@@ -17,6 +17,7 @@ from allennlp.predictors import Predictor
 
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from ldnet_allennlp.distillation.predictors import DistillationPredictor
+from ldnet_allennlp.tagging.predictors.tagger import TaggerPredictor
 from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS
 from tests.conftest import FIXTURES_ROOT
 
@@ -129,5 +130,28 @@ def test_classifier_errors_name_the_input_line(classifier, tmp_path, bad_line, m
     with pytest.raises(ConfigurationError, match=expected):
         manager.run()
     # given in process (not read from a line), the same error names no line
+    with pytest.raises(ConfigurationError, match=rf"^{re.escape(message)}"):
+        predictor.predict_json(json.loads(bad_line))
+
+
+@pytest.mark.parametrize(
+    "bad_line, message",
+    [
+        ('{"tokens": ["Paris", ""]}', '"tokens" must be a list of non-empty strings'),
+        ('{"sentence": 7}', '"sentence" must be a string'),
+        ('{"text": "Paris"}', 'each input line needs a "sentence" or a "tokens" key'),
+    ],
+)
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_tagger_errors_name_the_input_line(tagger, tmp_path, bad_line, message, batch_size):
+    """The tagger's content errors, through `allennlp predict`'s own loop, name the line too."""
+    inputs = tmp_path / "input.jsonl"
+    good = '{"sentence": "Maria visited Paris ."}\n'
+    inputs.write_text(good + "\n" + good + bad_line + "\n" + good, encoding="utf-8")
+    predictor = TaggerPredictor(tagger._model, tagger._dataset_reader)  # counts from line 1
+    manager = _PredictManager(predictor, str(inputs), None, batch_size, False, False)
+    expected = rf"^input line 3 \(not counting blank lines\): {re.escape(message)}"
+    with pytest.raises(ConfigurationError, match=expected):
+        manager.run()
     with pytest.raises(ConfigurationError, match=rf"^{re.escape(message)}"):
         predictor.predict_json(json.loads(bad_line))

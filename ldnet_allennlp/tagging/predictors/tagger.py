@@ -51,20 +51,24 @@ class TaggerPredictor(Predictor):
     def _tokens(self, json_dict: JsonDict) -> List[Token]:
         if not isinstance(json_dict, dict):
             raise ConfigurationError(f"each input must be a JSON object, got {json_dict!r:.100}")
+        where = input_line_prefix(json_dict)
         if "tokens" in json_dict:
             tokens = json_dict["tokens"]
             if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
                 raise ConfigurationError(
-                    f'"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
+                    f'{where}"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
                 )
             return [Token(t) for t in tokens]
         if "sentence" in json_dict:
             sentence = json_dict["sentence"]
             if not isinstance(sentence, str):
-                raise ConfigurationError(f'"sentence" must be a string, got {sentence!r:.100}')
+                raise ConfigurationError(
+                    f'{where}"sentence" must be a string, got {sentence!r:.100}'
+                )
             return self._tokenizer.tokenize(sentence)
         raise ConfigurationError(
-            f'each input line needs a "sentence" or a "tokens" key; got keys {sorted(json_dict)}'
+            f'{where}each input line needs a "sentence" or a "tokens" key; got keys '
+            f"{sorted(json_dict)}"
         )
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
