@@ -100,20 +100,11 @@ class DenseLSTMEncoder(Seq2SeqEncoder):
         if not self.return_all_layers:
             return torch.cat(halves, dim=-1)
         input_size, hidden_size = self.forward_stack.input_size, self.forward_stack.hidden_size
-        layers = []
-        for layer in range(1, self.num_layers + 1):
-            kept = input_size + layer * hidden_size  # [x; h_1; ...; h_layer]
-            layers.append(
-                torch.cat(
-                    [
-                        part
-                        for half in halves
-                        for part in (
-                            half[..., :kept],
-                            half.new_zeros(*half.shape[:-1], half.size(-1) - kept),
-                        )
-                    ],
-                    dim=-1,
-                )
+        column = torch.arange(halves[0].size(-1), device=inputs.device)
+        return [
+            # per direction [x; h_1; ...; h_layer], the later layers' columns zeroed
+            torch.cat([half.masked_fill(column >= kept, 0.0) for half in halves], dim=-1)
+            for kept in (
+                input_size + layer * hidden_size for layer in range(1, self.num_layers + 1)
             )
-        return layers
+        ]

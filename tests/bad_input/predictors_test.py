@@ -121,10 +121,20 @@ def test_classifier_errors_name_the_input_line(classifier, tmp_path, bad_line, m
     Through `allennlp predict`'s own loop (`_PredictManager`, in process): blank lines are not
     counted, and the bad line is named whether it is predicted alone or in a batch.
     """
-    inputs = tmp_path / "input.jsonl"
-    good = '{"sentence": "a good film"}\n'
-    inputs.write_text(good + "\n  \n" + good + bad_line + "\n" + good, encoding="utf-8")
     predictor = DistillationPredictor(classifier._model, classifier._dataset_reader)
+    assert_error_names_line_3(
+        predictor, tmp_path, '{"sentence": "a good film"}', bad_line, message, batch_size
+    )
+
+
+def assert_error_names_line_3(predictor, tmp_path, good, bad_line, message, batch_size):
+    """
+    `bad_line` as the 3rd non-blank line of an input file (after a blank and a whitespace-only
+    line), run through AllenNLP's predict loop: the error is `message` prefixed by the line.
+    """
+    inputs = tmp_path / "input.jsonl"
+    good += "\n"
+    inputs.write_text(good + "\n  \n" + good + bad_line + "\n" + good, encoding="utf-8")
     manager = _PredictManager(predictor, str(inputs), None, batch_size, False, False)
     expected = rf"^input line 3 \(not counting blank lines\): {re.escape(message)}"
     with pytest.raises(ConfigurationError, match=expected):
@@ -145,13 +155,6 @@ def test_classifier_errors_name_the_input_line(classifier, tmp_path, bad_line, m
 @pytest.mark.parametrize("batch_size", [1, 3])
 def test_tagger_errors_name_the_input_line(tagger, tmp_path, bad_line, message, batch_size):
     """The tagger's content errors, through `allennlp predict`'s own loop, name the line too."""
-    inputs = tmp_path / "input.jsonl"
-    good = '{"sentence": "Maria visited Paris ."}\n'
-    inputs.write_text(good + "\n" + good + bad_line + "\n" + good, encoding="utf-8")
     predictor = TaggerPredictor(tagger._model, tagger._dataset_reader)  # counts from line 1
-    manager = _PredictManager(predictor, str(inputs), None, batch_size, False, False)
-    expected = rf"^input line 3 \(not counting blank lines\): {re.escape(message)}"
-    with pytest.raises(ConfigurationError, match=expected):
-        manager.run()
-    with pytest.raises(ConfigurationError, match=rf"^{re.escape(message)}"):
-        predictor.predict_json(json.loads(bad_line))
+    good = '{"sentence": "Maria visited Paris ."}'
+    assert_error_names_line_3(predictor, tmp_path, good, bad_line, message, batch_size)

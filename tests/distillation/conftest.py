@@ -27,3 +27,11 @@ DISTILLATION_FIXTURE_EXT_VARS = {
 def _one_thread(one_torch_thread):
     """Every test here on one torch thread (see tests/conftest.py)."""
     yield
+
+
+@pytest.fixture(scope="module")
+def teacher_archive() -> str:
+    """The tiny fixture teacher's archive (tests/distillation/teacher_archive.py)."""
+    from tests.distillation.teacher_archive import fixture_teacher_archive
+
+    return fixture_teacher_archive()

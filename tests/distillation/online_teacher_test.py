@@ -35,11 +35,6 @@ SST2_DEV = str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_dev.tsv")
 
 
 @pytest.fixture(scope="module")
-def teacher_archive():
-    return fixture_teacher_archive()
-
-
-@pytest.fixture(scope="module")
 def teacher(teacher_archive):
     """The teacher loaded independently of the student: (model in eval mode, its label order)."""
     archive = load_archive(teacher_archive)

@@ -15,16 +15,10 @@ from ldnet_allennlp.distillation.commands import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES
-from tests.distillation.teacher_archive import fixture_teacher_archive
 from tests.resume.sigkill import KILL_AFTER_FORWARDS_VARIABLE
 
 SST2_TRAIN = str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_train.tsv")
 RULES = AugmentationRules(p_mask=0.2, p_pos=0.2, p_ng=0.25, n_iter=3)
-
-
-@pytest.fixture(scope="module")
-def teacher_archive():
-    return fixture_teacher_archive()
 
 
 @pytest.fixture(scope="module")
