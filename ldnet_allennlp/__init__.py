@@ -17,3 +17,4 @@ import ldnet_allennlp.lm  # noqa: E402,F401
 import ldnet_allennlp.distillation  # noqa: E402,F401
 import ldnet_allennlp.elmo  # noqa: E402,F401
 import ldnet_allennlp.pruning  # noqa: E402,F401
+import ldnet_allennlp.glove  # noqa: E402,F401
