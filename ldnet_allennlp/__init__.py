@@ -6,9 +6,9 @@ ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the s
 compatibility fixes in `ldnet_allennlp.compat`.
 """
 
-from ldnet_allennlp.compat import apply_compatibility_fixes
+from ldnet_allennlp import patches
 
-apply_compatibility_fixes()
+patches.apply_all()
 
 from ldnet_allennlp.version import VERSION as __version__  # noqa: E402,F401
 import ldnet_allennlp.modules  # noqa: E402,F401
@@ -18,3 +18,4 @@ import ldnet_allennlp.distillation  # noqa: E402,F401
 import ldnet_allennlp.elmo  # noqa: E402,F401
 import ldnet_allennlp.pruning  # noqa: E402,F401
 import ldnet_allennlp.glove  # noqa: E402,F401
+import ldnet_allennlp.training  # noqa: E402,F401

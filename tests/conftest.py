@@ -6,7 +6,7 @@ import torch
 
 from allennlp.common.plugins import import_plugins
 
-import ldnet_allennlp  # noqa: F401  (registers our components, applies the compatibility fixes)
+import ldnet_allennlp  # noqa: F401  (registers our components, applies ldnet_allennlp.patches)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES_ROOT = PROJECT_ROOT / "fixtures"

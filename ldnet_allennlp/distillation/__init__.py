@@ -5,11 +5,7 @@ transfer set labelled with the teacher's logits (`allennlp distill-transfer-set`
 student (`distillation_student`).
 """
 
-from ldnet_allennlp.distillation.teacher import set_default_teacher_path
-
-set_default_teacher_path()
-
-from ldnet_allennlp.distillation.dataset_readers import *  # noqa: E402,F401,F403
-from ldnet_allennlp.distillation.models import *  # noqa: E402,F401,F403
-from ldnet_allennlp.distillation.predictors import *  # noqa: E402,F401,F403
-from ldnet_allennlp.distillation.commands import *  # noqa: E402,F401,F403
+from ldnet_allennlp.distillation.dataset_readers import *  # noqa: F401,F403
+from ldnet_allennlp.distillation.models import *  # noqa: F401,F403
+from ldnet_allennlp.distillation.predictors import *  # noqa: F401,F403
+from ldnet_allennlp.distillation.commands import *  # noqa: F401,F403

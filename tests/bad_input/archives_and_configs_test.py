@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Dict
 
 import pytest
-import torch
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
-from allennlp.modules import Seq2SeqEncoder, Seq2VecEncoder
 
 from ldnet_allennlp.tagging.metrics import DistributedSpanBasedF1Measure
 from ldnet_allennlp.tagging.token_embedders import LayerSelectionTokenEmbedder
@@ -57,7 +55,8 @@ NO_DIMENSION_KEY = {
     "distillation/sick_teacher.jsonnet",
 }
 # AllenNLP's basic_classifier does not compare its encoder's input size with the embedder's, and
-# torch's LSTM ran on garbage (ldnet_allennlp/rnn_input_check.py): checked at the first batch
+# torch's LSTM ran on garbage (ldnet_allennlp/patches/rnn_wrapper_forward.py): checked at the
+# first batch
 CHECKED_AT_FIRST_BATCH = {"elmo/sst2_scalar_mix.jsonnet": "model.seq2vec_encoder.input_size"}
 
 
@@ -119,20 +118,6 @@ def test_basic_classifier_dimension_mismatch_fails_on_the_first_batch(ext_vars):
         ConfigurationError, match=r"LstmSeq2VecEncoder \(LSTM\): its input_size is 7, "
     ):
         model(**batch.as_tensor_dict())
-
-
-@pytest.mark.parametrize("lengths", [[4, 4], [4, 3]], ids=["equal-lengths", "unequal-lengths"])
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
-@pytest.mark.parametrize("encoder", [Seq2SeqEncoder, Seq2VecEncoder])
-def test_torch_rnn_encoder_given_the_wrong_input_size(encoder, kind, lengths):
-    """
-    Without `rnn_input_check`, torch 2.14 returns garbage for equal lengths (a packed batch) and
-    fails with "mat1 and mat2 shapes cannot be multiplied" for unequal ones.
-    """
-    module = encoder.from_params(Params({"type": kind, "input_size": 7, "hidden_size": 5}))
-    mask = torch.arange(4)[None, :] < torch.tensor(lengths)[:, None]
-    with pytest.raises(ConfigurationError, match="its input_size is 7, but its inputs have 62"):
-        module(torch.randn(2, 4, 62), mask)
 
 
 @pytest.mark.parametrize(

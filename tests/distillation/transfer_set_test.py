@@ -15,7 +15,7 @@ from ldnet_allennlp.distillation.commands import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES
-from tests.resume.sigkill import KILL_AFTER_FORWARDS_VARIABLE
+from tests.training.sigkill import KILL_AFTER_FORWARDS_VARIABLE
 
 SST2_TRAIN = str(DISTILLATION_FIXTURES / "sst2" / "sst2_fixture_train.tsv")
 RULES = AugmentationRules(p_mask=0.2, p_pos=0.2, p_ng=0.25, n_iter=3)
@@ -102,7 +102,7 @@ def test_resume_after_interruption_equals_uninterrupted(teacher, uninterrupted, 
 def test_resume_after_sigkill_of_the_command(teacher, teacher_archive, tmp_path):
     """
     The real `allennlp distill-transfer-set` process killed with SIGKILL while the teacher labels
-    its 4th batch (tests/resume/sigkill.py), then the same build resumed: the three complete
+    its 4th batch (tests/training/sigkill.py), then the same build resumed: the three complete
     batches are kept and the result is the uninterrupted one, byte for byte.
     """
     output = tmp_path / "killed.jsonl"
@@ -110,7 +110,7 @@ def test_resume_after_sigkill_of_the_command(teacher, teacher_archive, tmp_path)
     arguments += ["--p-ng", "0.25", "--max-examples", "12", "--batch-size", "4", "--seed", "13"]
     killed = run_allennlp(
         ["distill-transfer-set", teacher_archive, *arguments]
-        + ["--include-package", "tests.resume.sigkill"],
+        + ["--include-package", "tests.training.sigkill"],
         env={KILL_AFTER_FORWARDS_VARIABLE: "3", "OMP_NUM_THREADS": "1"},
         check=False,
     )

@@ -26,9 +26,13 @@ class ToyModel(Model):
         )
         super().__init__(Vocabulary(), regularizer=regularizer)
         self.embedder = MaskHolder(trainable)
+        self.metric_extensions = []  # as `ldnet_crf_tagger`'s
 
     def get_metrics(self, reset: bool = False):
-        return {"f1-measure-overall": 0.8}
+        metrics = {"f1-measure-overall": 0.8}
+        for extension in self.metric_extensions:
+            metrics.update(extension(metrics))
+        return metrics
 
 
 def start(callback, model, epochs_completed=0):
@@ -67,9 +71,17 @@ def test_metrics_live_layers_and_budget_gate(tmp_path):
     metrics = model.get_metrics()
     assert metrics["live_layers"] == 2
     assert metrics["f1-measure-overall-within-budget"] == 0.8
-    # on_start again (as on --recover) does not wrap twice
+    # on_start again (as on --recover) does not add the metrics twice
     start(callback, model)
     assert model.get_metrics()["live_layers"] == 2
+    assert len(model.metric_extensions) == 1
+
+
+def test_a_model_without_metric_extensions_is_a_configuration_error(tmp_path):
+    model = ToyModel()
+    del model.metric_extensions
+    with pytest.raises(ConfigurationError, match="has no `metric_extensions`"):
+        start(LayerPruningCallback(str(tmp_path)), model)
 
 
 def test_start_epoch_switches_masks_and_penalty_on(tmp_path):

@@ -24,7 +24,7 @@ DATA_ENV = {
     "CONLL03_TEST_DATA_PATH": DEV,
 }
 # The cosine scheduler puts numpy scalars into the training state: the checkpoint that
-# `--recover` needs then only loads with the compatibility fix.
+# `--recover` needs then only loads with `ldnet_allennlp/patches/torch_safe_globals.py`.
 OVERRIDES = json.dumps(
     {"trainer.num_epochs": 2, "trainer.learning_rate_scheduler": {"type": "cosine", "t_initial": 2}}
 )

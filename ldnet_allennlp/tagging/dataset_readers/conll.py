@@ -30,6 +30,8 @@ from allennlp.data.dataset_readers.conll2003 import Conll2003DatasetReader
 from allennlp.data.dataset_readers.dataset_utils.span_utils import InvalidTagSequence, to_bioul
 from allennlp_models.tagging.dataset_readers.conll2000 import Conll2000DatasetReader
 
+from ldnet_allennlp.common.file_utils import utf8_lines
+
 logger = logging.getLogger(__name__)
 
 HOLDOUT_CHOICES = (None, "exclude", "only")
@@ -50,32 +52,23 @@ def read_conll_sentences(
     rows: List[List[str]] = []
     first_line = 0
     sentences = 0
-    with open(cached_path(file_path), "rb") as data_file:
-        for line_number, raw in enumerate(data_file, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
-            except UnicodeDecodeError as error:
-                raise ConfigurationError(
-                    f"{file_path}, line {line_number}: bytes that are not valid UTF-8 ({error}). "
-                    "Re-encode the file as UTF-8."
-                ) from error
-            columns = [c for c in COLUMN_SEPARATOR.split(line.rstrip("\r\n")) if c]
-            if not columns or (skip_docstart and columns[0] == "-DOCSTART-"):
-                if rows:
-                    sentences += 1
-                    yield first_line, rows
-                rows = []
-                continue
-            if len(columns) != num_columns:
-                shown = line.rstrip("\r\n")
-                shown = shown if len(shown) <= 200 else shown[:200] + "..."
-                raise ConfigurationError(
-                    f"{file_path}, line {line_number}: expected {num_columns} columns "
-                    f"({column_names}) separated by spaces or tabs, got {len(columns)}: {shown!r}"
-                )
-            if not rows:
-                first_line = line_number
-            rows.append(columns)
+    for line_number, line in utf8_lines(cached_path(file_path), file_path):
+        columns = [c for c in COLUMN_SEPARATOR.split(line) if c]
+        if not columns or (skip_docstart and columns[0] == "-DOCSTART-"):
+            if rows:
+                sentences += 1
+                yield first_line, rows
+            rows = []
+            continue
+        if len(columns) != num_columns:
+            shown = line if len(line) <= 200 else line[:200] + "..."
+            raise ConfigurationError(
+                f"{file_path}, line {line_number}: expected {num_columns} columns "
+                f"({column_names}) separated by spaces or tabs, got {len(columns)}: {shown!r}"
+            )
+        if not rows:
+            first_line = line_number
+        rows.append(columns)
     if rows:
         sentences += 1
         yield first_line, rows

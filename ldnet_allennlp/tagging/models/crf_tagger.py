@@ -1,3 +1,5 @@
+from typing import Callable, Dict, List
+
 from allennlp.models import Model
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
@@ -7,13 +9,16 @@ from ldnet_allennlp.tagging.metrics import DistributedSpanBasedF1Measure
 @Model.register("ldnet_crf_tagger")
 class LdnetCrfTagger(CrfTagger):
     """
-    allennlp-models' `crf_tagger` with two differences, and the same config keys:
+    allennlp-models' `crf_tagger` with three differences, and the same config keys:
 
     - its archives name our offline `ldnet_tagger` predictor as their default, so
       `allennlp predict model.tar.gz input.jsonl` needs no `--predictor` flag (`crf_tagger`'s
       default, `sentence_tagger`, loads spaCy's `en_core_web_sm`, which cannot be downloaded here);
     - its span F1 aggregates over DDP workers (`DistributedSpanBasedF1Measure`), where
-      `crf_tagger`'s raises under `"distributed"` training in AllenNLP 2.10.1.
+      `crf_tagger`'s raises under `"distributed"` training in AllenNLP 2.10.1;
+    - `metric_extensions`: functions from its metrics to more metrics, which `get_metrics` adds
+      (empty unless a trainer callback adds one: `layer_pruning` reports the layer masks and the
+      within-budget metric this way).
     """
 
     default_predictor = "ldnet_tagger"
@@ -24,3 +29,10 @@ class LdnetCrfTagger(CrfTagger):
             self._f1_metric = DistributedSpanBasedF1Measure(
                 self.vocab, tag_namespace=self.label_namespace, label_encoding=self.label_encoding
             )
+        self.metric_extensions: List[Callable[[Dict[str, float]], Dict[str, float]]] = []
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = super().get_metrics(reset=reset)
+        for extension in self.metric_extensions:
+            metrics.update(extension(metrics))
+        return metrics

@@ -1,7 +1,7 @@
 """
 Test-only ways to SIGKILL a real `allennlp` process at a chosen point: no Python clean-up, no
 `finally`, no flushing (what `kill -9` or the OOM killer does). Load with
-`--include-package tests.resume.sigkill` from the repository root.
+`--include-package tests.training.sigkill` from the repository root.
 
 The kill point comes from the environment, not the config, because `allennlp train --recover`
 refuses a config that differs from the interrupted run's: every run of a test uses the same

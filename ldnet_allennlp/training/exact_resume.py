@@ -16,20 +16,20 @@ it without training on the batches (so that the loader's shuffles are drawn agai
    epoch was the best: resumed from it, a run forgets `best.th` (e.g. killed in epoch 1, it
    ends with the last epoch's weights instead of the best, which `evaluate_on_test` then uses).
 
-Measured on fixtures (`allennlp train` SIGKILLed mid-epoch, then `--recover`; tests/resume/),
+Measured on fixtures (`allennlp train` SIGKILLed mid-epoch, then `--recover`; tests/training/),
 final weights vs an uninterrupted run: up to 0.019 apart for the dense LM config, 0.0026 for
 the LD-Net tagger, 0.07 for pruning masks; `--recover` after a kill while writing a checkpoint
-failed (`EOFError`). `enable_exact_resume()` (applied on import of
-`ldnet_allennlp`) fixes all five:
+failed (`EOFError`). Two pieces fix all five:
 
-- `ExactResumeCallback` (`"exact_resume"`), added to AllenNLP's default trainer callbacks,
+- `ExactResumeCallback` (`"exact_resume"`, this module), which
+  `ldnet_allennlp.patches.default_callbacks` adds to AllenNLP's default trainer callbacks,
   saves with every checkpoint the random generators (python, numpy, torch CPU), where training
   was, and which epochs validated. On `--recover` it also re-reads the validation loader after
   each skipped epoch that validated, sets the saved generators back at exactly the
   checkpoint's batch, and, resuming from an epoch's checkpoint, redoes that epoch's `best.th`.
-- `--recover` deletes an incomplete checkpoint (a file missing or not a complete torch archive)
-  with a warning, resumes from the one before, and continues the interrupted run's
-  checkpoint schedule.
+- `ldnet_allennlp.patches.checkpointer_load_checkpoint`: `--recover` deletes an incomplete
+  checkpoint (a file missing or not a complete torch archive) with a warning, resumes from the
+  one before, and continues the interrupted run's checkpoint schedule.
 
 Still not exact (AllenNLP keeps them in local variables): the `training_*` metrics of the epoch
 the run was resumed in cover only the batches trained after the resume (the loss is their sum
@@ -40,11 +40,9 @@ generators are not saved; under `"distributed"` only the primary writes checkpoi
 worker resumes with the primary's generators.
 """
 
-import contextlib
 import logging
 import os
 import random
-import zipfile
 from typing import Any, Dict, Iterator, List, Optional
 
 import numpy
@@ -52,9 +50,7 @@ import torch
 
 from allennlp.data import TensorDict
 from allennlp.data.data_loaders import DataLoader
-from allennlp.training import gradient_descent_trainer
 from allennlp.training.callbacks import TrainerCallback
-from allennlp.training.checkpointer import Checkpointer
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +74,9 @@ def set_random_state(state: Dict[str, Any]) -> None:
 class ExactResumeCallback(TrainerCallback):
     """
     Makes `--recover` continue exactly where the checkpoint was taken (see the module's
-    docstring). A default trainer callback once `ldnet_allennlp` is imported; with
-    `"enable_default_callbacks": false`, list `"exact_resume"` in `trainer.callbacks`.
+    docstring). A default trainer callback once `ldnet_allennlp` is imported
+    (`ldnet_allennlp.patches.default_callbacks`); with `"enable_default_callbacks": false`, list
+    `"exact_resume"` in `trainer.callbacks`.
     No config keys.
     """
 
@@ -210,41 +207,3 @@ class _ReplayToCheckpoint(DataLoader):
 
     def set_target_device(self, device: torch.device) -> None:
         self._data_loader.set_target_device(device)
-
-
-def _is_complete_torch_file(path: str) -> bool:
-    # torch.save writes a zip archive whose central directory comes last
-    return os.path.isfile(path) and zipfile.is_zipfile(path)
-
-
-_allennlp_load_checkpoint = Checkpointer.load_checkpoint
-
-
-def _load_complete_checkpoint(self: Checkpointer):
-    for point in sorted(self._find_all_checkpoints()):
-        paths = [self._model_state_path(*point), self._training_state_path(*point)]
-        if not all(_is_complete_torch_file(path) for path in paths):
-            logger.warning(
-                "--recover: deleting the incomplete checkpoint %s (the process was stopped while "
-                "writing it); resuming from the one before.",
-                " + ".join(os.path.basename(path) for path in paths),
-            )
-            for path in paths:
-                with contextlib.suppress(FileNotFoundError):  # distributed workers race here
-                    os.remove(path)
-    checkpoint = _allennlp_load_checkpoint(self)
-    if checkpoint is not None:
-        # the "every N batches" schedule continues from this checkpoint, not from 0
-        self._last_save_num_epochs_completed = checkpoint.trainer_state["epochs_completed"]
-        self._last_save_num_batches_in_epoch_completed = checkpoint.trainer_state[
-            "batches_in_epoch_completed"
-        ]
-    return checkpoint
-
-
-def enable_exact_resume() -> None:
-    """Adds `ExactResumeCallback` to the trainer's default callbacks; fixes `--recover`."""
-    defaults = gradient_descent_trainer.DEFAULT_CALLBACKS
-    if ExactResumeCallback not in defaults:
-        gradient_descent_trainer.DEFAULT_CALLBACKS = tuple(defaults) + (ExactResumeCallback,)
-    Checkpointer.load_checkpoint = _load_complete_checkpoint

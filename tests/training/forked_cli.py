@@ -8,7 +8,7 @@ its own environment, points its stdout and stderr at a log file and runs
 `allennlp.commands.main()`, which is what the `allennlp` script runs: it is a process of its own
 (it can be SIGKILLed; a `--recover` child shares no memory with the child that was killed) that
 starts from a state where nothing but imports has happened. Nothing is imported in the server
-beyond what every `allennlp` process imports, so e.g. `--include-package tests.resume.sigkill`
+beyond what every `allennlp` process imports, so e.g. `--include-package tests.training.sigkill`
 is imported by the child, under the child's environment.
 """
 

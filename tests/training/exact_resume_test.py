@@ -5,7 +5,7 @@ For each kind of training the package ships (a dense LM, the LD-Net tagger, LD-N
 the `layer_pruning` callback, a distillation student), on the fixtures and through the real
 command line:
 
-1. `allennlp train` is killed with SIGKILL in the middle of an epoch (`tests/resume/sigkill.py`),
+1. `allennlp train` is killed with SIGKILL in the middle of an epoch (`tests/training/sigkill.py`),
    after a mid-epoch checkpoint (`save_every_num_batches`), or while writing one;
 2. the same command with `--recover` finishes the run in a new process;
 3. the result is compared with an uninterrupted run of the same config and seed (trained in this
@@ -14,16 +14,16 @@ command line:
    callbacks' states incl. the random generators and the pruning masks' history, all equal),
    `best.th` is equal, and so are the metrics of every epoch, except the `training_*` metrics of
    the epoch that was interrupted (AllenNLP computes them from the batches trained after the
-   resume only; see `ldnet_allennlp/resume.py`).
+   resume only; see `ldnet_allennlp/training/exact_resume.py`).
 
-Measured with AllenNLP's own `--recover` (`ldnet_allennlp.resume` undone) on these scenarios,
-final weights vs the uninterrupted run: dense LM up to 0.019 apart, tagger 0.0026, pruning masks
-0.07 (and 0.61 with the `layer_pruning` callback's old resume bug); the student, killed while
-writing a checkpoint, did not resume at all (`EOFError`).
+Measured with AllenNLP's own `--recover` (`ldnet_allennlp.training.exact_resume` undone) on these
+scenarios, final weights vs the uninterrupted run: dense LM up to 0.019 apart, tagger 0.0026,
+pruning masks 0.07 (and 0.61 with the `layer_pruning` callback's old resume bug); the student,
+killed while writing a checkpoint, did not resume at all (`EOFError`).
 
 An `allennlp` process spends ~10 s of CPU importing. So the student's two processes run the
 `allennlp` script itself (`tests/cli.py`), the others are forked from a process that imported
-the command line once (`tests/resume/forked_cli.py`: each still runs `allennlp.commands.main()`
+the command line once (`tests/training/forked_cli.py`: each still runs `allennlp.commands.main()`
 in a process of its own), and all of them run in the background, single-threaded, from the
 start of the module, while this process builds the fixture LMs and trains the uninterrupted
 runs.
@@ -45,15 +45,15 @@ import torch
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 
-import tests.resume.sigkill  # noqa: F401  (registers "test_sigkill" for the uninterrupted runs)
+import tests.training.sigkill  # noqa: F401  (registers "test_sigkill" for the uninterrupted runs)
 from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT
 from tests.configs_test import FIXTURE_EXT_VARS, build_ldnet_phase1
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
 from tests.elmo.lm_archives import build_lm_archive_ext_vars
-from tests.resume.compare import assert_same_training, one_torch_thread
-from tests.resume.forked_cli import ForkedCli
-from tests.resume.sigkill import KILL_AT_VARIABLE
+from tests.training.compare import assert_same_training, one_torch_thread
+from tests.training.forked_cli import ForkedCli
+from tests.training.sigkill import KILL_AT_VARIABLE
 
 QUIET_LOGGER = {"type": "console_logger", "should_log_inputs": False}
 # a checkpoint every 2 batches; keep them all, so that all of them can be compared
@@ -180,7 +180,7 @@ def kill_and_recover(
         "--include-package",
         "ldnet_allennlp",
         "--include-package",
-        "tests.resume.sigkill",
+        "tests.training.sigkill",
         "-o",
         json.dumps(overrides_of(scenario)),
     ]

@@ -8,7 +8,7 @@ fixture LM interrupted by an exception (not a kill), then recovered with
 - with gradient accumulation, during validation, right after the checkpoint that followed the
   epoch's last, short group of batches (5 batches in groups of 2).
 
-Each must end equal to the uninterrupted run (`tests.resume.compare.assert_same_training`).
+Each must end equal to the uninterrupted run (`tests.training.compare.assert_same_training`).
 """
 
 import json
@@ -20,7 +20,7 @@ from allennlp.common import Params
 from allennlp.training.callbacks import TrainerCallback
 
 from tests.conftest import FIXTURES_ROOT
-from tests.resume.compare import assert_same_training, one_torch_thread
+from tests.training.compare import assert_same_training, one_torch_thread
 
 # (epoch, batch number, is_training) at which the `test_interrupt` callback raises, or None
 INTERRUPT_AT: Optional[Tuple[int, int, bool]] = None

@@ -1,0 +1,49 @@
+"""
+Every change this package makes to AllenNLP's (and torch's) behaviour, one module per change,
+named after what it replaces. Each module's docstring says what it changes, why, the version it
+targets, when it can go, and its test (`tests/patches/<module>_test.py`); each has an idempotent
+`apply()`.
+
+Nothing is patched when a module is imported: `ldnet_allennlp/__init__.py` calls `apply_all()`
+once, and that is the only call.
+
+- `torch_safe_globals`: numpy scalars in `weights_only` checkpoints (`--recover`).
+- `reduce_on_plateau`: AllenNLP's scheduler without torch's removed `verbose`.
+- `trainer_amp`: the trainer's `torch.cuda.amp` through `torch.amp` (no `FutureWarning`).
+- `rnn_wrapper_forward`: AllenNLP's RNN encoders check their `input_size` at the first batch.
+- `default_callbacks`: `exact_resume` is a default trainer callback.
+- `checkpointer_load_checkpoint`: `--recover` skips (deletes) a checkpoint cut short by a kill.
+- `vocabulary_resave_warning`: no "not empty" warning when `--recover` re-saves the vocabulary.
+- `tqdm_underscore_warning`: no warning that "_" metrics stay off the progress bar.
+- `params_environment_variables`: jsonnet's `TEACHER_MODEL_PATH` defaults to the installed teacher.
+"""
+
+from ldnet_allennlp.patches import (
+    checkpointer_load_checkpoint,
+    default_callbacks,
+    params_environment_variables,
+    reduce_on_plateau,
+    rnn_wrapper_forward,
+    torch_safe_globals,
+    tqdm_underscore_warning,
+    trainer_amp,
+    vocabulary_resave_warning,
+)
+
+PATCHES = (
+    torch_safe_globals,
+    reduce_on_plateau,
+    trainer_amp,
+    rnn_wrapper_forward,
+    default_callbacks,
+    checkpointer_load_checkpoint,
+    vocabulary_resave_warning,
+    tqdm_underscore_warning,
+    params_environment_variables,
+)
+
+
+def apply_all() -> None:
+    """Applies every patch (idempotent: calling it again changes nothing)."""
+    for patch in PATCHES:
+        patch.apply()
