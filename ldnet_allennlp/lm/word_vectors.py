@@ -1,22 +1,18 @@
 """
-`allennlp ldnet-export-word-vectors lm.tar.gz vectors.txt [--lowercase]`: a dense LM's input
-word embeddings in the GloVe text format (`word v_1 ... v_d` per line), so that a tagger's
-ordinary `embedding` token embedder can start from them through its `pretrained_file` key.
-
-There is no GloVe on this machine; the LM's embeddings, trained with the LM on the raw corpus,
-are the pretrained word vectors we have (`training_configs/tagging/ner_ldnet_lm_init.jsonnet`).
+A dense LM's input word embeddings in the GloVe text format (`word v_1 ... v_d` per line), so
+that a tagger's ordinary `embedding` token embedder can start from them through its
+`pretrained_file` key (`training_configs/tagging/ner_ldnet_lm_init.jsonnet`); the subcommand is
+`allennlp ldnet-export-word-vectors` (`ldnet_allennlp/lm/commands/`).
 
 With `--lowercase` (for taggers whose `tokens` indexer lowercases), each lowercased word gets the
 vector of its first cased variant in the LM vocabulary. AllenNLP builds vocabularies in
 descending count order, so that is the most frequent variant ("the", not "The").
 """
 
-import argparse
 import logging
 from typing import Tuple
 
 import torch
-from allennlp.commands.subcommand import Subcommand
 from allennlp.common.tqdm import Tqdm
 
 from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
@@ -56,27 +52,3 @@ def export_word_vectors(
                 out.write(word + " " + " ".join(f"{value:.6g}" for value in vector) + "\n")
     logger.info("wrote %d %d-d word vectors to %s", len(words), dim, output_file)
     return len(words), dim
-
-
-@Subcommand.register("ldnet-export-word-vectors")
-class ExportWordVectors(Subcommand):
-    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = (
-            "Write a dense LM's input word embeddings as a GloVe-format text file, for an "
-            "`embedding` token embedder's `pretrained_file`."
-        )
-        subparser = parser.add_parser(self.name, description=description, help=description)
-        subparser.add_argument("archive_file", type=str, help="a dense_language_model archive")
-        subparser.add_argument("output_file", type=str, help="where to write the vectors")
-        subparser.add_argument(
-            "--lowercase",
-            action="store_true",
-            help="key the vectors by lowercased word (most frequent cased variant wins)",
-        )
-        subparser.set_defaults(func=_export_from_args)
-        return subparser
-
-
-def _export_from_args(args: argparse.Namespace) -> None:
-    count, dim = export_word_vectors(args.archive_file, args.output_file, args.lowercase)
-    print(f"wrote {count} {dim}-d word vectors to {args.output_file}")

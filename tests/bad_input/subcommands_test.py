@@ -23,7 +23,7 @@ from allennlp.models.archival import load_archive
 
 import ldnet_allennlp.pruning.export as export
 from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.commands import build_transfer_set
+from ldnet_allennlp.distillation.transfer_set import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader
 from ldnet_allennlp.pruning.export import write_archive
 from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS, finished_predict_run

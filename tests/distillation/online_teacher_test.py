@@ -22,7 +22,7 @@ from allennlp.training.util import evaluate
 from allennlp.data.data_loaders import SimpleDataLoader
 
 from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.commands import build_transfer_set
+from ldnet_allennlp.distillation.transfer_set import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader, TransferSetReader
 from ldnet_allennlp.distillation.models import distillation_loss
 from ldnet_allennlp.distillation.models import distillation_model

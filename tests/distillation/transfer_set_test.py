@@ -11,7 +11,7 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.commands import build_transfer_set
+from ldnet_allennlp.distillation.transfer_set import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES

@@ -17,7 +17,7 @@ from allennlp.common.testing import ModelTestCase
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.tagging.conlleval import conlleval_f1
+from tests.tagging.conlleval import conlleval_f1
 from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.tagging.lm_archives import fixture_lm_archives

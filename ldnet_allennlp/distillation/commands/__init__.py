@@ -1,4 +1,6 @@
-from ldnet_allennlp.distillation.commands.transfer_set import (  # noqa: F401
+"""The `allennlp distill-transfer-set` subcommand."""
+
+from ldnet_allennlp.distillation.commands.distill_transfer_set import (  # noqa: F401
     BuildTransferSet,
-    build_transfer_set,
+    build_transfer_set_from_args,
 )

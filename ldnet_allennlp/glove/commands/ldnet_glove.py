@@ -35,11 +35,11 @@ class LdnetGlove(Subcommand):
             help="only these words (one per line, e.g. vocabulary/tokens.txt), each written as "
             "given with the vector of its lowercased form; default: all 400,000 GloVe words",
         )
-        subparser.set_defaults(func=_write_from_args)
+        subparser.set_defaults(func=write_glove_from_args)
         return subparser
 
 
-def _write_from_args(args: argparse.Namespace) -> None:
+def write_glove_from_args(args: argparse.Namespace) -> None:
     written, missing = write_glove_text_file(args.output_file, args.vocabulary_file)
     print(f"wrote {written} {GLOVE_DIM}-d GloVe vectors to {args.output_file}")
     if args.vocabulary_file is not None:

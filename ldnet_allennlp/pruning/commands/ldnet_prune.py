@@ -1,6 +1,6 @@
 """
-`allennlp ldnet-prune model.tar.gz -o pruned.tar.gz`: LD-Net's final pruning step as an AllenNLP
-subcommand (found through `.allennlp_plugins` or `--include-package ldnet_allennlp`).
+`allennlp ldnet-prune model.tar.gz -o pruned.tar.gz [--report-file report.json]`: LD-Net's final
+pruning step (`ldnet_allennlp.pruning.export.prune_archive`) as an AllenNLP subcommand.
 """
 
 import argparse
@@ -29,11 +29,11 @@ class LdnetPrune(Subcommand):
         subparser.add_argument(
             "--report-file", type=str, default=None, help="also write the report as JSON here"
         )
-        subparser.set_defaults(func=_prune_from_args)
+        subparser.set_defaults(func=prune_from_args)
         return subparser
 
 
-def _prune_from_args(args: argparse.Namespace) -> None:
+def prune_from_args(args: argparse.Namespace) -> None:
     report = prune_archive(args.archive_file, args.output_file)
     for name, before in report.kept_layers_before.items():
         after = report.kept_layers_after[name]

