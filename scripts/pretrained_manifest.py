@@ -1,0 +1,90 @@
+#!/usr/bin/env python
+"""
+Writes `pretrained/MANIFEST.json`: one entry per shipped archive, with what it is, the data it
+was trained on and the commands that made it (from `ENTRIES` below), and the figures measured
+from the files themselves (size, sha256, parameters, multiply-adds per token) or read from the
+benchmark results (perplexity, F1). No figure is typed in by hand.
+
+    python scripts/pretrained_manifest.py
+"""
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PRETRAINED = ROOT / "pretrained"
+RESULTS = ROOT / "benchmarks" / "results"
+
+LM_COMMANDS = [
+    "python scripts/prepare_lm_corpus.py --output runs/lm_data",
+    "python scripts/pretrain_lms_accelerated.py pack ... (pack_stage*.json under "
+    "benchmarks/results/lm_pretraining/ record the files)",
+    "python scripts/pretrain_lms_accelerated.py train ... (three stages; each stage's command "
+    "is under pretrain_accelerated_<direction>.stages in benchmarks/results/lm.json)",
+    "python scripts/pretrain_lms_accelerated.py archive --pack .lm_pack2 --weights "
+    "lm_<direction>.th --direction <direction> --fp16 --train-data-path "
+    "runs/lm_data/train_with_tasks_clean.txt --output pretrained/lm_<direction>.tar.gz",
+    "python benchmarks/lm_benchmark.py --part pretrained",
+]
+
+ENTRIES = {
+    f"lm_{direction}": {
+        "file": f"lm_{direction}.tar.gz",
+        "what": f"{direction} dense LSTM language model (LD-Net): 6 dense layers x 128 over "
+        "128-d words, projection 256, adaptive softmax over a 40k cased word vocabulary; "
+        "`dense_language_model` archive, weights stored in fp16",
+        "kind": "dense_language_model",
+        "direction": direction,
+        "data": "scripts/prepare_lm_corpus.py's train.txt (Reuters-21578, BBC News, NLTK "
+        "ABC/Brown/State of the Union; 5.92M tokens) + the words of CoNLL-03 eng.train and "
+        "CoNLL-00 train.txt (never dev or test)",
+        "commands": LM_COMMANDS,
+    }
+    for direction in ("forward", "backward")
+}
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as archive:
+        for block in iter(lambda: archive.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    from allennlp.models.archival import load_archive
+
+    import ldnet_allennlp  # noqa: F401
+    from ldnet_allennlp.tagging.flops import flops_per_token
+
+    lm_results = json.loads((RESULTS / "lm.json").read_text())
+    manifest = {}
+    for name, entry in ENTRIES.items():
+        path = PRETRAINED / entry["file"]
+        model = load_archive(str(path)).model
+        facts = dict(entry)
+        facts["size_bytes"] = path.stat().st_size
+        facts["sha256"] = sha256(path)
+        facts["parameters"] = sum(p.numel() for p in model.parameters())
+        if entry["kind"] == "dense_language_model":
+            direction = entry["direction"]
+            # what a tagger runs of it: the dense LSTM stack (the softmax is dropped)
+            facts["flops_per_token_features"] = float(flops_per_token(model.encoder))
+            facts["dev_perplexity"] = lm_results[f"pretrained_{direction}_ppl_dev"]
+            facts["wikitext2_valid_perplexity"] = lm_results[
+                f"pretrained_{direction}_ppl_wikitext2_valid"
+            ]
+            pretraining = lm_results[f"pretrain_accelerated_{direction}"]
+            facts["passes_over_corpus"] = pretraining["passes"]
+            facts["tokens_seen"] = pretraining["tokens_seen"]
+        manifest[name] = facts
+    (PRETRAINED / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(json.dumps(manifest, indent=2))
+
+
+if __name__ == "__main__":
+    main()
