@@ -66,6 +66,19 @@ RUN_SPECS = {
         CONLL03["CONLL03_TEST_DATA_PATH"],
         "conll03_test_f1_vanilla_lm_init",
     ),
+    # *_glove: GloVe 6B 50d (frozen, whole index) added to the words (glove_words.libsonnet)
+    "ner_ldnet_glove": (
+        "ner_ldnet_glove",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        "conll03_test_f1_ldnet_glove",
+    ),
+    "ner_vanilla_glove": (
+        "ner_vanilla_glove",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        "conll03_test_f1_vanilla_glove",
+    ),
     "chunk_vanilla": (
         "chunk_vanilla",
         CONLL00,
@@ -244,6 +257,8 @@ SUMMARY_ROWS = (
     ("ner_ldnet", "CoNLL-03 NER", "ner_vanilla", 90.0),
     ("ner_vanilla_lm_init", "CoNLL-03 NER", None, 90.0),
     ("ner_ldnet_lm_init", "CoNLL-03 NER", "ner_vanilla_lm_init", 90.0),
+    ("ner_vanilla_glove", "CoNLL-03 NER", None, 90.0),
+    ("ner_ldnet_glove", "CoNLL-03 NER", "ner_vanilla_glove", 91.0),
     ("chunk_vanilla", "CoNLL-00 chunking", None, 95.0),
     ("chunk_ldnet", "CoNLL-00 chunking", "chunk_vanilla", 95.0),
     ("chunk_ldnet_lm_init", "CoNLL-00 chunking", "chunk_vanilla_lm_init", 95.0),
@@ -253,6 +268,8 @@ TAGGERS = {
     "ldnet": "LD-Net features",
     "ldnet_lm_init": "LD-Net features, words from the LM",
     "vanilla_lm_init": "no LM, words from the LM",
+    "ldnet_glove": "LD-Net features + GloVe 50d",
+    "vanilla_glove": "no LM + GloVe 50d",
 }
 
 
