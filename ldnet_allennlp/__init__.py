@@ -15,7 +15,6 @@ import ldnet_allennlp.modules  # noqa: E402,F401
 import ldnet_allennlp.tagging  # noqa: E402,F401
 import ldnet_allennlp.lm  # noqa: E402,F401
 import ldnet_allennlp.distillation  # noqa: E402,F401
-import ldnet_allennlp.elmo  # noqa: E402,F401
 import ldnet_allennlp.pruning  # noqa: E402,F401
 import ldnet_allennlp.glove  # noqa: E402,F401
 import ldnet_allennlp.training  # noqa: E402,F401

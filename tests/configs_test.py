@@ -20,7 +20,7 @@ from allennlp.training.util import HasBeenWarned
 
 from ldnet_allennlp.lm import export_word_vectors
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
-from tests.elmo.lm_archives import build_lm_archive_ext_vars
+from tests.lm.lm_archives import build_lm_archive_ext_vars
 
 FIXTURE_EXT_VARS: Dict[str, str] = {
     "CONLL03_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt"),

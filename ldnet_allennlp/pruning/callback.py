@@ -15,27 +15,14 @@ from allennlp.common.util import is_distributed
 from allennlp.models import Model
 from allennlp.training.callbacks import TrainerCallback
 
+from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS
+from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
 from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer, layer_selection_terms
 
 logger = logging.getLogger(__name__)
 
-DIRECTIONS = ("forward", "backward")
-
 # Under DDP: every worker's per-epoch masks and decisions, written by the primary.
 WORKERS_FILE = "layer_pruning_workers.json"
-
-
-def find_layer_masks(model: Model) -> List[Tuple[str, torch.nn.Parameter]]:
-    """
-    The `layer_mask` parameters of every layer-selection embedder in `model`, by module name.
-    A layer mask is a `(2, num_layers)` parameter (forward row, backward row).
-    """
-    found = []
-    for name, module in model.named_modules():
-        mask = getattr(module, "layer_mask", None)
-        if isinstance(mask, torch.nn.Parameter) and mask.dim() == 2 and mask.size(0) == 2:
-            found.append((name, mask))
-    return found
 
 
 def find_budget(model: Model) -> Optional[int]:
@@ -112,11 +99,11 @@ class LayerPruningCallback(TrainerCallback):
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         super().on_start(trainer, is_primary=is_primary, **kwargs)
         model = trainer.model
-        self._masks = find_layer_masks(model)
+        self._masks = [(name, bilm.layer_mask) for name, bilm in find_dense_bilms(model)]
         if not self._masks:
             raise ConfigurationError(
-                "layer_pruning: the model has no layer-selection embedder (no `layer_mask` "
-                "parameter of shape (2, num_layers)); there is nothing to prune."
+                "layer_pruning: the model has no layer-selection embedder (no dense biLM with "
+                "layer masks); there is nothing to prune."
             )
         for name, mask in self._masks:
             if not mask.requires_grad:

@@ -25,10 +25,10 @@ from allennlp.common.meta import META_NAME, Meta
 from allennlp.models import Model
 from allennlp.models.archival import CONFIG_NAME, archive_model, load_archive
 
+from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS
+from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
+from ldnet_allennlp.lm.token_embedders import LayerSelectionTokenEmbedder
 from ldnet_allennlp.tagging.flops import flops_per_token
-from ldnet_allennlp.tagging.token_embedders import LayerSelectionTokenEmbedder
-
-DIRECTIONS = ("forward", "backward")
 
 
 @dataclass
@@ -45,10 +45,13 @@ class PruneReport:
 
 
 def layer_selection_embedders(model: Model) -> List[Tuple[str, LayerSelectionTokenEmbedder]]:
+    """The `layer_selection` embedders that hold the model's dense biLMs, by module name."""
+    modules = dict(model.named_modules())
+    owners = [name.rpartition(".")[0] for name, _ in find_dense_bilms(model)]
     return [
-        (name, module)
-        for name, module in model.named_modules()
-        if isinstance(module, LayerSelectionTokenEmbedder)
+        (name, modules[name])
+        for name in owners
+        if isinstance(modules.get(name), LayerSelectionTokenEmbedder)
     ]
 
 
@@ -103,7 +106,7 @@ def _pruned_state(
             lm = embedder.forward_lm if direction == "forward" else embedder.backward_lm
             positions = [kept[direction].index(layer) for layer in surviving[name][direction]]
             smaller = lm.encoder.pruned(positions)
-            prefix = f"{name}.{direction}_lm.{_encoder_attribute(lm)}."
+            prefix = f"{name}.bilm.{direction}_lm.{_encoder_attribute(lm)}."
             for key in [k for k in state if k.startswith(prefix)]:
                 del state[key]
             for key, value in smaller.state_dict().items():

@@ -20,7 +20,7 @@ import torch
 
 from allennlp.modules.token_embedders import TokenCharactersEncoder
 
-from ldnet_allennlp.tagging.token_embedders import LayerSelectionTokenEmbedder
+from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
 
 MEAN_CONLL03_TOKEN_LENGTH = 4.37
 
@@ -43,9 +43,10 @@ def flops_breakdown(
     model: torch.nn.Module, chars_per_token: float = MEAN_CONLL03_TOKEN_LENGTH
 ) -> Dict[str, float]:
     """
-    Multiply-adds per token by part: `"lm"` (the dense LMs of layer-selection embedders),
-    `"lm_projection"` (their `W_cr`), `"char_encoder"`, `"word_encoder"` (the tagger's
-    `encoder`), `"crf_emissions"` (`tag_projection_layer`) and `"other"`.
+    Multiply-adds per token by part: `"lm"` (the dense LMs of every `DenseBiLm`),
+    `"lm_projection"` (the `projection` beside a biLM: `layer_selection`'s `W_cr`),
+    `"char_encoder"`, `"word_encoder"` (the tagger's `encoder`), `"crf_emissions"`
+    (`tag_projection_layer`) and `"other"`.
     """
     parts = {
         "lm": 0.0,
@@ -56,18 +57,20 @@ def flops_breakdown(
         "other": 0.0,
     }
     owners = {}
+    for name, _ in find_dense_bilms(model):
+        owners[name] = "lm"
+        owner = name.rpartition(".")[0]
+        owners[f"{owner}.projection" if owner else "projection"] = "lm_projection"
     for name, module in model.named_modules():
-        if isinstance(module, LayerSelectionTokenEmbedder):
-            owners[name] = "ldnet"
-        elif isinstance(module, TokenCharactersEncoder):
+        if isinstance(module, TokenCharactersEncoder):
             owners[name] = "char_encoder"
     for name, module in model.named_modules():
         macs = _module_macs(module)
         if macs == 0.0:
             continue
         owner = next((owners[o] for o in owners if name == o or name.startswith(o + ".")), None)
-        if owner == "ldnet":
-            parts["lm_projection" if name.endswith("projection") else "lm"] += macs
+        if owner in ("lm", "lm_projection"):
+            parts[owner] += macs
         elif owner == "char_encoder":
             parts["char_encoder"] += macs * chars_per_token
         elif name == "encoder" or name.startswith("encoder."):

@@ -17,7 +17,7 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 
 from ldnet_allennlp.tagging.metrics import DistributedSpanBasedF1Measure
-from ldnet_allennlp.tagging.token_embedders import LayerSelectionTokenEmbedder
+from ldnet_allennlp.lm.token_embedders import LayerSelectionTokenEmbedder
 from tests.configs_test import FIXTURE_EXT_VARS
 from tests.conftest import CONFIGS_ROOT
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
@@ -152,7 +152,7 @@ def bad_archives(ldnet_run, lm_archives, tmp_path_factory) -> Dict[str, str]:
     }
 
 
-NOT_A_DENSE_LM = "is not a dense language model: its model is LdnetCrfTagger"
+NOT_A_DENSE_LM = "holds a LdnetCrfTagger, not a dense_language_model"
 NOT_AN_ARCHIVE = "could not be loaded as an AllenNLP model archive"
 # (config, the archive given as FORWARD_LM_ARCHIVE, the error)
 LDNET, MIX = "tagging/ner_ldnet.jsonnet", "elmo/ner_scalar_mix.jsonnet"
@@ -161,11 +161,11 @@ WRONG_LM_ARCHIVES = [
     (LDNET, "tagger", rf"forward_lm_archive \(.*\) {NOT_A_DENSE_LM}"),
     (LDNET, "truncated", rf"forward_lm_archive \(.*truncated.*\) {NOT_AN_ARCHIVE}"),
     (LDNET, "text", rf"forward_lm_archive \(.*notes.tar.gz\) {NOT_AN_ARCHIVE}"),
-    (LDNET, "backward LM", r"forward_lm_archive \(.*\) holds a 'backward' LM"),
-    (MIX, "tagger", r"forward_archive: .* holds a LdnetCrfTagger, not a"),
-    (MIX, "truncated", r"forward_archive: cannot load .*truncated.tar"),
-    (MIX, "text", r"forward_archive: cannot load .*notes.tar.gz"),
-    (MIX, "backward LM", r"forward_archive: .* is a 'backward' language"),
+    (LDNET, "backward LM", r"forward_lm_archive \(.*\) holds a 'backward' language model"),
+    (MIX, "tagger", rf"forward_lm_archive \(.*\) {NOT_A_DENSE_LM}"),
+    (MIX, "truncated", rf"forward_lm_archive \(.*truncated.*\) {NOT_AN_ARCHIVE}"),
+    (MIX, "text", rf"forward_lm_archive \(.*notes.tar.gz\) {NOT_AN_ARCHIVE}"),
+    (MIX, "backward LM", r"forward_lm_archive \(.*\) holds a 'backward' language model"),
     (FINETUNE, "tagger", r"model.archive_file \(.*\) holds a LdnetCrf"),
     (FINETUNE, "backward LM", r"holds a 'backward' language model, but"),
     (FINETUNE, "text", rf"model.archive_file \(.*\) {NOT_AN_ARCHIVE}"),

@@ -18,7 +18,7 @@ from allennlp.common import Params
 
 from tests.cli import ALLENNLP, PROJECT_ROOT
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
-from tests.tagging.lm_archives import fixture_lm_archives
+from tests.lm.lm_archives import fixture_lm_archives
 
 CONLL03_TRAIN = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")
 CONLL03_DEV = str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")

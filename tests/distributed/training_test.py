@@ -36,7 +36,7 @@ from tests.cli import run_allennlp
 from tests.configs_test import FIXTURE_EXT_VARS, FIXTURE_OVERRIDES, build_ldnet_phase1
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
-from tests.elmo.lm_archives import build_lm_archive_ext_vars
+from tests.lm.lm_archives import build_lm_archive_ext_vars
 
 TWO_CPU_WORKERS = {"distributed": {"cuda_devices": [-1, -1]}}
 # One OpenMP thread per worker (what torchrun sets): two workers with 2 threads each on 2 cores

@@ -13,7 +13,7 @@ from allennlp.modules.token_embedders.embedding import _read_pretrained_embeddin
 
 from ldnet_allennlp.lm import DenseLanguageModel, export_word_vectors
 from tests.cli import run_allennlp
-from tests.elmo.lm_archives import train_lm_archive
+from tests.lm.lm_archives import train_lm_archive
 
 
 @pytest.fixture(scope="module")

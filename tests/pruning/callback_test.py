@@ -9,13 +9,16 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 from allennlp.nn import RegularizerApplicator
 
+from ldnet_allennlp.lm.modules import DenseBiLm
 from ldnet_allennlp.pruning.callback import LayerPruningCallback
 from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer
 
 
-class MaskHolder(torch.nn.Module):
+class MaskHolder(DenseBiLm):
+    """A dense biLM with only its layer masks (no LMs): what the callback reads."""
+
     def __init__(self, trainable: bool = True) -> None:
-        super().__init__()
+        torch.nn.Module.__init__(self)
         self.layer_mask = torch.nn.Parameter(torch.ones(2, 3), requires_grad=trainable)
 
 

@@ -19,7 +19,7 @@ from allennlp.predictors import Predictor
 from ldnet_allennlp.pruning.export import prune_archive, write_archive
 from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
-from tests.tagging.lm_archives import lm_archive_ext_vars
+from tests.lm.lm_archives import lm_archive_ext_vars
 
 DEV = str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")
 

@@ -20,7 +20,7 @@ from allennlp.predictors import Predictor
 from tests.tagging.conlleval import conlleval_f1
 from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
-from tests.tagging.lm_archives import fixture_lm_archives
+from tests.lm.lm_archives import fixture_lm_archives
 
 CONFIG = CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet"
 TRAIN = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")

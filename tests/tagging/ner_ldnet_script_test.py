@@ -9,7 +9,7 @@ import subprocess
 
 from tests.cli import PROJECT_ROOT
 from tests.conftest import FIXTURES_ROOT
-from tests.elmo.lm_archives import build_lm_archive_ext_vars
+from tests.lm.lm_archives import build_lm_archive_ext_vars
 
 
 def run_script(args, env):

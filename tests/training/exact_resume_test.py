@@ -50,7 +50,7 @@ from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT
 from tests.configs_test import FIXTURE_EXT_VARS, build_ldnet_phase1
 from tests.distillation.conftest import DISTILLATION_FIXTURE_EXT_VARS
-from tests.elmo.lm_archives import build_lm_archive_ext_vars
+from tests.lm.lm_archives import build_lm_archive_ext_vars
 from tests.training.compare import assert_same_training, one_torch_thread
 from tests.training.forked_cli import ForkedCli
 from tests.training.sigkill import KILL_AT_VARIABLE

@@ -13,8 +13,8 @@ ldnet + {
     text_field_embedder+: {token_embedders+: {
       lm: {
         type: 'dense_lm_scalar_mix',
-        forward_archive: std.extVar('FORWARD_LM_ARCHIVE'),
-        backward_archive: std.extVar('BACKWARD_LM_ARCHIVE'),
+        forward_lm_archive: std.extVar('FORWARD_LM_ARCHIVE'),
+        backward_lm_archive: std.extVar('BACKWARD_LM_ARCHIVE'),
         dropout: 0.5,
         projection_dim: 100,
       },

@@ -55,8 +55,8 @@
         // gamma * sum_j softmax(s)_j * [h_j_fwd; h_j_bwd] over the frozen dense LMs
         "elmo": {
           "type": "dense_lm_scalar_mix",
-          "forward_archive": std.extVar("FORWARD_LM_ARCHIVE"),
-          "backward_archive": std.extVar("BACKWARD_LM_ARCHIVE"),
+          "forward_lm_archive": std.extVar("FORWARD_LM_ARCHIVE"),
+          "backward_lm_archive": std.extVar("BACKWARD_LM_ARCHIVE"),
           "do_layer_norm": false,
           "dropout": 0.0,
         },

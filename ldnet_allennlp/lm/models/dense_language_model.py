@@ -3,7 +3,6 @@ LD-Net's densely connected LSTM language model (Liu et al., 2018), one direction
 """
 
 import math
-import tarfile
 from typing import Dict, List, Optional, Sequence, Union
 
 import torch
@@ -59,8 +58,7 @@ class DenseLanguageModel(Model):
         projection, in [0, 1).
     div_value : `float`, optional (default `4.0`) — adaptive-softmax tail size divisor.
 
-    Public API used by the tagging / scalar-mix embedders (load with
-    `allennlp.models.archival.load_archive(path).model`):
+    Public API used by `DenseBiLm` (`lm/modules/dense_bilm.py`, which loads the archives):
 
     - `contextual_embeddings(tokens, mask=None, layer_mask=None, add_sentence_boundaries=False)`
       -> `(batch_size, num_tokens, get_output_dim())`, the dense output `[x; h_1..h_L]` in the
@@ -73,10 +71,11 @@ class DenseLanguageModel(Model):
       receives gradients; `add_sentence_boundaries=True` wraps each sentence in `<S>`/`</S>`
       as in LM training and strips them from the result.
     - `embed_tokens(token_ids)`: `(batch_size, num_tokens)` ids -> the LM's word embeddings
-      `(batch_size, num_tokens, embedding_dim)` (what the stack reads).
+      `(batch_size, num_tokens, embedding_dim)` (what the stack reads); `dense_layers(embedded,
+      mask, layer_mask=None)` runs the stack on them and returns `[x, h_1, ..., h_L]`.
     - `get_output_dim()`, `num_layers`, `direction`, `encoder` (the `DenseLSTMStack`),
       `embedding_dim`, `hidden_size`.
-    - `drop_softmax()` (alias `delete_softmax()`): removes the adaptive softmax (and the
+    - `drop_softmax()`: removes the adaptive softmax (and the
       projection) for use as a frozen feature extractor; `forward` then returns no loss.
     """
 
@@ -150,25 +149,9 @@ class DenseLanguageModel(Model):
         names `model.archive_file`. Registered as `"dense_language_model_from_archive"` (the LM
         fine-tuning configs use it), with the config keys `archive_file` and `direction`.
         """
-        from allennlp.models.archival import load_archive  # here to avoid a circular import
+        from ldnet_allennlp.lm.modules.dense_bilm import load_dense_lm  # (a circular import)
 
-        try:
-            model = load_archive(archive_file).model
-        except (OSError, EOFError, tarfile.TarError) as error:
-            raise ConfigurationError(
-                f"model.archive_file ({archive_file}) could not be loaded as an AllenNLP model "
-                f"archive: {error}"
-            ) from error
-        if not isinstance(model, DenseLanguageModel):
-            raise ConfigurationError(
-                f"model.archive_file ({archive_file}) holds a {type(model).__name__}, not a "
-                "dense_language_model."
-            )
-        if direction is not None and model.direction != direction:
-            raise ConfigurationError(
-                f"model.archive_file ({archive_file}) holds a {model.direction!r} language model, "
-                f"but model.direction is {direction!r}."
-            )
+        model, _ = load_dense_lm(archive_file, "model.archive_file", direction)
         if vocab:  # as `Model.from_archive` does
             model.vocab.extend_from_vocab(vocab)
             model.extend_embedder_vocab()
@@ -210,8 +193,6 @@ class DenseLanguageModel(Model):
             if isinstance(module, Embedding):
                 module._vocab_namespace = None
 
-    delete_softmax = drop_softmax
-
     def contextual_layers(
         self,
         tokens: Union[torch.LongTensor, TextFieldTensors],
@@ -228,7 +209,7 @@ class DenseLanguageModel(Model):
                 self.vocab.get_token_index("<S>", "tokens"),
                 self.vocab.get_token_index("</S>", "tokens"),
             )
-        layers = self._run_encoder(self.embed_tokens(token_ids), mask, layer_mask, all_layers=True)
+        layers = self.dense_layers(self.embed_tokens(token_ids), mask, layer_mask)
         if add_sentence_boundaries:
             layers = [util.remove_sentence_boundaries(layer, mask)[0] for layer in layers]
         return layers
@@ -331,6 +312,18 @@ class DenseLanguageModel(Model):
             )
         (name,) = embedders
         return self._text_field_embedder({name: {"tokens": token_ids}})
+
+    def dense_layers(
+        self,
+        embedded: torch.Tensor,
+        mask: torch.BoolTensor,
+        layer_mask: Optional[torch.Tensor] = None,
+    ) -> List[torch.Tensor]:
+        """
+        The stack's pieces `[x, h_1, ..., h_L]` for already embedded tokens
+        `(batch_size, num_tokens, embedding_dim)`, in the original token order.
+        """
+        return self._run_encoder(embedded, mask, layer_mask, all_layers=True)
 
     def _run_encoder(self, embedded, mask, layer_mask, all_layers: bool):
         if self.direction == "forward":

@@ -3,6 +3,8 @@ ELMo-style scalar-mix token embedder (Peters et al., 2018; PAPERS.md §2) over o
 forward/backward LMs: a drop-in replacement for AllenNLP's `elmo_token_embedder`.
 """
 
+import logging
+import warnings
 from typing import Dict, List, Optional
 
 import torch
@@ -12,30 +14,9 @@ from allennlp.data import Vocabulary
 from allennlp.modules.elmo import Elmo
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
-from ldnet_allennlp.elmo.dense_bilm import DenseBiLm
+from ldnet_allennlp.lm.modules.dense_bilm import LM_NAMESPACE, DenseBiLm
 
-LM_NAMESPACE = "lm_tokens"  # the default namespace of the `dense_lm_tokens` indexer
-
-
-def store_lm_vocabulary(vocab: Vocabulary, lm_vocab: Vocabulary, namespace: str) -> None:
-    """Copies the LM's `tokens` list into `vocab`'s `namespace` (or checks an existing copy)."""
-    index_to_token = lm_vocab.get_index_to_token_vocabulary("tokens")
-    tokens = [index_to_token[i] for i in range(len(index_to_token))]
-    if vocab.get_vocab_size(namespace) > 2:
-        existing = vocab.get_index_to_token_vocabulary(namespace)
-        if [existing[i] for i in range(len(existing))] != tokens:
-            raise ConfigurationError(
-                f"The task vocabulary's namespace {namespace!r} (vocab_namespace) does not hold "
-                "the LM archives' word list: forward_archive / backward_archive are not the LMs "
-                "this model was trained with."
-            )
-        return
-    if tokens[:2] != [vocab._padding_token, vocab._oov_token]:
-        raise ConfigurationError(
-            "forward_archive: the LM vocabulary must start with the padding and OOV tokens, "
-            f"got {tokens[:2]}."
-        )
-    vocab.add_tokens_to_namespace(tokens[2:], namespace)
+logger = logging.getLogger(__name__)
 
 
 @TokenEmbedder.register("dense_lm_scalar_mix")
@@ -55,11 +36,9 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
 
     Registered as `"dense_lm_scalar_mix"`. Input: `(batch_size, num_tokens)` ids of the LMs'
     own vocabulary from the `dense_lm_tokens` indexer (any extra leading dims are flattened and
-    restored). Output: `(batch_size, num_tokens, get_output_dim())`. As `layer_selection` does,
-    the embedder copies the LMs' word list into the task vocabulary's namespace
-    `vocab_namespace` (default `"lm_tokens"`, the indexer's) when it is built, in the LMs' order,
-    so the indexer's ids are the LMs' ids; a namespace that already holds a different list (an
-    archive trained with other LMs) is a `ConfigurationError`.
+    restored). Output: `(batch_size, num_tokens, get_output_dim())`. The biLM stores the LMs in
+    the task vocabulary as for `layer_selection`, so the model's archive reloads without the LM
+    files.
 
     Several output representations: `forward` returns the first (projected if
     `projection_dim`); all of them, unprojected, for the batch just embedded, are in
@@ -70,16 +49,20 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
 
     # Parameters
 
-    forward_archive : `str`
-        `model.tar.gz` of a forward `dense_language_model`.
-    backward_archive : `str`
-        `model.tar.gz` of the matching backward one (same vocabulary, same number of layers).
+    forward_lm_archive : `str`
+        `model.tar.gz` of a forward `dense_language_model` (formerly `forward_archive`, which
+        still works with a deprecation warning).
+    backward_lm_archive : `str`
+        `model.tar.gz` of the matching backward one (same vocabulary, same number of layers;
+        formerly `backward_archive`).
     num_output_representations : `int`, optional (default = `1`)
         How many separately weighted mixes to compute (>= 1).
     do_layer_norm : `bool`, optional (default = `False`)
         Layer-normalize each layer before mixing (`ScalarMix(do_layer_norm=True)`).
     dropout : `float`, optional (default = `0.5`)
         Dropout on each mix, as in `Elmo` / `elmo_token_embedder`.
+    lm_dropout : `float`, optional (default = `0.0`)
+        Dropout on the LMs' input word embeddings (training only).
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the LMs too (they stay in eval mode).
     projection_dim : `int`, optional
@@ -95,19 +78,24 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
 
     def __init__(
         self,
-        forward_archive: str,
-        backward_archive: str,
+        forward_lm_archive: Optional[str] = None,
+        backward_lm_archive: Optional[str] = None,
         num_output_representations: int = 1,
         do_layer_norm: bool = False,
         dropout: float = 0.5,
+        lm_dropout: float = 0.0,
         requires_grad: bool = False,
         projection_dim: Optional[int] = None,
         scalar_mix_parameters: Optional[List[float]] = None,
         initial_scalar_parameters: Optional[List[float]] = None,
         vocab: Optional[Vocabulary] = None,
         vocab_namespace: str = LM_NAMESPACE,
+        forward_archive: Optional[str] = None,
+        backward_archive: Optional[str] = None,
     ) -> None:
         super().__init__()
+        forward_lm_archive = _renamed_key(forward_lm_archive, forward_archive, "forward")
+        backward_lm_archive = _renamed_key(backward_lm_archive, backward_archive, "backward")
         if num_output_representations < 1:
             raise ConfigurationError(
                 f"num_output_representations must be >= 1, got {num_output_representations}."
@@ -121,9 +109,14 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
                 "Give scalar_mix_parameters (fixed weights) or initial_scalar_parameters "
                 "(trainable weights), not both."
             )
-        bilm = DenseBiLm(forward_archive, backward_archive, requires_grad=requires_grad)
-        if vocab is not None:
-            store_lm_vocabulary(vocab, bilm.vocab, vocab_namespace)
+        bilm = DenseBiLm(
+            forward_lm_archive,
+            backward_lm_archive,
+            vocab=vocab,
+            vocab_namespace=vocab_namespace,
+            lm_dropout=lm_dropout,
+            requires_grad=requires_grad,
+        )
         for key, values in (
             ("scalar_mix_parameters", scalar_mix_parameters),
             ("initial_scalar_parameters", initial_scalar_parameters),
@@ -158,6 +151,7 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
             self.output_dim = projection_dim
         self.last_representations: List[torch.Tensor] = []
         self.last_mask: Optional[torch.BoolTensor] = None
+        self._register_load_state_dict_pre_hook(self._add_legacy_layer_mask)
 
     @property
     def bilm(self) -> DenseBiLm:
@@ -190,3 +184,29 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
         if self._projection is not None:
             representation = self._projection(representation)
         return representation
+
+    def _add_legacy_layer_mask(self, state_dict, prefix, *args) -> None:
+        """Archives written before the biLM had layer masks: all ones (what it computed)."""
+        bilm = f"{prefix}_elmo._elmo_lstm."
+        if any(key.startswith(bilm) for key in state_dict):
+            state_dict.setdefault(f"{bilm}layer_mask", self.bilm.layer_mask.detach().clone())
+
+
+def _renamed_key(value: Optional[str], old_value: Optional[str], direction: str) -> str:
+    """The archive given under the key `<direction>_lm_archive` or its old name."""
+    new_key, old_key = f"{direction}_lm_archive", f"{direction}_archive"
+    if old_value is not None:
+        if value is not None:
+            raise ConfigurationError(
+                f"dense_lm_scalar_mix: give {new_key} only, not also {old_key} (its old name)."
+            )
+        message = (
+            f"dense_lm_scalar_mix: the key {old_key!r} is deprecated and will be removed; "
+            f"call it {new_key!r}."
+        )
+        warnings.warn(message, DeprecationWarning)
+        logger.warning(message)
+        return old_value
+    if value is None:
+        raise ConfigurationError(f"dense_lm_scalar_mix needs {new_key} (a dense LM archive).")
+    return value

@@ -1,8 +1,18 @@
 """
 Tiny forward/backward dense-LM archives trained on `fixtures/lm/` (a second or two each), for
-the scalar-mix tests and for `tests/configs_test.py` (`build_lm_archive_ext_vars`).
+every test that needs LM features:
+
+- `fixture_lm_archives()`: the fixture LM config (3 dense layers of 4 over 6-d words), trained
+  once per test process: `{"forward": path, "backward": path}`;
+- `build_lm_archive_ext_vars(directory)`: `FORWARD_LM_ARCHIVE` / `BACKWARD_LM_ARCHIVE` at the
+  real LMs' widths, for the training configs (`tests/configs_test.py`);
+- `train_lm_archive(directory, direction, overrides)`: one more, e.g. of another vocabulary.
 """
 
+import atexit
+import functools
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -68,3 +78,17 @@ def build_tiny_lm_archives(directory: Path) -> Dict[str, str]:
         "FORWARD_LM_ARCHIVE": train_lm_archive(directory, "forward"),
         "BACKWARD_LM_ARCHIVE": train_lm_archive(directory, "backward"),
     }
+
+
+@functools.lru_cache(maxsize=None)
+def fixture_lm_archives() -> Dict[str, str]:
+    """{"forward": archive, "backward": archive}, trained once per process (seeded)."""
+    directory = Path(tempfile.mkdtemp(prefix="ldnet_fixture_lms_"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return {d: train_lm_archive(directory, d) for d in ("forward", "backward")}
+
+
+def lm_archive_ext_vars(_scratch: Path = None) -> Dict[str, str]:
+    """{"FORWARD_LM_ARCHIVE": ..., "BACKWARD_LM_ARCHIVE": ...} of `fixture_lm_archives()`."""
+    archives = fixture_lm_archives()
+    return {"FORWARD_LM_ARCHIVE": archives["forward"], "BACKWARD_LM_ARCHIVE": archives["backward"]}

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.elmo.lm_archives import build_lm_archive_ext_vars, build_tiny_lm_archives
+from tests.lm.lm_archives import build_lm_archive_ext_vars, build_tiny_lm_archives
 
 
 @pytest.fixture(scope="session")

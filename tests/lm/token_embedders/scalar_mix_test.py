@@ -3,15 +3,15 @@ import torch
 
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
-from allennlp.models.archival import load_archive
 from allennlp.modules import ScalarMix
 from allennlp.modules.elmo import Elmo
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn.util import remove_sentence_boundaries
 
-from ldnet_allennlp.elmo import DenseBiLm, DenseLMScalarMixEmbedder
+from ldnet_allennlp.lm.modules import DenseBiLm
+from ldnet_allennlp.lm.token_embedders import DenseLMScalarMixEmbedder
 from tests.conftest import FIXTURES_ROOT
-from tests.elmo.lm_archives import train_lm_archive
+from tests.lm.lm_archives import train_lm_archive
 
 # The fixture LM: 3 dense layers of 4 over 6-d embeddings -> 4 layers to mix, each padded to 6
 # per direction -> 12 features.
@@ -26,8 +26,8 @@ SENTENCES = [
 def embedder_from(lm_archives, vocab=None, **kwargs) -> DenseLMScalarMixEmbedder:
     params = {
         "type": "dense_lm_scalar_mix",
-        "forward_archive": lm_archives["FORWARD_LM_ARCHIVE"],
-        "backward_archive": lm_archives["BACKWARD_LM_ARCHIVE"],
+        "forward_lm_archive": lm_archives["FORWARD_LM_ARCHIVE"],
+        "backward_lm_archive": lm_archives["BACKWARD_LM_ARCHIVE"],
         "dropout": 0.0,
     }
     params.update(kwargs)
@@ -196,30 +196,35 @@ def other_lm_archives(tmp_path_factory):
 
 
 def test_swapped_directions_name_the_key(lm_archives):
-    with pytest.raises(ConfigurationError, match="forward_archive: .* 'backward' language model"):
+    with pytest.raises(
+        ConfigurationError, match=r"forward_lm_archive \(.*\) holds a 'backward' language model"
+    ):
         embedder_from(
             lm_archives,
-            forward_archive=lm_archives["BACKWARD_LM_ARCHIVE"],
-            backward_archive=lm_archives["FORWARD_LM_ARCHIVE"],
+            forward_lm_archive=lm_archives["BACKWARD_LM_ARCHIVE"],
+            backward_lm_archive=lm_archives["FORWARD_LM_ARCHIVE"],
         )
 
 
 def test_mismatched_archives_name_the_key(lm_archives, other_lm_archives):
-    with pytest.raises(ConfigurationError, match="backward_archive has 2 LSTM layers"):
-        embedder_from(lm_archives, backward_archive=other_lm_archives["two_layers"])
-    with pytest.raises(ConfigurationError, match="backward_archive's 'tokens' vocabulary"):
-        embedder_from(lm_archives, backward_archive=other_lm_archives["other_vocab"])
+    with pytest.raises(ConfigurationError, match="backward_lm_archive has 2 layers"):
+        embedder_from(lm_archives, backward_lm_archive=other_lm_archives["two_layers"])
+    with pytest.raises(ConfigurationError, match="have different vocabularies"):
+        embedder_from(lm_archives, backward_lm_archive=other_lm_archives["other_vocab"])
 
 
 def test_missing_archive_names_the_key(lm_archives, tmp_path):
-    with pytest.raises(ConfigurationError, match="forward_archive: cannot load"):
-        embedder_from(lm_archives, forward_archive=str(tmp_path / "nope.tar.gz"))
+    with pytest.raises(ConfigurationError, match=r"forward_lm_archive \(.*\) does not exist"):
+        embedder_from(lm_archives, forward_lm_archive=str(tmp_path / "nope.tar.gz"))
 
 
 def test_not_a_dense_lm_names_the_key(lm_archives):
-    archive = load_archive(lm_archives["FORWARD_LM_ARCHIVE"])
-    with pytest.raises(ConfigurationError, match="backward_archive: .* not a dense_language_model"):
-        DenseBiLm(archive.model, torch.nn.Linear(2, 2))
+    student = str(FIXTURES_ROOT / "legacy_archives" / "student_sst2.tar.gz")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"backward_lm_archive \(.*\) holds a .*, not a dense_language_model",
+    ):
+        embedder_from(lm_archives, backward_lm_archive=student)
 
 
 @pytest.mark.parametrize("value", [0, -1])
@@ -270,6 +275,6 @@ def test_works_with_the_dense_lm_tokens_indexer(lm_archives, other_lm_archives):
         embedder_from(
             lm_archives,
             vocab=vocab,
-            forward_archive=other_lm_archives["other_vocab_forward"],
-            backward_archive=other_lm_archives["other_vocab"],
+            forward_lm_archive=other_lm_archives["other_vocab_forward"],
+            backward_lm_archive=other_lm_archives["other_vocab"],
         )

@@ -1,6 +1,6 @@
 """
-The `layer_selection` token embedder and the `dense_lm_tokens` indexer, on tiny LMs trained on
-the LM fixture (3 dense layers of 4 over 6-d words).
+The `layer_selection` token embedder, on tiny LMs trained on the LM fixture (3 dense layers of 4
+over 6-d words).
 """
 
 import copy
@@ -12,9 +12,9 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
 from allennlp.models.archival import load_archive
 
-from ldnet_allennlp.tagging.token_embedders import DenseLMTokenIndexer, LayerSelectionTokenEmbedder
-from tests.elmo.lm_archives import train_lm_archive
-from tests.tagging.lm_archives import fixture_lm_archives
+from ldnet_allennlp.lm.token_embedders import LayerSelectionTokenEmbedder
+from ldnet_allennlp.lm.token_indexers import DenseLMTokenIndexer
+from tests.lm.lm_archives import fixture_lm_archives, train_lm_archive
 
 SENTENCES = [
     "The minister bought its shares in 1987 .".split(),
@@ -60,29 +60,7 @@ def test_output_dims_and_masks(archives):
     embedder.set_layer_mask_trainable(True)
     assert embedder.layer_mask.requires_grad
     trainable = {n for n, p in embedder.named_parameters() if p.requires_grad}
-    assert trainable == {"layer_mask", "projection.weight", "projection.bias"}
-
-
-def test_indexer_uses_the_lm_vocabulary_and_its_oov_id(archives):
-    embedder, vocab = build(archives)
-    lm_vocab = load_archive(archives["forward"]).model.vocab
-    assert vocab.get_token_to_index_vocabulary(
-        "lm_tokens"
-    ) == lm_vocab.get_token_to_index_vocabulary("tokens")
-    ids = DenseLMTokenIndexer().tokens_to_indices(
-        [Token(w) for w in ["The", "the", "Zürich", "🙂"]], vocab
-    )["tokens"]
-    assert ids[0] == lm_vocab.get_token_index("The", "tokens") > 1
-    assert ids[2] == ids[3] == lm_vocab.get_token_index("@@UNKNOWN@@", "tokens") == 1
-    # the indexer never adds tagging words to the LM namespace
-    counter = {"lm_tokens": {}}
-    DenseLMTokenIndexer().count_vocab_items(Token("Zürich"), counter)
-    assert counter == {"lm_tokens": {}}
-
-
-def test_indexer_without_embedder_is_an_error():
-    with pytest.raises(ConfigurationError, match="layer_selection"):
-        DenseLMTokenIndexer().tokens_to_indices([Token("x")], Vocabulary())
+    assert trainable == {"bilm.layer_mask", "projection.weight", "projection.bias"}
 
 
 def test_features_equal_the_lms_contextual_embeddings(archives):
@@ -95,7 +73,7 @@ def test_features_equal_the_lms_contextual_embeddings(archives):
         .contextual_embeddings(tokens, mask, add_sentence_boundaries=True)
         for d in ("forward", "backward")
     ]
-    features = embedder.lm_features(tokens, mask)
+    features = embedder.lm_features(tokens)
     assert torch.allclose(features, torch.cat(expected, dim=-1), atol=1e-6)
 
 
@@ -155,7 +133,7 @@ def test_kept_layers_out_of_range(archives):
 
 
 def test_swapped_directions(archives):
-    with pytest.raises(ConfigurationError, match="forward_lm_archive.*swapped"):
+    with pytest.raises(ConfigurationError, match="forward_lm_archive.*'backward'.*swapped"):
         LayerSelectionTokenEmbedder(archives["backward"], archives["forward"], vocab=Vocabulary())
 
 

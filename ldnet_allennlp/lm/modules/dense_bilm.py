@@ -1,0 +1,401 @@
+"""
+The dense biLM: a forward and a backward `dense_language_model` loaded, checked and run as one
+feature extractor. It is the engine under both LM-feature token embedders (`layer_selection`,
+`dense_lm_scalar_mix`), as `allennlp.modules.Elmo` is under `elmo_token_embedder`, and the only
+code that opens a dense-LM archive (`load_dense_lm`).
+"""
+
+import json
+import logging
+import os
+import tarfile
+import zlib
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp.nn.util import add_sentence_boundary_token_ids, remove_sentence_boundaries
+
+from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS, DenseLanguageModel
+
+logger = logging.getLogger(__name__)
+
+BOS_TOKEN = "<S>"
+EOS_TOKEN = "</S>"
+LM_NAMESPACE = "lm_tokens"  # the default namespace of the `dense_lm_tokens` indexer
+ARCHIVE_KEYS = {direction: f"{direction}_lm_archive" for direction in DIRECTIONS}
+
+
+def lm_config_namespace(namespace: str) -> str:
+    """
+    The task-vocabulary namespace that stores the LMs' model configs (one JSON string per
+    direction, each with its `"direction"`), next to their words in `namespace`.
+    """
+    return f"{namespace}_config_tags"
+
+
+def load_dense_lm(
+    archive_file: str, key: str, direction: Optional[str] = None
+) -> Tuple[DenseLanguageModel, Dict]:
+    """
+    Loads the `dense_language_model` in `archive_file` (checking that it reads in `direction`,
+    if given) and returns it with the model config that rebuilds it without the archive (a
+    fine-tuned LM's `dense_language_model_from_archive` config is resolved to its base LM's).
+    Errors are `ConfigurationError`s that name the config `key`.
+    """
+    try:
+        archive = load_archive(archive_file, cuda_device=-1)
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as error:  # missing, not a tar, cut
+        raise ConfigurationError(
+            f"{key} ({archive_file}) could not be loaded as an AllenNLP model archive: {error}"
+        ) from error
+    model = archive.model
+    if not isinstance(model, DenseLanguageModel):
+        raise ConfigurationError(
+            f"{key} ({archive_file}) holds a {type(model).__name__}, not a " "dense_language_model."
+        )
+    check_direction(model, key, archive_file, direction)
+    config = archive.config["model"].as_dict(quiet=True)
+    if config.get("type") == "dense_language_model_from_archive":
+        config = load_dense_lm(config["archive_file"], key)[1]
+    return model, config
+
+
+def check_direction(
+    model: DenseLanguageModel, key: str, where: str, direction: Optional[str]
+) -> None:
+    if direction is not None and model.direction != direction:
+        swapped = " (swapped forward_lm_archive and backward_lm_archive?)"
+        raise ConfigurationError(
+            f"{key} ({where}) holds a {model.direction!r} language model, but {key} needs a "
+            f"{direction!r} one{swapped if key in ARCHIVE_KEYS.values() else ''}."
+        )
+
+
+def lm_words(lm: DenseLanguageModel) -> List[str]:
+    """The LM's `tokens` vocabulary in id order (padding and OOV first)."""
+    index_to_token = lm.vocab.get_index_to_token_vocabulary("tokens")
+    return [index_to_token[i] for i in range(len(index_to_token))]
+
+
+class DenseBiLm(torch.nn.Module):
+    """
+    A forward and a backward dense LM run side by side as one frozen biLM, under per-layer masks.
+
+    Loading: each LM comes from its `dense_language_model` archive (`load_dense_lm`); the two must
+    read in their directions and share one `tokens` vocabulary (with `<S>` and `</S>`) and one
+    number of layers. Given the task `vocab`, the LMs' words are copied into its namespace
+    `vocab_namespace` (in the LMs' order, so the `dense_lm_tokens` indexer's ids are the LMs' ids)
+    and their model configs into `<vocab_namespace>_config_tags`. Both are saved with the task
+    model's archive and the LM weights are task-model parameters, so the task archive reloads
+    without the LM files: when an archive path no longer exists, its LM is rebuilt from the stored
+    config and words. When it does exist it is read and checked against the stored words.
+
+    Running (`forward`, `dense_features`): token ids `(batch_size, num_tokens)` in the LMs'
+    vocabulary, 0 = padding; each sentence is wrapped in `<S> ... </S>` as in LM training
+    (`add_sentence_boundaries`); `lm_dropout` (training only) drops out the LMs' input word
+    embeddings; each LM's layer `l` is multiplied by `layer_mask[row, l]` (row 0 forward, row 1
+    backward). The LMs always stay in eval mode (no LM dropout or layer dropout) and, unless
+    `requires_grad` or a trainable `layer_mask`, run without building a graph.
+
+    Pruned shape: `forward_kept_layers` / `backward_kept_layers` keep only those layers of the
+    loaded LMs (`DenseLSTMStack.pruned`); `layer_mask` keeps its `(2, num_lm_layers)` shape, the
+    entries of removed layers are 0 and unused.
+
+    # Parameters
+
+    forward_lm_archive : `str`
+        `model.tar.gz` of a `dense_language_model` with `direction: "forward"`.
+    backward_lm_archive : `str`
+        The matching `"backward"` one.
+    vocab : `Vocabulary`, optional
+        The task vocabulary, to store the LMs in (and to rebuild them from when the archives are
+        gone).
+    vocab_namespace : `str`, optional (default = `"lm_tokens"`)
+        The `dense_lm_tokens` indexer's `namespace`.
+    forward_kept_layers, backward_kept_layers : `List[int]`, optional (default = all)
+    trainable_layer_mask : `bool`, optional (default = `False`)
+    lm_dropout : `float`, optional (default = `0.0`)
+    add_sentence_boundaries : `bool`, optional (default = `True`)
+    requires_grad : `bool`, optional (default = `False`)
+        Fine-tune the LMs with the task (they still run in eval mode).
+    """
+
+    def __init__(
+        self,
+        forward_lm_archive: str,
+        backward_lm_archive: str,
+        vocab: Optional[Vocabulary] = None,
+        vocab_namespace: str = LM_NAMESPACE,
+        forward_kept_layers: Optional[Sequence[int]] = None,
+        backward_kept_layers: Optional[Sequence[int]] = None,
+        trainable_layer_mask: bool = False,
+        lm_dropout: float = 0.0,
+        add_sentence_boundaries: bool = True,
+        requires_grad: bool = False,
+    ) -> None:
+        super().__init__()
+        if not 0.0 <= lm_dropout < 1.0:
+            raise ConfigurationError(f"lm_dropout must be in [0, 1), got {lm_dropout}.")
+        self.vocab_namespace = vocab_namespace
+        archives = {"forward": forward_lm_archive, "backward": backward_lm_archive}
+        loaded = {d: self._load_lm(d, archives[d], vocab) for d in DIRECTIONS}
+        lms = {d: loaded[d][0] for d in DIRECTIONS}
+        check_matching_lms(lms["forward"], lms["backward"], archives)
+        if vocab is not None:
+            self._store_in_vocabulary(vocab, lm_words(lms["forward"]), loaded)
+
+        self.num_lm_layers = lms["forward"].num_layers
+        kept = {
+            "forward": self._check_kept(forward_kept_layers, "forward_kept_layers"),
+            "backward": self._check_kept(backward_kept_layers, "backward_kept_layers"),
+        }
+        for direction in DIRECTIONS:
+            lm = lms[direction]
+            lm.drop_softmax()
+            if kept[direction] != list(range(self.num_lm_layers)):
+                lm._encoder = lm.encoder.pruned(kept[direction])
+            for parameter in lm.parameters():
+                parameter.requires_grad_(requires_grad)
+        self.forward_lm = lms["forward"]
+        self.backward_lm = lms["backward"]
+        self.kept_layers = kept
+        self.vocab = self.forward_lm.vocab
+        initial = torch.zeros(2, self.num_lm_layers)
+        for row, direction in enumerate(DIRECTIONS):
+            initial[row, kept[direction]] = 1.0
+        self.layer_mask = torch.nn.Parameter(initial, requires_grad=trainable_layer_mask)
+        self.requires_grad = requires_grad
+        self.lm_dropout = lm_dropout
+        self._lm_input_dropout = torch.nn.Dropout(lm_dropout)
+        self.add_sentence_boundaries = add_sentence_boundaries
+        self._bos_index = self.vocab.get_token_index(BOS_TOKEN, "tokens")
+        self._eos_index = self.vocab.get_token_index(EOS_TOKEN, "tokens")
+        # `Elmo(module=...)`'s contract: the number of layers a ScalarMix mixes, and their width
+        self.num_layers = min(len(kept[d]) for d in DIRECTIONS) + 1
+        self._layer_dims = {d: max(lms[d].embedding_dim, lms[d].hidden_size) for d in DIRECTIONS}
+        self.train(False)
+
+    # ------------------------------------------------------------------ public
+
+    def lm(self, direction: str) -> DenseLanguageModel:
+        return self.forward_lm if direction == "forward" else self.backward_lm
+
+    def get_output_dim(self) -> int:
+        """The width of one layer in `forward`'s `activations` (both directions)."""
+        return sum(self._layer_dims.values())
+
+    def dense_output_dim(self) -> int:
+        """The width of `dense_features`: both LMs' dense outputs (after any pruning)."""
+        return sum(self.lm(d).get_output_dim() for d in DIRECTIONS)
+
+    def set_layer_mask_trainable(self, trainable: bool) -> None:
+        self.layer_mask.requires_grad_(trainable)
+
+    def train(self, mode: bool = True) -> "DenseBiLm":
+        """The LMs stay in eval mode whatever the task model does."""
+        super().train(mode)
+        self.forward_lm.eval()
+        self.backward_lm.eval()
+        return self
+
+    def layers(
+        self, tokens: torch.LongTensor
+    ) -> Tuple[Dict[str, List[torch.Tensor]], torch.BoolTensor]:
+        """
+        tokens : `(batch_size, num_tokens)` LM vocabulary ids, 0 = padding.
+
+        Returns, per direction, the masked layers `[x, h_l for each kept l]`, each
+        `(batch_size, num_tokens', dim)`, and their mask `(batch_size, num_tokens')`, where
+        `num_tokens' = num_tokens + 2` with sentence boundaries, else `num_tokens`.
+        """
+        if tokens.dim() != 2:
+            raise ValueError(
+                f"DenseBiLm expects (batch_size, num_tokens) token ids, got shape "
+                f"{tuple(tokens.shape)}."
+            )
+        mask = tokens != 0
+        if self.add_sentence_boundaries:
+            tokens, mask = add_sentence_boundary_token_ids(
+                tokens, mask, self._bos_index, self._eos_index
+            )
+        needs_graph = self.requires_grad or self.layer_mask.requires_grad
+        layers = {}
+        with torch.set_grad_enabled(torch.is_grad_enabled() and needs_graph):
+            for row, direction in enumerate(DIRECTIONS):
+                lm = self.lm(direction)
+                embedded = lm.embed_tokens(tokens)
+                if self.training and self.lm_dropout > 0.0:
+                    embedded = self._lm_input_dropout(embedded)
+                layer_mask = self.layer_mask[row, self.kept_layers[direction]]
+                layers[direction] = lm.dense_layers(embedded, mask, layer_mask)
+        return layers, mask
+
+    def dense_features(self, tokens: torch.LongTensor) -> torch.Tensor:
+        """
+        `[h_t ; h^r_t]`: both LMs' dense outputs, sentence boundaries removed,
+        `(batch_size, num_tokens, dense_output_dim())`, zero at padding.
+        """
+        layers, mask = self.layers(tokens)
+        pieces = [layer for d in DIRECTIONS for layer in layers[d]]
+        if self.add_sentence_boundaries:
+            pieces = [remove_sentence_boundaries(piece, mask)[0] for piece in pieces]
+        return torch.cat(pieces, dim=-1)
+
+    def forward(  # type: ignore
+        self, inputs: torch.LongTensor, word_inputs: Optional[torch.Tensor] = None
+    ) -> Dict[str, Union[torch.Tensor, List[torch.Tensor]]]:
+        """
+        The interface of AllenNLP's ELMo biLM (`Elmo(module=...)`).
+
+        inputs : `(batch_size, num_tokens)` LM vocabulary ids, 0 = padding.
+        word_inputs : ignored (in `Elmo`'s signature for its cached-vocabulary mode).
+
+        Returns `{"activations": [(batch_size, num_tokens + 2, get_output_dim())] * num_layers,
+        "mask": (batch_size, num_tokens + 2)}`, sentence boundaries included (`Elmo` removes
+        them): layer 0 is `[x_fwd; x_bwd]`, layer j `[h_j_fwd; h_j_bwd]`, each half zero-padded
+        to `max(embedding_dim, hidden_size)`.
+        """
+        layers, mask = self.layers(inputs)
+        activations = [
+            torch.cat(
+                [
+                    _pad_to(forward, self._layer_dims["forward"]),
+                    _pad_to(backward, self._layer_dims["backward"]),
+                ],
+                dim=-1,
+            )
+            for forward, backward in zip(layers["forward"], layers["backward"])
+        ]
+        return {"activations": activations, "mask": mask}
+
+    # ------------------------------------------------------------------ construction helpers
+
+    def _check_kept(self, kept: Optional[Sequence[int]], key: str) -> List[int]:
+        if kept is None:
+            return list(range(self.num_lm_layers))
+        # may be empty: an LM pruned of every layer contributes its token embeddings only
+        kept = sorted(set(int(i) for i in kept))
+        if kept and (kept[0] < 0 or kept[-1] >= self.num_lm_layers):
+            raise ConfigurationError(
+                f"{key} {kept} out of range for LMs of {self.num_lm_layers} layers."
+            )
+        return kept
+
+    def _load_lm(
+        self, direction: str, archive_file: str, vocab: Optional[Vocabulary]
+    ) -> Tuple[DenseLanguageModel, Dict]:
+        key = ARCHIVE_KEYS[direction]
+        stored = self._stored_config(direction, vocab)
+        if archive_file and os.path.exists(archive_file) or "://" in str(archive_file):
+            return load_dense_lm(archive_file, key, direction)
+        if stored is None:
+            raise ConfigurationError(
+                f"{key} ({archive_file}) does not exist, and the vocabulary holds no stored copy "
+                "of this LM (the archive of a model trained with this code has one)."
+            )
+        # a task archive whose LM files are gone: the LM from the stored copy, its weights
+        # come from the task model's weights
+        lm_vocab = Vocabulary(non_padded_namespaces=[])
+        lm_vocab.add_tokens_to_namespace(self._stored_words(vocab)[2:], "tokens")
+        logger.info("Rebuilding the %s LM from the copy stored in the vocabulary", direction)
+        lm = Model.from_params(vocab=lm_vocab, params=Params(dict(stored)))
+        if not isinstance(lm, DenseLanguageModel):
+            raise ConfigurationError(
+                f"{key}: the stored LM config is a {type(lm).__name__}, not a dense_language_model."
+            )
+        check_direction(lm, key, "the stored copy", direction)
+        return lm, stored
+
+    def _stored_words(self, vocab: Vocabulary) -> List[str]:
+        index_to_token = vocab.get_index_to_token_vocabulary(self.vocab_namespace)
+        return [index_to_token[i] for i in range(len(index_to_token))]
+
+    def _stored_config(self, direction: str, vocab: Optional[Vocabulary]) -> Optional[Dict]:
+        if vocab is None or vocab.get_vocab_size(self.vocab_namespace) <= 2:
+            return None
+        for token in vocab.get_token_to_index_vocabulary(lm_config_namespace(self.vocab_namespace)):
+            if token.startswith("{"):
+                config = json.loads(token)
+                if config.get("direction", "forward") == direction:
+                    return config
+        return None
+
+    def _store_in_vocabulary(
+        self,
+        vocab: Vocabulary,
+        words: List[str],
+        loaded: Dict[str, Tuple[DenseLanguageModel, Dict]],
+    ) -> None:
+        """Copies the LMs' words and configs into `vocab` (or checks an existing copy)."""
+        if vocab.get_vocab_size(self.vocab_namespace) > 2:
+            if self._stored_words(vocab) != words:
+                raise ConfigurationError(
+                    f"The task vocabulary's namespace {self.vocab_namespace!r} does not match "
+                    "the LM archives' vocabulary: forward_lm_archive / backward_lm_archive are "
+                    "not the LMs this model was trained with."
+                )
+        else:
+            if words[:2] != [vocab._padding_token, vocab._oov_token]:
+                raise ConfigurationError(
+                    "The LM vocabulary must start with the padding and OOV tokens "
+                    f"({vocab._padding_token}, {vocab._oov_token}); got {words[:2]}."
+                )
+            vocab.add_tokens_to_namespace(words[2:], self.vocab_namespace)
+        namespace = lm_config_namespace(self.vocab_namespace)
+        if not any(t.startswith("{") for t in vocab.get_token_to_index_vocabulary(namespace)):
+            for direction in DIRECTIONS:
+                vocab.add_token_to_namespace(
+                    json.dumps(loaded[direction][1], sort_keys=True), namespace
+                )
+
+
+def check_matching_lms(
+    forward_lm: DenseLanguageModel, backward_lm: DenseLanguageModel, archives: Dict[str, str]
+) -> None:
+    """Both LMs must share the `tokens` vocabulary (with `<S>`, `</S>`) and the number of layers."""
+    forward, backward = lm_words(forward_lm), lm_words(backward_lm)
+    if forward != backward:
+        differing = next(
+            (i for i, (a, b) in enumerate(zip(forward, backward)) if a != b),
+            min(len(forward), len(backward)),
+        )
+        raise ConfigurationError(
+            f"forward_lm_archive ({archives['forward']}) and backward_lm_archive "
+            f"({archives['backward']}) have different vocabularies ({len(forward)} vs "
+            f"{len(backward)} words, first difference at index {differing}): the two LMs read "
+            "the same token ids, so they must be trained with the same vocabulary."
+        )
+    if forward_lm.num_layers != backward_lm.num_layers:
+        raise ConfigurationError(
+            f"forward_lm_archive has {forward_lm.num_layers} layers but backward_lm_archive has "
+            f"{backward_lm.num_layers} layers: the biLM pairs the directions layer by layer (one "
+            "(2, num_layers) layer_mask), so both LMs need the same number of layers."
+        )
+    for token in (BOS_TOKEN, EOS_TOKEN):
+        if token not in forward:
+            raise ConfigurationError(
+                f"forward_lm_archive: the 'tokens' vocabulary has no sentence boundary {token!r}; "
+                "train the LMs with the dense_lm_text reader, which adds <S> and </S>."
+            )
+
+
+def find_dense_bilms(model: torch.nn.Module) -> List[Tuple[str, DenseBiLm]]:
+    """
+    Every `DenseBiLm` in `model` with its module name: the one way to find the layer masks
+    (`bilm.layer_mask`, `(2, num_lm_layers)`), used by pruning, export and FLOPs counting.
+    """
+    return [(name, m) for name, m in model.named_modules() if isinstance(m, DenseBiLm)]
+
+
+def _pad_to(tensor: torch.Tensor, dim: int) -> torch.Tensor:
+    """Zero-pads the last dimension of `tensor` up to `dim`."""
+    missing = dim - tensor.size(-1)
+    if missing == 0:
+        return tensor
+    return torch.nn.functional.pad(tensor, (0, missing))

@@ -1,0 +1,1 @@
+from ldnet_allennlp.lm.token_indexers.dense_lm_tokens import DenseLMTokenIndexer  # noqa: F401

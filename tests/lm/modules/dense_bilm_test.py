@@ -1,0 +1,175 @@
+"""
+The dense biLM module: one loader for LM archives, the same behaviour under both embedders
+(their archives reload without the LM files, the same key names), and one way to find the masks.
+"""
+
+import logging
+import os
+import shutil
+
+import pytest
+import torch
+
+from allennlp.commands.train import train_model
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Token
+from allennlp.models import Model
+from allennlp.models.archival import archive_model, load_archive
+from allennlp.modules.token_embedders import TokenEmbedder
+
+from ldnet_allennlp.lm.models import DenseLanguageModel
+from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm, find_dense_bilms, load_dense_lm
+from tests.conftest import FIXTURES_ROOT
+from tests.lm.lm_archives import fixture_lm_archives
+
+TRAIN = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")
+DEV = str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")
+# the fixture LMs: 3 layers of 4 over 6-d words; the scalar mix's layers are 2 x 6 wide
+EMBEDDERS = {
+    "layer_selection": ({"type": "layer_selection", "projection_dim": 5}, 5),
+    "dense_lm_scalar_mix": ({"type": "dense_lm_scalar_mix", "dropout": 0.0}, 12),
+}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_torch_thread):
+    yield
+
+
+@pytest.fixture(scope="module")
+def archives():
+    return fixture_lm_archives()
+
+
+def tagger_config(embedder, input_size, archives):
+    block = dict(embedder)
+    block["forward_lm_archive"] = archives["forward"]
+    block["backward_lm_archive"] = archives["backward"]
+    return {
+        "dataset_reader": {
+            "type": "conll2003",
+            "tag_label": "ner",
+            "convert_to_coding_scheme": "BIOUL",
+            "token_indexers": {"lm": {"type": "dense_lm_tokens"}},
+        },
+        "train_data_path": TRAIN,
+        "validation_data_path": DEV,
+        "model": {
+            "type": "crf_tagger",
+            "label_encoding": "BIOUL",
+            "include_start_end_transitions": False,
+            "text_field_embedder": {"token_embedders": {"lm": block}},
+            "encoder": {"type": "lstm", "input_size": input_size, "hidden_size": 4},
+        },
+        "data_loader": {"batch_size": 8},
+        "trainer": {"num_epochs": 1, "optimizer": {"type": "adam", "lr": 0.01}},
+    }
+
+
+def logits(archive_path):
+    archive = load_archive(archive_path)
+    reader = archive.validation_dataset_reader
+    sentences = [["John", "Smith", "visited", "Paris", "."], ["Zürich", "🙂", "said", "it"]]
+    instances = [reader.text_to_instance([Token(w) for w in s]) for s in sentences]
+    for instance in instances:
+        reader.apply_token_indexers(instance)
+    return [output["logits"] for output in archive.model.eval().forward_on_instances(instances)]
+
+
+@pytest.mark.parametrize("kind", sorted(EMBEDDERS))
+def test_archive_loads_and_predicts_the_same_without_the_lm_files(kind, archives, tmp_path):
+    copies = {}
+    for direction, path in archives.items():
+        copies[direction] = str(tmp_path / f"lm_{direction}.tar.gz")
+        shutil.copy(path, copies[direction])
+    embedder, input_size = EMBEDDERS[kind]
+    params = Params(tagger_config(embedder, input_size, copies))
+    train_model(params, serialization_dir=str(tmp_path / "run"))
+    archive_path = str(tmp_path / "run" / "model.tar.gz")
+    with_files = logits(archive_path)
+    for path in copies.values():
+        os.remove(path)
+    without_files = logits(archive_path)
+    for before, after in zip(with_files, without_files):
+        assert before.shape == after.shape and abs(before - after).max() == 0, abs(
+            before - after
+        ).max()
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_old_scalar_mix_key_works_with_a_warning_naming_the_new_key(direction, archives, caplog):
+    params = {
+        "type": "dense_lm_scalar_mix",
+        "forward_lm_archive": archives["forward"],
+        "backward_lm_archive": archives["backward"],
+    }
+    params[f"{direction}_archive"] = params.pop(f"{direction}_lm_archive")
+    both = dict(params, **{f"{direction}_lm_archive": archives[direction]})
+    new_key = f"'{direction}_lm_archive'"
+    with caplog.at_level(logging.WARNING), pytest.warns(DeprecationWarning, match=new_key):
+        embedder = TokenEmbedder.from_params(Params(dict(params)))
+    assert new_key in caplog.text
+    assert embedder.get_output_dim() == 12
+    with pytest.raises(ConfigurationError, match=f"give {direction}_lm_archive only"):
+        TokenEmbedder.from_params(Params(both))
+
+
+def test_both_embedders_take_the_same_keys():
+    import inspect
+
+    from ldnet_allennlp.lm.token_embedders import (
+        DenseLMScalarMixEmbedder,
+        LayerSelectionTokenEmbedder,
+    )
+
+    for embedder in (DenseLMScalarMixEmbedder, LayerSelectionTokenEmbedder):
+        keys = inspect.signature(embedder.__init__).parameters
+        assert {"forward_lm_archive", "backward_lm_archive", "vocab_namespace"} <= set(keys)
+
+
+def test_find_dense_bilms_in_both_embedders(archives):
+    model = torch.nn.ModuleDict(
+        {
+            kind: TokenEmbedder.from_params(
+                Params(
+                    dict(
+                        EMBEDDERS[kind][0],
+                        forward_lm_archive=archives["forward"],
+                        backward_lm_archive=archives["backward"],
+                    )
+                )
+            )
+            for kind in EMBEDDERS
+        }
+    )
+    found = dict(find_dense_bilms(model))
+    assert sorted(found) == ["dense_lm_scalar_mix._elmo._elmo_lstm", "layer_selection.bilm"]
+    assert all(isinstance(bilm, DenseBiLm) for bilm in found.values())
+    assert found["layer_selection.bilm"].layer_mask is model["layer_selection"].layer_mask
+    assert all(bilm.layer_mask.shape == (2, 3) for bilm in found.values())
+
+
+def test_load_dense_lm_resolves_a_fine_tuned_lms_config(archives, tmp_path):
+    """A `dense_language_model_from_archive` LM is stored as its base LM's config."""
+    base, base_config = load_dense_lm(archives["forward"], "key", "forward")
+    assert isinstance(base, DenseLanguageModel) and base_config["type"] == "dense_language_model"
+    finetuned = tmp_path / "finetuned"
+    (finetuned / "vocabulary").mkdir(parents=True)
+    config = {"dataset_reader": {"type": "dense_lm_text"},
+              "model": {"type": "dense_language_model_from_archive",
+                        "archive_file": archives["forward"]}}  # fmt: skip
+    Params(config).to_file(str(finetuned / "config.json"))
+    base.vocab.save_to_files(str(finetuned / "vocabulary"))
+    torch.save(base.state_dict(), finetuned / "best.th")
+    archive_model(str(finetuned))
+    model, stored = load_dense_lm(str(finetuned / "model.tar.gz"), "key", "forward")
+    assert stored == base_config
+    rebuilt = Model.from_params(vocab=model.vocab, params=Params(stored))
+    assert isinstance(rebuilt, DenseLanguageModel)
+
+
+def test_from_lm_archive_uses_the_same_loader_and_errors(archives):
+    with pytest.raises(ConfigurationError, match=r"model.archive_file \(.*\) holds a 'forward'"):
+        DenseLanguageModel.from_lm_archive(archives["forward"], direction="backward")
+    assert DenseLanguageModel.from_lm_archive(archives["backward"]).direction == "backward"
