@@ -2,8 +2,9 @@
 ldnet-allennlp: cheap contextual representations for AllenNLP.
 
 Importing this package registers every component with AllenNLP (`--include-package
-ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the small
-compatibility fixes in `ldnet_allennlp.compat`.
+ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the patches in
+`ldnet_allennlp.patches` (every change to AllenNLP's behaviour, one module each; the README's
+"What importing ldnet_allennlp changes" lists them). This is the only place they are applied.
 """
 
 from ldnet_allennlp import patches
