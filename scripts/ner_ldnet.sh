@@ -3,11 +3,13 @@
 #
 #   bash scripts/ner_ldnet.sh /path/to/conll2003        # the folder with eng.train/testa/testb
 #
-#   1. dense LMs: uses FORWARD_LM_ARCHIVE / BACKWARD_LM_ARCHIVE if set, else runs/lm_{forward,
-#      backward}/model.tar.gz, pre-training them first if they do not exist
-#      (benchmarks/pretrain_lms.sh on ../shared/data/lm_text: about an hour per direction here);
-#   2. allennlp train training_configs/tagging/ner_ldnet.jsonnet -s runs/ner_ldnet
-#      (model picked on eng.testa; NER_EPOCHS, default the config's 20 with patience 5);
+#   1. dense LMs: uses FORWARD_LM_ARCHIVE / BACKWARD_LM_ARCHIVE if set, else the shipped
+#      pretrained/lm_{forward,backward}.tar.gz, else runs/lm_{forward,backward}/model.tar.gz,
+#      pre-training them first if they do not exist (benchmarks/pretrain_lms.sh on
+#      ../shared/data/lm_text, resumable);
+#   2. allennlp train training_configs/tagging/$NER_CONFIG.jsonnet -s runs/ner_ldnet
+#      (NER_CONFIG default ner_ldnet_glove: GloVe 50d + characters + LD-Net features; model
+#      picked on eng.testa; NER_EPOCHS, default the config's 20 with patience 5);
 #   3. allennlp evaluate on eng.testb -> runs/ner_ldnet/test_metrics.json;
 #   4. allennlp predict on a raw sentence.
 # Every step is resumable: re-run the same command after an interruption (training continues
@@ -20,11 +22,17 @@ if [ $# -ne 1 ] || [ ! -f "$1/eng.train" ]; then
 fi
 BIN=.venv/bin
 OUT=${NER_LDNET_DIR:-runs/ner_ldnet}
+CONFIG=${NER_CONFIG:-ner_ldnet_glove}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export CONLL03_TRAIN_DATA_PATH=$1/eng.train
 export CONLL03_DEV_DATA_PATH=$1/eng.testa
 export CONLL03_TEST_DATA_PATH=$1/eng.testb
 
+if [ -z "${FORWARD_LM_ARCHIVE:-}" ] || [ -z "${BACKWARD_LM_ARCHIVE:-}" ] \
+  && [ -f pretrained/lm_forward.tar.gz ] && [ -f pretrained/lm_backward.tar.gz ]; then
+  export FORWARD_LM_ARCHIVE=pretrained/lm_forward.tar.gz
+  export BACKWARD_LM_ARCHIVE=pretrained/lm_backward.tar.gz
+fi
 if [ -z "${FORWARD_LM_ARCHIVE:-}" ] || [ -z "${BACKWARD_LM_ARCHIVE:-}" ]; then
   export FORWARD_LM_ARCHIVE=runs/lm_forward/model.tar.gz
   export BACKWARD_LM_ARCHIVE=runs/lm_backward/model.tar.gz
@@ -40,8 +48,8 @@ if [ ! -f "$OUT/model.tar.gz" ]; then
   [ -f "$OUT/config.json" ] && resume=(--recover)
   overrides='{}'
   [ -n "${NER_EPOCHS:-}" ] && overrides="{\"trainer.num_epochs\": $NER_EPOCHS}"
-  echo "== 2. allennlp train ner_ldnet -> $OUT ${resume[*]:-} (log: $OUT.log)"
-  $BIN/allennlp train training_configs/tagging/ner_ldnet.jsonnet -s "$OUT" \
+  echo "== 2. allennlp train $CONFIG -> $OUT ${resume[*]:-} (log: $OUT.log)"
+  $BIN/allennlp train "training_configs/tagging/$CONFIG.jsonnet" -s "$OUT" \
     --include-package ldnet_allennlp -o "$overrides" "${resume[@]}" >>"$OUT.log" 2>&1 \
     || { tail -30 "$OUT.log"; echo "training failed; see $OUT.log, then re-run to resume" >&2; exit 1; }
 fi

@@ -34,7 +34,7 @@ def test_one_command_trains_evaluates_tags_and_skips_finished_steps(tmp_path):
     }
     first = run_script([str(conll)], env)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "allennlp train ner_ldnet" in first.stdout
+    assert "allennlp train ner_ldnet_glove" in first.stdout
     metrics = json.loads((tmp_path / "ner_ldnet" / "test_metrics.json").read_text())
     assert 0.0 <= metrics["f1-measure-overall"] <= 1.0
     prediction = json.loads((tmp_path / "ner_ldnet" / "predictions.jsonl").read_text())
