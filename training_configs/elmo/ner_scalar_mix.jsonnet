@@ -34,7 +34,7 @@
       // SWAPPED (was {"type": "elmo_characters"}): ids in the LMs' own word vocabulary (cased, as
       // the LM corpus), which the dense_lm_scalar_mix embedder copies into the namespace
       // "lm_tokens" of the task vocabulary
-      "elmo": {"type": "dense_lm_tokens"},
+      "elmo": {"type": "dense_lm_tokens", "lm_archive": std.extVar("FORWARD_LM_ARCHIVE")},
     },
   },
   "train_data_path": std.extVar("CONLL03_TRAIN_DATA_PATH"),

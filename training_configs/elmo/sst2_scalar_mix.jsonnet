@@ -15,7 +15,7 @@
       "tokens": {"type": "single_id", "lowercase_tokens": true},
       // ids in the dense LMs' own word vocabulary (copied into the namespace "lm_tokens" by the
       // dense_lm_scalar_mix embedder)
-      "elmo": {"type": "dense_lm_tokens"},
+      "elmo": {"type": "dense_lm_tokens", "lm_archive": std.extVar("FORWARD_LM_ARCHIVE")},
     },
   },
   "train_data_path": std.extVar("SST2_TRAIN_DATA_PATH"),

@@ -31,7 +31,7 @@ local reader(holdout) = {
     "tokens": {"type": "single_id", "lowercase_tokens": true},
     "token_characters": {"type": "characters", "min_padding_length": 3},
     // ids in the LMs' own (cased) word vocabulary; unknown words -> the LM's OOV id
-    "lm": {"type": "dense_lm_tokens"},
+    "lm": {"type": "dense_lm_tokens", "lm_archive": std.extVar("FORWARD_LM_ARCHIVE")},
   },
 };
 {

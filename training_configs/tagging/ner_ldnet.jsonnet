@@ -31,8 +31,9 @@
     "token_indexers": {
       "tokens": {"type": "single_id", "lowercase_tokens": true},
       "token_characters": {"type": "characters", "min_padding_length": 3},
-      // ids in the LMs' own (cased) word vocabulary; unknown words -> the LM's OOV id
-      "lm": {"type": "dense_lm_tokens"},
+      // ids in the LMs' own (cased) word vocabulary (read from the LM archive, or from the
+      // vocabulary of a reloaded tagger archive); unknown words -> the LM's OOV id
+      "lm": {"type": "dense_lm_tokens", "lm_archive": std.extVar("FORWARD_LM_ARCHIVE")},
     },
   },
   "train_data_path": std.extVar("CONLL03_TRAIN_DATA_PATH"),

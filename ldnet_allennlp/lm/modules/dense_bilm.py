@@ -22,6 +22,7 @@ from allennlp.models.archival import load_archive
 from allennlp.nn.util import add_sentence_boundary_token_ids, remove_sentence_boundaries
 
 from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS, DenseLanguageModel
+from ldnet_allennlp.pretrained import resolve_archive
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +47,10 @@ def load_dense_lm(
     Loads the `dense_language_model` in `archive_file` (checking that it reads in `direction`,
     if given) and returns it with the model config that rebuilds it without the archive (a
     fine-tuned LM's `dense_language_model_from_archive` config is resolved to its base LM's).
-    Errors are `ConfigurationError`s that name the config `key`.
+    Errors are `ConfigurationError`s that name the config `key`. `archive_file` may name a
+    shipped archive, `"pretrained:<name>"` (`ldnet_allennlp.pretrained`).
     """
+    archive_file = resolve_archive(archive_file)
     try:
         archive = load_archive(archive_file, cuda_device=-1)
     except (OSError, EOFError, tarfile.TarError, zlib.error) as error:  # missing, not a tar, cut
@@ -292,8 +295,12 @@ class DenseBiLm(torch.nn.Module):
     ) -> Tuple[DenseLanguageModel, Dict]:
         key = ARCHIVE_KEYS[direction]
         stored = self._stored_config(direction, vocab)
-        if archive_file and os.path.exists(archive_file) or "://" in str(archive_file):
-            return load_dense_lm(archive_file, key, direction)
+        try:
+            path = resolve_archive(archive_file) if archive_file else archive_file
+        except ConfigurationError:  # a shipped archive that is not here: the stored copy, if any
+            path = None
+        if path and os.path.exists(path) or "://" in str(path):
+            return load_dense_lm(path, key, direction)
         if stored is None:
             raise ConfigurationError(
                 f"{key} ({archive_file}) does not exist, and the vocabulary holds no stored copy "
