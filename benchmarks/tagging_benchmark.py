@@ -79,6 +79,18 @@ RUN_SPECS = {
         CONLL03["CONLL03_TEST_DATA_PATH"],
         "conll03_test_f1_vanilla_glove",
     ),
+    "chunk_vanilla_glove": (
+        "chunk_vanilla_glove",
+        CONLL00,
+        CONLL00["CONLL00_TEST_DATA_PATH"],
+        "conll00_test_f1_vanilla_glove",
+    ),
+    "chunk_ldnet_glove": (
+        "chunk_ldnet_glove",
+        CONLL00,
+        CONLL00["CONLL00_TEST_DATA_PATH"],
+        "conll00_test_f1_ldnet_glove",
+    ),
     "chunk_vanilla": (
         "chunk_vanilla",
         CONLL00,
@@ -262,6 +274,8 @@ SUMMARY_ROWS = (
     ("chunk_vanilla", "CoNLL-00 chunking", None, 95.0),
     ("chunk_ldnet", "CoNLL-00 chunking", "chunk_vanilla", 95.0),
     ("chunk_ldnet_lm_init", "CoNLL-00 chunking", "chunk_vanilla_lm_init", 95.0),
+    ("chunk_vanilla_glove", "CoNLL-00 chunking", None, 95.0),
+    ("chunk_ldnet_glove", "CoNLL-00 chunking", "chunk_vanilla_glove", 95.0),
 )
 TAGGERS = {
     "vanilla": "no LM (char CNN + words)",

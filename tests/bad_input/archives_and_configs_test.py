@@ -36,7 +36,7 @@ DIMENSION_ERRORS = {
         for name in ["ner_vanilla", "chunk_vanilla", "ner_ldnet", "chunk_ldnet"]
         + ["ner_ldnet_prune", "chunk_ldnet_prune"]
         + ["ner_vanilla_lm_init", "ner_ldnet_lm_init", "chunk_ldnet_lm_init"]
-        + ["ner_vanilla_glove", "ner_ldnet_glove"]
+        + ["ner_vanilla_glove", "ner_ldnet_glove", "chunk_vanilla_glove", "chunk_ldnet_glove"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),

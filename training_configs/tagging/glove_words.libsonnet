@@ -18,6 +18,10 @@ function(config)
     dataset_reader+: {
       token_indexers+: {glove: {type: "glove_tokens"}},
     },
+    // chunking reads its held-out dev tenth with a reader of its own
+    [if std.objectHas(config, "validation_dataset_reader") then "validation_dataset_reader"]+: {
+      token_indexers+: {glove: {type: "glove_tokens"}},
+    },
     model+: {
       text_field_embedder+: {
         token_embedders+: {

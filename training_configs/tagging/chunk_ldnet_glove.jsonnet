@@ -1,0 +1,6 @@
+// chunk_ldnet.jsonnet with GloVe 6B 50d added to the words (glove_words.libsonnet says how):
+// v_t = [w_t; GloVe(w_t); c_t; r_t]. Optimizer, schedule and character encoder are chunk_ldnet's;
+// not yet trained on the real data. Its no-LM twin is chunk_vanilla_glove.jsonnet.
+local with_glove = import 'glove_words.libsonnet';
+
+with_glove(import 'chunk_ldnet.jsonnet')
