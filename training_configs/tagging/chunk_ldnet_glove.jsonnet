@@ -3,4 +3,5 @@
 // not yet trained on the real data. Its no-LM twin is chunk_vanilla_glove.jsonnet.
 local with_glove = import 'glove_words.libsonnet';
 
-with_glove(import 'chunk_ldnet.jsonnet')
+// The vocabulary from every data file, as chunk_ldnet.jsonnet (glove_words.libsonnet says why).
+with_glove(import 'chunk_ldnet.jsonnet', train_vocab_only=false)

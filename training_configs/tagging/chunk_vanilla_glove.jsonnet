@@ -2,4 +2,5 @@
 // no-LM twin of chunk_ldnet_glove.jsonnet (same words, characters and recipe, no r_t).
 local with_glove = import 'glove_words.libsonnet';
 
-with_glove(import 'chunk_vanilla.jsonnet')
+// The vocabulary from every data file, as chunk_vanilla.jsonnet (glove_words.libsonnet says why).
+with_glove(import 'chunk_vanilla.jsonnet', train_vocab_only=false)

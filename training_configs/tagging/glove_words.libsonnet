@@ -7,14 +7,16 @@
 // for words GloVe lacks is trained. The config's own trainable `tokens` embedding (w_t over the
 // training words) stays: GloVe is added next to it, and the word BiLSTM's input grows by 50.
 //
-// The task vocabulary is built from the training file only (AllenNLP's default also reads dev and
-// test when their paths are set), so dev and test words are treated as a shipped tagger treats
-// new words: OOV for `tokens`, their real vector from GloVe.
+// With `train_vocab_only` (the default), the task vocabulary is built from the training file only
+// (AllenNLP's default also reads dev and test when their paths are set), so dev and test words are
+// treated as a shipped tagger treats new words: OOV for `tokens`, their real vector from GloVe.
+// Chunking passes false: its held-out dev tenth and test.txt hold chunk labels (e.g. B-LST) that
+// the rest of train.txt lacks, and the label vocabulary must know them.
 local glove_dim = 50;
 
-function(config)
+function(config, train_vocab_only=true)
   config + {
-    datasets_for_vocab_creation: ["train"],
+    [if train_vocab_only then "datasets_for_vocab_creation"]: ["train"],
     dataset_reader+: {
       token_indexers+: {glove: {type: "glove_tokens"}},
     },
