@@ -38,6 +38,7 @@ import math
 import os
 import sys
 import tarfile
+import tempfile
 import time
 import types
 from collections import Counter
@@ -107,8 +108,8 @@ def pack(args) -> None:
         counter = Counter(token for sentence in train for token in sentence)
         vocab = Vocabulary(
             counter={"tokens": counter},
-            max_vocab_size={"tokens": MAX_VOCAB_SIZE},
-            min_count={"tokens": MIN_COUNT},
+            max_vocab_size={"tokens": args.max_vocab_size},
+            min_count={"tokens": args.min_count},
         )
     vocab.save_to_files(str(output / "vocabulary"))
     index = vocab.get_token_to_index_vocabulary("tokens")
@@ -318,6 +319,12 @@ def archive(args) -> None:
     }
     config = json.loads(_jsonnet.evaluate_file(str(LM_CONFIG[args.direction]), ext_vars=env))
     config["vocabulary"] = {"type": "from_files", "directory": "vocabulary"}
+    # the archive describes the model that was trained: the settings `pack` recorded
+    settings = json.loads((pack_dir / "pack.json").read_text())["model_settings"][args.direction]
+    config["model"]["encoder"].update(settings["encoder"])
+    words = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+    words["embedding_dim"] = settings["encoder"]["input_size"]
+    config["model"].update({k: v for k, v in settings.items() if k != "encoder"})
     # fp16 halves the archive; AllenNLP copies the values into the model's fp32 parameters
     dtype = torch.float16 if args.fp16 else torch.float32
     weights = {
@@ -326,14 +333,14 @@ def archive(args) -> None:
     }
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    staging = output.parent / "archive_staging"
-    staging.mkdir(exist_ok=True)
-    (staging / "config.json").write_text(json.dumps(config, indent=2))
-    torch.save(weights, staging / "weights.th")
-    with tarfile.open(output, "w:gz") as tar:
-        tar.add(staging / "config.json", arcname="config.json")
-        tar.add(staging / "weights.th", arcname="weights.th")
-        tar.add(pack_dir / "vocabulary", arcname="vocabulary")
+    with tempfile.TemporaryDirectory() as staging_dir:
+        staging = Path(staging_dir)
+        (staging / "config.json").write_text(json.dumps(config, indent=2))
+        torch.save(weights, staging / "weights.th")
+        with tarfile.open(output, "w:gz") as tar:
+            tar.add(staging / "config.json", arcname="config.json")
+            tar.add(staging / "weights.th", arcname="weights.th")
+            tar.add(pack_dir / "vocabulary", arcname="vocabulary")
     # Loading it back is the check: AllenNLP rebuilds DenseLanguageModel from the config and
     # loads the state dict strictly, so a missing or misnamed parameter fails here.
     from allennlp.models.archival import load_archive
@@ -351,6 +358,8 @@ def main(argv=None) -> None:
     p.add_argument("--train", action="append", required=True, help="LM text (repeatable)")
     p.add_argument("--train-conll", action="append", help="a CoNLL file's words (repeatable)")
     p.add_argument("--vocabulary", help="reuse this vocabulary directory instead of counting")
+    p.add_argument("--max-vocab-size", type=int, default=MAX_VOCAB_SIZE)
+    p.add_argument("--min-count", type=int, default=MIN_COUNT)
     p.add_argument("--dev", required=True)
     p.add_argument("--output", required=True)
     t = commands.add_parser("train")

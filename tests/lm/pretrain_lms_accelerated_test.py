@@ -1,0 +1,86 @@
+"""
+`scripts/pretrain_lms_accelerated.py` on the fixture LM text: pack -> train (plain torch) ->
+archive gives an ordinary `dense_language_model` archive whose AllenNLP perplexity on the dev
+text equals the one the plain-torch loop logged, in both directions.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from allennlp.data import DatasetReader
+from allennlp.data.data_loaders import SimpleDataLoader
+from allennlp.models.archival import load_archive
+from allennlp.training.util import evaluate
+
+from tests.cli import PROJECT_ROOT
+from tests.conftest import FIXTURES_ROOT
+
+SCRIPT = str(PROJECT_ROOT / "scripts" / "pretrain_lms_accelerated.py")
+TRAIN = str(FIXTURES_ROOT / "lm" / "lm_fixture_train.txt")
+DEV = str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt")
+CONLL = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")
+
+
+def run(*args):
+    process = subprocess.run(
+        [sys.executable, SCRIPT, *args], cwd=PROJECT_ROOT, capture_output=True, text=True
+    )
+    assert process.returncode == 0, process.stdout + process.stderr
+    return process.stdout
+
+
+@pytest.fixture(scope="module")
+def pack_dir(tmp_path_factory):
+    pack = tmp_path_factory.mktemp("pack")
+    run(
+        "pack", "--train", TRAIN, "--train-conll", CONLL, "--dev", DEV, "--min-count", "1",
+        "--output", str(pack),
+    )  # fmt: skip
+    facts = json.loads((pack / "pack.json").read_text())
+    # fixture-sized model (the real config's cut-offs exceed the fixture vocabulary)
+    for settings in facts["model_settings"].values():
+        settings["encoder"].update(input_size=6, hidden_size=4, num_layers=3)
+        settings.update(projection_dim=16, cutoffs=[10, 20])
+    (pack / "pack.json").write_text(json.dumps(facts))
+    return pack
+
+
+def test_pack_reads_conll_words_not_conll_lines(pack_dir):
+    facts = json.loads((pack_dir / "pack.json").read_text())
+    lm_lines = sum(1 for line in open(TRAIN) if line.strip())
+    conll_sentences, in_sentence = 0, False
+    for line in open(CONLL):
+        word = line.split()[0] if line.split() else None
+        if word and word != "-DOCSTART-" and not in_sentence:
+            conll_sentences += 1
+        in_sentence = bool(word) and word != "-DOCSTART-"
+    assert facts["train_sentences"] == lm_lines + conll_sentences
+    vocabulary = (pack_dir / "vocabulary" / "tokens.txt").read_text().split("\n")
+    assert "<S>" in vocabulary and "</S>" in vocabulary
+    assert "B-ORG" not in vocabulary and "NNP" not in vocabulary  # no tag columns read as words
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_trained_weights_archive_and_score_as_logged(pack_dir, tmp_path, direction):
+    out = tmp_path / "out"
+    run(
+        "train", "--pack", str(pack_dir), "--direction", direction, "--passes", "2",
+        "--batch-size", "8", "--output", str(out),
+    )  # fmt: skip
+    log = json.loads((out / f"lm_{direction}.json").read_text())
+    archive_path = tmp_path / "model.tar.gz"
+    run(
+        "archive", "--pack", str(pack_dir), "--weights", str(out / f"lm_{direction}.th"),
+        "--direction", direction, "--train-data-path", TRAIN,
+        "--validation-data-path", DEV, "--output", str(archive_path),
+    )  # fmt: skip
+    archive = load_archive(str(archive_path))
+    assert archive.model.direction == direction
+    reader = DatasetReader.from_params(archive.config["dataset_reader"].duplicate())
+    loader = SimpleDataLoader(list(reader.read(DEV)), batch_size=4)
+    loader.index_with(archive.model.vocab)
+    metrics = evaluate(archive.model, loader)
+    assert metrics["perplexity"] == pytest.approx(log["best_dev_perplexity"], rel=1e-4)
