@@ -130,10 +130,12 @@ def _encoder_attribute(lm: Model) -> str:
     raise RuntimeError("the dense LM's encoder is not one of its submodules")
 
 
-def prune_archive(archive_path: str, output_path: str) -> PruneReport:
+def prune_archive(archive_path: str, output_path: str, fp16: bool = False) -> PruneReport:
     """
     Writes the physically pruned version of the tagger in `archive_path` to `output_path`
-    (atomically: a failed run leaves no partial file, and never replaces a good one).
+    (atomically: a failed run leaves no partial file, and never replaces a good one). With
+    `fp16`, its floating-point weights are stored in half precision (half the size; loading
+    copies them into the model's fp32 parameters).
     """
     if os.path.isdir(output_path):
         raise ConfigurationError(f"--output-file {output_path} is a directory; name a file.")
@@ -181,14 +183,17 @@ def prune_archive(archive_path: str, output_path: str) -> PruneReport:
 
     full_config = config.as_dict(quiet=True)
     full_config["model"] = model_config
-    write_archive(full_config, pruned, output_path)
+    write_archive(full_config, pruned, output_path, fp16=fp16)
     return report
 
 
-def write_archive(config: Dict[str, Any], model: Model, output_path: str) -> None:
+def write_archive(
+    config: Dict[str, Any], model: Model, output_path: str, fp16: bool = False
+) -> None:
     """
     Writes `model` (its vocabulary and weights) with `config` as an ordinary AllenNLP archive, the
-    way `allennlp train` does (`archive_model`). Atomic: the archive is staged next to
+    way `allennlp train` does (`archive_model`); with `fp16`, floating-point tensors are stored in
+    half precision. Atomic: the archive is staged next to
     `output_path` and moved into place only when complete, so an interrupted or failed run never
     leaves a partial file, nor replaces a good one.
     """
@@ -196,7 +201,10 @@ def write_archive(config: Dict[str, Any], model: Model, output_path: str) -> Non
         Params(config).to_file(os.path.join(serialization_dir, CONFIG_NAME))
         Meta.new().to_file(os.path.join(serialization_dir, META_NAME))
         model.vocab.save_to_files(os.path.join(serialization_dir, "vocabulary"))
-        torch.save(model.state_dict(), os.path.join(serialization_dir, "best.th"))
+        state = model.state_dict()
+        if fp16:
+            state = {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
+        torch.save(state, os.path.join(serialization_dir, "best.th"))
         partial = os.path.join(serialization_dir, "model.tar.gz")
         archive_model(serialization_dir, archive_path=partial)
         os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)

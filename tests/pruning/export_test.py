@@ -4,6 +4,8 @@ The physically pruned archive (`allennlp ldnet-prune`) against the masked model 
 
 import json
 
+import tarfile
+
 import pytest
 import torch
 
@@ -92,6 +94,28 @@ def test_pruned_archive_predicts_like_the_masked_model(phase1, tmp_path):
     pruned_r = embedder(ids)
     assert torch.allclose(masked_r, pruned_r, atol=1e-5)
     assert predictions(masked, SENTENCES) == predictions(tmp_path / "pruned.tar.gz", SENTENCES)
+
+
+def test_fp16_archive_stores_half_weights_and_loads_into_fp32(phase1, tmp_path):
+    masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[1.0, 0.0, 0.6], [0.0, 0.8, 1.0]])
+    prune_archive(str(masked), str(tmp_path / "full.tar.gz"))
+    prune_archive(str(masked), str(tmp_path / "half.tar.gz"), fp16=True)
+    with tarfile.open(tmp_path / "half.tar.gz") as archive:
+        stored = torch.load(archive.extractfile("weights.th"), weights_only=True)
+    assert {v.dtype for v in stored.values() if v.is_floating_point()} == {torch.float16}
+    full = load_archive(str(tmp_path / "full.tar.gz")).model.state_dict()
+    half = load_archive(str(tmp_path / "half.tar.gz")).model.state_dict()
+    assert full.keys() == half.keys()
+    for key, value in full.items():
+        # the loaded model is fp32 again, with each weight rounded to fp16's precision
+        assert half[key].dtype == value.dtype
+        if value.is_floating_point():
+            assert torch.equal(half[key], value.half().float()), key
+        else:
+            assert torch.equal(half[key], value), key
+    assert (tmp_path / "half.tar.gz").stat().st_size < 0.7 * (
+        tmp_path / "full.tar.gz"
+    ).stat().st_size
 
 
 def test_a_direction_pruned_of_every_layer_keeps_its_token_embeddings(phase1, tmp_path):

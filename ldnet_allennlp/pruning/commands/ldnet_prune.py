@@ -1,6 +1,7 @@
 """
-`allennlp ldnet-prune model.tar.gz -o pruned.tar.gz [--report-file report.json]`: LD-Net's final
-pruning step (`ldnet_allennlp.pruning.export.prune_archive`) as an AllenNLP subcommand.
+`allennlp ldnet-prune model.tar.gz -o pruned.tar.gz [--report-file report.json] [--fp16]`:
+LD-Net's final pruning step (`ldnet_allennlp.pruning.export.prune_archive`) as an AllenNLP
+subcommand.
 """
 
 import argparse
@@ -29,12 +30,17 @@ class LdnetPrune(Subcommand):
         subparser.add_argument(
             "--report-file", type=str, default=None, help="also write the report as JSON here"
         )
+        subparser.add_argument(
+            "--fp16",
+            action="store_true",
+            help="store the weights in half precision (half the size; check the F1 it gives)",
+        )
         subparser.set_defaults(func=prune_from_args)
         return subparser
 
 
 def prune_from_args(args: argparse.Namespace) -> None:
-    report = prune_archive(args.archive_file, args.output_file)
+    report = prune_archive(args.archive_file, args.output_file, fp16=args.fp16)
     for name, before in report.kept_layers_before.items():
         after = report.kept_layers_after[name]
         for direction in ("forward", "backward"):
