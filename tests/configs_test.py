@@ -42,9 +42,9 @@ _PHASE1_DIRS: Dict[str, str] = {}
 
 def build_ldnet_phase1(directory: Path) -> Dict[str, str]:
     """
-    `NER_LDNET_PHASE1_DIR` and `CHUNK_LDNET_PHASE1_DIR` for the pruning configs: ner_ldnet and
-    chunk_ldnet trained 1 epoch on fixtures, built once per test session (later callers get the
-    first build; the taggers are only read).
+    `<TASK>_LDNET_PHASE1_DIR` and `<TASK>_LDNET_GLOVE_PHASE1_DIR` for the pruning configs:
+    ner_ldnet, chunk_ldnet and their GloVe variants trained 1 epoch on fixtures, built once per
+    test session (later callers get the first build; the taggers are only read).
     """
     if not _PHASE1_DIRS:
         _PHASE1_DIRS.update(_train_ldnet_phase1(directory))
@@ -55,11 +55,13 @@ def _train_ldnet_phase1(directory: Path) -> Dict[str, str]:
     variables = {**FIXTURE_EXT_VARS, **build_lm_archive_ext_vars(directory)}
     phase1_dirs = {}
     for task in ("ner", "chunk"):
-        config = CONFIGS_ROOT / "tagging" / f"{task}_ldnet.jsonnet"
-        params = Params.from_file(str(config), ext_vars=variables)
-        params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
-        train_model(params, serialization_dir=str(directory / f"{task}_ldnet"))
-        phase1_dirs[f"{task.upper()}_LDNET_PHASE1_DIR"] = str(directory / f"{task}_ldnet")
+        for variant, variable in (("", "LDNET"), ("_glove", "LDNET_GLOVE")):
+            name = f"{task}_ldnet{variant}"
+            config = CONFIGS_ROOT / "tagging" / f"{name}.jsonnet"
+            params = Params.from_file(str(config), ext_vars=variables)
+            params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
+            train_model(params, serialization_dir=str(directory / name))
+            phase1_dirs[f"{task.upper()}_{variable}_PHASE1_DIR"] = str(directory / name)
     return phase1_dirs
 
 
@@ -74,7 +76,7 @@ def build_lm_word_vectors(directory: Path) -> Dict[str, str]:
 # Each builder gets a scratch directory and returns {variable: value}.
 EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
     build_lm_archive_ext_vars,  # FORWARD_LM_ARCHIVE, BACKWARD_LM_ARCHIVE (fixture dense LMs)
-    build_ldnet_phase1,  # NER_LDNET_PHASE1_DIR, CHUNK_LDNET_PHASE1_DIR (same LMs)
+    build_ldnet_phase1,  # <TASK>_LDNET[_GLOVE]_PHASE1_DIR (same LMs)
     build_lm_word_vectors,  # LM_WORD_VECTORS (same forward LM)
 ]
 

@@ -8,8 +8,15 @@
 // λ0 is scaled by the batch size: the official CRFLoss averages the loss over the batch
 // (average_batch=True), AllenNLP's CrfTagger returns the SUM over the batch, so the same balance
 // between task loss and penalty needs λ0 = 0.05 · batch_size here.
+//
+// mask_optimizer: 'adam' (default) trains the masks with the tagger's Adam at their own lr
+// `mask_lr`; 'sgd' is the official recipe for the masks: SGD, momentum 0.9, lr 0.015 on the
+// batch-averaged loss, i.e. 0.015 / batch_size on AllenNLP's summed loss (AllenNLP's `multi`
+// optimizer: the tagger's own optimizer for everything else).
 {
-  prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2, mask_lr=0.2):: phase1 + {
+  prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2, mask_lr=0.2, mask_optimizer='adam')::
+    assert mask_optimizer == 'adam' || mask_optimizer == 'sgd' : "mask_optimizer: 'adam' or 'sgd'";
+    phase1 + {
     // the phase-1 vocabulary, so that the phase-1 weights fit
     vocabulary: {type: 'from_files', directory: phase1_dir + '/vocabulary'},
     model+: {
@@ -37,7 +44,16 @@
       // At 0.2, CoNLL-03's unneeded masks reached 0 within ~40 steps and stayed there; a noisier
       // task may need less (chunk_ldnet_prune uses 0.05). (LD-Net used plain SGD for many
       // epochs; we cannot afford that here.)
-      optimizer+: {parameter_groups: [[['layer_mask'], {lr: mask_lr}]]},
+      optimizer: if mask_optimizer == 'adam' then
+        phase1.trainer.optimizer + {parameter_groups: [[['layer_mask'], {lr: mask_lr}]]}
+      else {
+        type: 'multi',
+        optimizers: {
+          default: phase1.trainer.optimizer,
+          masks: {type: 'sgd', lr: 0.015 / phase1.data_loader.batch_size, momentum: 0.9},
+        },
+        parameter_groups: [[['layer_mask'], {optimizer_name: 'masks'}]],
+      },
       // the F1 that counts only when at most `budget` layers are alive (-1 otherwise)
       validation_metric: '+f1-measure-overall-within-budget',
       // no early stopping before the masks are within budget
