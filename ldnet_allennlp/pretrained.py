@@ -7,6 +7,12 @@ and `dense_lm_scalar_mix`, `lm_archive` of `dense_lm_tokens`, `archive_file` of
 `dense_language_model_from_archive`), `"pretrained:<name>"` names a shipped archive, e.g.
 `"pretrained:lm_forward"`, so a config needs no file path.
 
+`load_pretrained(name)` returns a shipped tagger as a ready predictor:
+
+    from ldnet_allennlp import load_pretrained
+    ner = load_pretrained("ner")
+    ner.predict_json({"sentence": "Chancellor Helmut Kohl met Jacques Chirac in Bonn."})
+
 The folder is `pretrained/` beside the `ldnet_allennlp` package (a source checkout or an editable
 install), or the folder named by the environment variable `LDNET_PRETRAINED_DIR`.
 """
@@ -14,9 +20,11 @@ install), or the folder named by the environment variable `LDNET_PRETRAINED_DIR`
 import json
 import os
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Optional
 
 from allennlp.common.checks import ConfigurationError
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
 
 PREFIX = "pretrained:"
 
@@ -49,3 +57,26 @@ def resolve_archive(archive_file: str) -> str:
             f"pretrained/MANIFEST.json lists {sorted(entries)}."
         )
     return str(pretrained_dir() / entries[name]["file"])
+
+
+def load_pretrained(
+    name: str, predictor_name: Optional[str] = None, cuda_device: int = -1
+) -> Predictor:
+    """
+    The shipped model `name` (a key of `pretrained/MANIFEST.json`, e.g. `"ner"` or `"chunk"`)
+    as a `Predictor`: the manifest's `predictor` unless `predictor_name` names another.
+    Language-model archives are not predictors: use them as `"pretrained:<name>"` in a config.
+    """
+    entries = manifest()
+    if name not in entries:
+        raise ConfigurationError(
+            f"no pretrained model named {name!r}; pretrained/MANIFEST.json lists {sorted(entries)}."
+        )
+    predictor_name = predictor_name or entries[name].get("predictor")
+    if predictor_name is None:
+        raise ConfigurationError(
+            f"{name!r} is a {entries[name].get('kind', 'model')} archive, not a tagger: use it as "
+            f'"{PREFIX}{name}" in a config (e.g. forward_lm_archive), or pass predictor_name.'
+        )
+    archive = load_archive(resolve_archive(PREFIX + name), cuda_device=cuda_device)
+    return Predictor.from_archive(archive, predictor_name)

@@ -19,7 +19,7 @@ from allennlp.predictors import Predictor
 
 from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
 from ldnet_allennlp.lm.modules.dense_bilm import load_dense_lm
-from ldnet_allennlp.pretrained import manifest, pretrained_dir, resolve_archive
+from ldnet_allennlp.pretrained import load_pretrained, manifest, pretrained_dir, resolve_archive
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import build_lm_archive_ext_vars
 
@@ -89,3 +89,12 @@ def test_a_tagger_on_named_lms_reloads_without_the_named_folder(tmp_path, monkey
         for loaded in (before, after)
     ]
     assert predictions[0] == predictions[1]
+
+
+def test_load_pretrained_refuses_unknown_names_and_language_models():
+    with pytest.raises(ConfigurationError, match=r"no pretrained model named 'nope'"):
+        load_pretrained("nope")
+    with pytest.raises(
+        ConfigurationError, match=r'not a tagger: use it as "pretrained:lm_forward"'
+    ):
+        load_pretrained("lm_forward")

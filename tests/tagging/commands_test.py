@@ -1,0 +1,38 @@
+"""`allennlp ldnet-tag`: spans marked in the printed sentence."""
+
+import argparse
+import io
+import json
+
+from ldnet_allennlp.tagging.commands.ldnet_tag import mark_spans, tag_from_args
+from tests.conftest import FIXTURES_ROOT
+
+LEGACY = FIXTURES_ROOT / "legacy_archives"
+
+
+def test_mark_spans_by_hand():
+    tokens = ["Chancellor", "Helmut", "Kohl", "met", "Chirac", "in", "Bonn", "."]
+    spans = [
+        {"type": "PER", "start": 1, "end": 2},
+        {"type": "PER", "start": 4, "end": 4},
+        {"type": "LOC", "start": 6, "end": 6},
+    ]
+    assert mark_spans(tokens, spans) == (
+        "Chancellor [Helmut Kohl]PER met [Chirac]PER in [Bonn]LOC ."
+    )
+    assert mark_spans(["no", "spans"], []) == "no spans"
+
+
+def test_ldnet_tag_prints_what_the_archive_predicts(capsys, monkeypatch):
+    # a tagger archive by path (the recorded predictions of a legacy fixture archive), sentences
+    # from the command line, then from stdin
+    expected = json.loads((LEGACY / "expected_predictions.json").read_text())
+    output = expected["archives"]["ner_ldnet_pruned"]["outputs"][0]["predictor"]
+    sentence = " ".join(output["tokens"])
+    archive = str(LEGACY / "ner_ldnet_pruned.tar.gz")
+    tag_from_args(argparse.Namespace(model=archive, sentences=[sentence]))
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [mark_spans(output["tokens"], output["spans"])]
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{sentence}\n\n{sentence}\n"))
+    tag_from_args(argparse.Namespace(model=archive, sentences=[]))
+    assert capsys.readouterr().out.splitlines() == printed * 2
