@@ -1,0 +1,235 @@
+"""
+Where a tagger's inference time goes, per word, for an un-pruned and a pruned LD-Net tagger at
+batch 32 and batch 1 (issue 15, part 2).
+
+Each archive's `forward` runs on pre-indexed tensor batches of the test sentences (tokenisation
+and indexing are not timed), `torch.no_grad()`, CPU. Forward hooks time each component inside the
+same forward call:
+
+- `lm_layers`: the dense LMs of every `layer_selection` embedder (both directions);
+- `lm_features_rest`: the rest of that embedder (layer masks, concatenation, projection `W_cr`);
+- one row per other token embedder (`token_characters`: the character encoder; `tokens` and
+  `glove`: the word embeddings);
+- `embedder_rest`: the text-field embedder outside its token embedders (concatenation);
+- `word_bilstm`: the encoder; `crf_emissions`: the tag projection; `viterbi`: `crf.viterbi_tags`;
+- `python_and_allennlp`: the whole forward less all of the above (masks, dropout calls, output
+  lists, hook overhead).
+
+µs per word = median over `--rounds` interleaved rounds (after one warm-up pass of every
+configuration) of the component's seconds over all batches / words. Threads: every configuration
+runs once with `torch.set_num_threads(1)` and once with 2 (`--threads`).
+
+    .venv/bin/python benchmarks/profile_tagger.py --task ner \\
+        --unpruned runs/tagging/ner_ldnet_glove/model.tar.gz \\
+        --pruned runs/pruning/ner_ldnet_glove_pruned.tar.gz
+
+Writes benchmarks/results/profile.json (`<task>` keys: µs per word by component, threads,
+model, batch size; and the table BENCHMARKS.md shows).
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.common import CONLL00, CONLL03, hardware, load_results, save_results  # noqa: E402
+from benchmarks.pruning_benchmark import read_sentences, tensor_batches  # noqa: E402
+
+TEST_FILES = {
+    "ner": CONLL03["CONLL03_TEST_DATA_PATH"],
+    "chunk": CONLL00["CONLL00_TEST_DATA_PATH"],
+}
+ORDER = [
+    "lm_layers",
+    "lm_features_rest",
+    "token_characters",
+    "tokens",
+    "glove",
+    "embedder_rest",
+    "word_bilstm",
+    "crf_emissions",
+    "viterbi",
+    "python_and_allennlp",
+    "total",
+]
+
+
+class ComponentTimer:
+    """Seconds spent in each component of `model`'s forward, accumulated over calls."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.seconds: Dict[str, float] = defaultdict(float)
+        self._starts: Dict[str, float] = {}
+        embedder = model.text_field_embedder
+        self._time_module("text_field_embedder", embedder)
+        for name, token_embedder in embedder._token_embedders.items():
+            self._time_module(f"embedder:{name}", token_embedder)
+            if hasattr(token_embedder, "bilm"):  # layer_selection: the LMs run in bilm.layers
+                self._time_method(f"lm_layers:{name}", token_embedder.bilm, "layers")
+        self._time_module("word_bilstm", model.encoder)
+        self._time_module("crf_emissions", model.tag_projection_layer)
+        self._time_method("viterbi", model.crf, "viterbi_tags")
+
+    def _time_method(self, key: str, owner: Any, name: str) -> None:
+        method = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.seconds[key] += time.perf_counter() - start
+
+        setattr(owner, name, timed)  # an instance attribute, over the class's method
+
+    def _time_module(self, key: str, module: torch.nn.Module) -> None:
+        def before(*_):
+            self._starts[key] = time.perf_counter()
+
+        def after(*_):
+            self.seconds[key] += time.perf_counter() - self._starts.pop(key)
+
+        module.register_forward_pre_hook(before)
+        module.register_forward_hook(after)
+
+    def reset(self) -> None:
+        self.seconds.clear()
+
+    def components(self, total: float) -> Dict[str, float]:
+        """The raw module times folded into the rows of the profile (see the module docstring)."""
+        raw = dict(self.seconds)
+        rows: Dict[str, float] = defaultdict(float)
+        token_embedders = 0.0
+        for key, seconds in raw.items():
+            if key.startswith("embedder:"):
+                name = key.split(":", 1)[1]
+                token_embedders += seconds
+                layers = raw.get(f"lm_layers:{name}")
+                if layers is not None:
+                    rows["lm_layers"] += layers
+                    rows["lm_features_rest"] += seconds - layers
+                else:
+                    rows[name] += seconds
+        rows["embedder_rest"] = raw.get("text_field_embedder", 0.0) - token_embedders
+        for key in ("word_bilstm", "crf_emissions", "viterbi"):
+            rows[key] = raw.get(key, 0.0)
+        rows["python_and_allennlp"] = total - sum(rows.values())
+        rows["total"] = total
+        return dict(rows)
+
+
+def run_once(model, batches, timer: ComponentTimer) -> Dict[str, float]:
+    timer.reset()
+    start = time.perf_counter()
+    with torch.no_grad():
+        for tensors in batches:
+            model(**tensors)
+    return timer.components(time.perf_counter() - start)
+
+
+def profile(args) -> Dict[str, Any]:
+    sentences = read_sentences(args.test_file or TEST_FILES[args.task])
+    words = {32: sum(len(s) for s in sentences)}
+    words[1] = sum(len(s) for s in sentences[: args.batch1_sentences])
+    configurations: Dict[str, List[Any]] = {}
+    for model_name, archive in (("unpruned", args.unpruned), ("pruned", args.pruned)):
+        for batch_size in (32, 1):
+            chosen = sentences if batch_size == 32 else sentences[: args.batch1_sentences]
+            model, batches = tensor_batches(Path(archive), chosen, batch_size)
+            configurations[f"{model_name}_b{batch_size}"] = [
+                model,
+                batches,
+                ComponentTimer(model),
+                words[batch_size],
+            ]
+    result: Dict[str, Any] = {}
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        for model, batches, timer, _ in configurations.values():  # warm-up
+            run_once(model, batches, timer)
+        samples: Dict[str, List[Dict[str, float]]] = defaultdict(list)
+        for _ in range(args.rounds):  # interleaved: machine noise hits every configuration alike
+            for name, (model, batches, timer, _) in configurations.items():
+                samples[name].append(run_once(model, batches, timer))
+        for name, (_, _, _, n_words) in configurations.items():
+            keys = sorted({key for sample in samples[name] for key in sample}, key=_order)
+            result[f"threads{threads}_{name}_us_per_word"] = {
+                key: 1e6 * statistics.median(s.get(key, 0.0) for s in samples[name]) / n_words
+                for key in keys
+            }
+        unpruned = result[f"threads{threads}_unpruned_b32_us_per_word"]["total"]
+        pruned = result[f"threads{threads}_pruned_b32_us_per_word"]["total"]
+        result[f"threads{threads}_speedup_b32"] = unpruned / pruned
+        unpruned = result[f"threads{threads}_unpruned_b1_us_per_word"]["total"]
+        pruned = result[f"threads{threads}_pruned_b1_us_per_word"]["total"]
+        result[f"threads{threads}_speedup_b1"] = unpruned / pruned
+    result["words_b32"] = words[32]
+    result["words_b1"] = words[1]
+    result["unpruned_archive"] = str(args.unpruned)
+    result["pruned_archive"] = str(args.pruned)
+    return result
+
+
+def _order(key: str) -> int:
+    return ORDER.index(key) if key in ORDER else len(ORDER)
+
+
+def summary(task_results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    tables = []
+    for task, result in sorted(task_results.items()):
+        for threads in sorted(
+            {int(k.split("_")[0][len("threads") :]) for k in result if k.startswith("threads")}
+        ):
+            names = ["unpruned_b32", "pruned_b32", "unpruned_b1", "pruned_b1"]
+            profiles = [result[f"threads{threads}_{name}_us_per_word"] for name in names]
+            keys = sorted({key for p in profiles for key in p}, key=_order)
+            rows = [[key] + [round(p.get(key, 0.0), 1) for p in profiles] for key in keys]
+            tables.append(
+                {
+                    "caption": f"{task}: µs per word by component, {threads} thread(s) (speed-up "
+                    f"of the whole forward: {result[f'threads{threads}_speedup_b32']:.2f}x at "
+                    f"batch 32, {result[f'threads{threads}_speedup_b1']:.2f}x at batch 1)",
+                    "columns": ["component"] + [n.replace("_", " ") for n in names],
+                    "rows": rows,
+                }
+            )
+    return tables
+
+
+def main(argv: List[str] = None, save: Callable = save_results) -> Dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=sorted(TEST_FILES), default="ner")
+    parser.add_argument("--unpruned", required=True, help="the un-pruned tagger archive")
+    parser.add_argument("--pruned", required=True, help="the pruned tagger archive")
+    parser.add_argument("--test-file", default=None, help="default: the task's test set")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--batch1-sentences", type=int, default=300)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args(argv)
+    if args.rounds < 5:
+        parser.error("--rounds: at least 5 (the median of >= 5 interleaved rounds is reported)")
+    result = profile(args)
+    result["command"] = "python benchmarks/profile_tagger.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    results = load_results("profile")
+    tasks = results.get("tasks", {})
+    tasks[args.task] = result
+    results["tasks"] = tasks
+    results["title"] = "Where a tagger's inference time goes (µs per word)"
+    results["hardware"] = hardware()
+    results["notes"] = __doc__.split("\n\n")[1].replace("\n", " ")
+    results["commands"] = sorted({r["command"] for r in tasks.values()})
+    results["summary"] = summary(tasks)
+    save("profile", results)
+    return results
+
+
+if __name__ == "__main__":
+    main()
