@@ -16,6 +16,8 @@ once, and that is the only call.
 - `vocabulary_resave_warning`: no "not empty" warning when `--recover` re-saves the vocabulary.
 - `tqdm_underscore_warning`: no warning that "_" metrics stay off the progress bar.
 - `params_environment_variables`: jsonnet's `TEACHER_MODEL_PATH` defaults to the installed teacher.
+- `safe_archive_extraction`: archives are checked member by member (and for size) before any is
+  extracted, by `load_archive` and by cached_path.
 """
 
 from ldnet_allennlp.patches import (
@@ -24,6 +26,7 @@ from ldnet_allennlp.patches import (
     params_environment_variables,
     reduce_on_plateau,
     rnn_wrapper_forward,
+    safe_archive_extraction,
     torch_safe_globals,
     tqdm_underscore_warning,
     trainer_amp,
@@ -40,6 +43,7 @@ PATCHES = (
     vocabulary_resave_warning,
     tqdm_underscore_warning,
     params_environment_variables,
+    safe_archive_extraction,
 )
 
 

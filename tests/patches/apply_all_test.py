@@ -4,12 +4,14 @@ import pkgutil
 from pathlib import Path
 
 from allennlp.common import params
+from allennlp.models import archival
 from allennlp.modules.seq2seq_encoders.pytorch_seq2seq_wrapper import PytorchSeq2SeqWrapper
 from allennlp.training import gradient_descent_trainer
 from allennlp.training.checkpointer import Checkpointer
 
 import ldnet_allennlp
 from ldnet_allennlp import patches
+from ldnet_allennlp.patches import safe_archive_extraction
 
 PACKAGE_ROOT = Path(ldnet_allennlp.__file__).parent
 TESTS_ROOT = Path(__file__).parent
@@ -32,6 +34,8 @@ def test_apply_all_is_idempotent():
         PytorchSeq2SeqWrapper.forward,
         Checkpointer.load_checkpoint,
         params._environment_variables,
+        archival.extracted_archive,
+        safe_archive_extraction._cached_path_module.check_tarfile,
     )
     before = state()
     patches.apply_all()
