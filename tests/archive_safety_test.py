@@ -5,8 +5,10 @@ symlink or hard link out, a FIFO or device file, or too many bytes) with a `Conf
 naming the archive and the member, writes nothing outside its temporary directory and leaves
 none behind: `allennlp predict` (the real command line once, then in process for every attack,
 with `evaluate`, `ldnet-prune` and `distill-transfer-set`), the LM archives of both LM-feature
-embedders, `prune_archive` and the distillation student's online teacher. Benign archives still
-load. The patch itself: `ldnet_allennlp/patches/safe_archive_extraction.py` and its test.
+embedders, `prune_archive` and the distillation student's online teacher. An archive whose
+config names a module path (which AllenNLP would import and call) is refused on the same paths.
+Benign archives still load. The patches: `ldnet_allennlp/patches/safe_archive_extraction.py`
+and `registrable_class_paths.py`, each with its test.
 """
 
 import shutil
@@ -25,6 +27,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 
 import ldnet_allennlp  # noqa: F401  (registers the components, applies the patches)
+from ldnet_allennlp.patches.registrable_class_paths import ClassPathError
 from ldnet_allennlp.patches.safe_archive_extraction import (
     MAX_ARCHIVE_BYTES_VARIABLE,
     UnsafeArchiveError,
@@ -40,6 +43,7 @@ from tests.crafted_archives import (
     VICTIM,
     VICTIM_TEXT,
     craft_archive,
+    craft_config_archive,
     oversize_limit,
     snapshot,
 )
@@ -216,3 +220,44 @@ def test_online_teacher_refuses_each_attack(attack, tmp_path, outside, temp_root
     with pytest.raises(UnsafeArchiveError) as error:
         student.online_teacher(torch.device("cpu"))
     assert_refused_cleanly(str(error.value), archive, member, outside, before, temp_root)
+
+
+def open_through(path: str, archive: str, tmp_path: Path, monkeypatch) -> None:
+    """Opens `archive` the way `path` does (a command in process, or a Python loading path)."""
+    if path in EMBEDDERS:
+        embedder(path, archive, str(LM_ARCHIVES["backward"]))
+    elif path == "prune_archive":
+        prune_archive(archive, str(tmp_path / "output"))
+    elif path == "online_teacher":
+        online_student(archive).online_teacher(torch.device("cpu"))
+    else:
+        monkeypatch.setattr(sys, "argv", ["allennlp"] + cli_arguments(path, archive, tmp_path))
+        monkeypatch.setattr(allennlp.commands, "import_plugins", lambda: None)
+        allennlp_main(prog="allennlp")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["predict", "evaluate", "ldnet-prune", "distill-transfer-set", "prune_archive"]
+    + list(EMBEDDERS)
+    + ["online_teacher"],
+)
+def test_every_path_refuses_an_archive_whose_config_names_a_module_path(
+    path, tmp_path, temp_root, monkeypatch
+):
+    if path in EMBEDDERS:
+        base = LM_ARCHIVES["forward"]
+    elif path in ("distill-transfer-set", "online_teacher"):
+        base = TEACHER_STAND_IN
+    else:
+        base = TAGGER_ARCHIVE
+    # `evaluate` builds its data loader from the archive's config after loading the archive
+    section = "data_loader" if path == "evaluate" else "dataset_reader"
+    marker = tmp_path / "CALLED"
+    archive = str(tmp_path / f"class_path_{base.name}")
+    class_path = craft_config_archive(base, Path(archive), section, marker)
+    with pytest.raises(ClassPathError, match=repr(class_path)):
+        open_through(path, archive, tmp_path, monkeypatch)
+    assert not marker.exists()
+    assert list(temp_root.iterdir()) == []
+    assert not (tmp_path / "output").exists()

@@ -4,7 +4,8 @@ fixture, plus the members of one attack (`ATTACKS`) aimed at a directory `outsid
 temporary directory. Without `ldnet_allennlp/patches/safe_archive_extraction.py`, AllenNLP's
 `load_archive` extracts each of them and writes into `outside` (or creates a device file / FIFO,
 or fills the disk). Used by `tests/patches/safe_archive_extraction_test.py` and
-`tests/archive_safety_test.py`.
+`tests/archive_safety_test.py`. `craft_config_archive` crafts another: its config names a module
+path, which AllenNLP would import and call (`ldnet_allennlp/patches/registrable_class_paths.py`).
 
     offending = craft_archive(LEGACY / "ner_ldnet.tar.gz", tmp_path / "evil.tar.gz", "symlink",
                               outside)
@@ -12,6 +13,7 @@ or fills the disk). Used by `tests/patches/safe_archive_extraction_test.py` and
 """
 
 import io
+import json
 import os
 import tarfile
 from pathlib import Path
@@ -86,6 +88,28 @@ def craft_archive(base: Path, output: Path, attack: str, outside: Path) -> str:
         for member, data in extra:
             target.addfile(member, io.BytesIO(data) if data is not None else None)
     return extra[0][0].name
+
+
+CLASS_PATH = "os.mkdir"  # any module path works; this one leaves a visible trace, harmlessly
+
+
+def craft_config_archive(base: Path, output: Path, section: str, marker: Path) -> str:
+    """
+    Writes `output`: `base` with its config's `section` (e.g. `"dataset_reader"`) replaced by
+    `{"type": CLASS_PATH, "path": marker}`, which AllenNLP alone would call: `os.mkdir(marker)`.
+    Returns the class path the error must name.
+    """
+    with tarfile.open(base, "r:gz") as source, tarfile.open(output, "w:gz") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member) if member.isreg() else None
+            if member.name == "config.json":
+                config = json.load(data)
+                config[section] = {"type": CLASS_PATH, "path": str(marker)}
+                encoded = json.dumps(config).encode()
+                member.size = len(encoded)
+                data = io.BytesIO(encoded)
+            target.addfile(member, data)
+    return CLASS_PATH
 
 
 def oversize_limit(base: Path) -> str:

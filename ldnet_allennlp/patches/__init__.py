@@ -18,6 +18,8 @@ once, and that is the only call.
 - `params_environment_variables`: jsonnet's `TEACHER_MODEL_PATH` defaults to the installed teacher.
 - `safe_archive_extraction`: archives are checked member by member (and for size) before any is
   extracted, by `load_archive` and by cached_path.
+- `registrable_class_paths`: a config's `"type"` names a registered component, never a module path
+  (`LDNET_ALLOW_CLASS_PATHS=1` for trusted configs).
 """
 
 from ldnet_allennlp.patches import (
@@ -25,6 +27,7 @@ from ldnet_allennlp.patches import (
     default_callbacks,
     params_environment_variables,
     reduce_on_plateau,
+    registrable_class_paths,
     rnn_wrapper_forward,
     safe_archive_extraction,
     torch_safe_globals,
@@ -44,6 +47,7 @@ PATCHES = (
     tqdm_underscore_warning,
     params_environment_variables,
     safe_archive_extraction,
+    registrable_class_paths,
 )
 
 

@@ -4,6 +4,7 @@ import pkgutil
 from pathlib import Path
 
 from allennlp.common import params
+from allennlp.common.registrable import Registrable
 from allennlp.models import archival
 from allennlp.modules.seq2seq_encoders.pytorch_seq2seq_wrapper import PytorchSeq2SeqWrapper
 from allennlp.training import gradient_descent_trainer
@@ -36,6 +37,7 @@ def test_apply_all_is_idempotent():
         params._environment_variables,
         archival.extracted_archive,
         safe_archive_extraction._cached_path_module.check_tarfile,
+        Registrable.resolve_class_name,
     )
     before = state()
     patches.apply_all()
