@@ -374,8 +374,13 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
         prefix, f1_key = task["prefix"], task["f1_key"]
         if f"{f1_key}_pruned" not in results:
             continue
+        within = results.get(f"{prefix}phase2_within_budget", False)
         for model in ("unpruned", "pruned"):
             kept = "all"
+            label = model
+            if model == "pruned" and not within:
+                # never called "pruned": no phase-2 epoch ended within the budget
+                label = "masked, NOT within budget"
             if model == "pruned":
                 kept = "fwd {} / bwd {}".format(
                     results[f"{prefix}kept_layers_forward"],
@@ -384,7 +389,7 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
             rows.append(
                 [
                     task["title"],
-                    model,
+                    label,
                     kept,
                     results[f"{f1_key}_{model}"],
                     results[f"{prefix}flops_per_token_{model}"],
