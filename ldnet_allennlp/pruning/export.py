@@ -134,7 +134,7 @@ def prune_archive(archive_path: str, output_path: str, fp16: bool = False) -> Pr
     """
     Writes the physically pruned version of the tagger in `archive_path` to `output_path`
     (atomically: a failed run leaves no partial file, and never replaces a good one). With
-    `fp16`, its floating-point weights are stored in half precision (half the size; loading
+    `fp16`, its parameters are stored in half precision (half the size; loading
     copies them into the model's fp32 parameters).
     """
     if os.path.isdir(output_path):
@@ -187,13 +187,22 @@ def prune_archive(archive_path: str, output_path: str, fp16: bool = False) -> Pr
     return report
 
 
+def fp16_state_dict(module: torch.nn.Module) -> Dict[str, torch.Tensor]:
+    """
+    `module.state_dict()` with its parameters in half precision; buffers keep their dtype (a
+    count such as the 400,000 words in GloVe's fingerprint is `inf` in fp16).
+    """
+    weights = {name for name, _ in module.named_parameters()}
+    return {k: v.half() if k in weights else v for k, v in module.state_dict().items()}
+
+
 def write_archive(
     config: Dict[str, Any], model: Model, output_path: str, fp16: bool = False
 ) -> None:
     """
     Writes `model` (its vocabulary and weights) with `config` as an ordinary AllenNLP archive, the
-    way `allennlp train` does (`archive_model`); with `fp16`, floating-point tensors are stored in
-    half precision. Atomic: the archive is staged next to
+    way `allennlp train` does (`archive_model`); with `fp16`, its parameters are stored in half
+    precision (buffers keep their dtype). Atomic: the archive is staged next to
     `output_path` and moved into place only when complete, so an interrupted or failed run never
     leaves a partial file, nor replaces a good one.
     """
@@ -201,9 +210,7 @@ def write_archive(
         Params(config).to_file(os.path.join(serialization_dir, CONFIG_NAME))
         Meta.new().to_file(os.path.join(serialization_dir, META_NAME))
         model.vocab.save_to_files(os.path.join(serialization_dir, "vocabulary"))
-        state = model.state_dict()
-        if fp16:
-            state = {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
+        state = fp16_state_dict(model) if fp16 else model.state_dict()
         torch.save(state, os.path.join(serialization_dir, "best.th"))
         partial = os.path.join(serialization_dir, "model.tar.gz")
         archive_model(serialization_dir, archive_path=partial)

@@ -22,6 +22,7 @@ from allennlp.models.archival import load_archive
 from allennlp.nn import util
 from allennlp.predictors import Predictor
 
+from ldnet_allennlp.pruning.export import fp16_state_dict
 from ldnet_allennlp.glove import GloveTokenEmbedder, GloveTokenIndexer
 from ldnet_allennlp.glove import vectors as glove_vectors
 from ldnet_allennlp.glove.token_embedder import UNKNOWN_ID
@@ -153,3 +154,14 @@ def test_train_archive_load_predict_an_unseen_word(
     use_package_at(monkeypatch, other)
     with pytest.raises(ConfigurationError, match="trained with other GloVe vectors"):
         load_archive(str(archive_file))
+
+
+def test_fp16_archives_keep_the_fingerprint_exact(fake_glove):
+    # `ldnet-prune --fp16` halves the weights only: GloVe's fingerprint starts with its word count
+    # (400,000 in the real package, `inf` in fp16) and must compare exactly when loaded
+    embedder = GloveTokenEmbedder()
+    state = fp16_state_dict(embedder)
+    assert state["unknown_vector"].dtype == torch.float16
+    assert state["glove_fingerprint"].dtype == torch.float64
+    assert torch.equal(state["glove_fingerprint"], embedder.glove_fingerprint)
+    GloveTokenEmbedder().load_state_dict(state)
