@@ -27,39 +27,39 @@ class LdnetServe(Subcommand):
             "archive",
             nargs="?",
             default="ner",
-            help="a name from pretrained/MANIFEST.json or a tagger archive's path (default: ner, "
-            "the shipped pruned NER tagger)",
+            help="a name from pretrained/MANIFEST.json (ner: the shipped pruned NER tagger) or a "
+            "tagger archive's path",
         )
         subparser.add_argument(
             "--host",
             default="127.0.0.1",
-            help="address to listen on (default: 127.0.0.1, this machine only; the API has no "
+            help="address to listen on (127.0.0.1: this machine only; the API has no "
             "authentication)",
         )
-        subparser.add_argument("--port", type=int, default=8000, help="(default: 8000)")
+        subparser.add_argument("--port", type=int, default=8000, help="port to listen on")
         subparser.add_argument(
             "--max-chars",
             type=int,
             default=2000,
-            help="the longest text one input may have, in characters (default: 2000)",
+            help="the longest text one input may have, in characters",
         )
         subparser.add_argument(
             "--max-sentences",
             type=int,
             default=64,
-            help="the most inputs one request may hold (default: 64)",
+            help="the most inputs one request may hold",
         )
         subparser.add_argument(
             "--max-batch",
             type=int,
             default=32,
-            help="the most sentences tagged in one forward pass when requests wait (default: 32)",
+            help="the most sentences tagged in one forward pass when requests wait",
         )
         subparser.add_argument(
             "--threads",
             type=int,
             default=None,
-            help="torch's intra-op threads (default: torch's own choice)",
+            help="torch's intra-op threads (unset: torch's own choice)",
         )
         subparser.add_argument(
             "--no-access-log", action="store_true", help="do not log every request"
