@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The README's demo, on the bundled fixtures, with the real `allennlp` commands (all offline):
+# The README's demo, with the real `allennlp` commands (all offline):
+#   0. the shipped, pruned NER tagger (pretrained/) tags new sentences  (allennlp ldnet-tag)
+# then the whole LD-Net chain on the bundled fixtures:
 #   1. pre-train a tiny forward and backward dense LM           (allennlp train)
 #   2. train the LD-Net NER tagger on their features            (allennlp train)
 #   3. prune: train the layer masks under LD-Net's penalty      (allennlp train + layer_pruning)
 #   4. export the physically pruned tagger                      (allennlp ldnet-prune)
 #   5. tag a raw sentence with the pruned archive               (allennlp predict)
-# Outputs (and every log) go to runs/demo/. The fixtures are tiny: the tags are not meant to be
-# right, the commands are.
+# Outputs (and every log) go to runs/demo/. The fixtures are tiny: the tags of step 5 are not
+# meant to be right, the commands are (step 0's are the real model's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -26,6 +28,14 @@ run() {  # run LOG COMMAND...: quiet on success, the log's tail on failure
   shift
   "$@" > "$OUT/$log" 2>&1 || { tail -40 "$OUT/$log"; echo "failed: $* (log: $OUT/$log)"; exit 1; }
 }
+
+echo "== 0. allennlp ldnet-tag: the shipped pruned NER tagger (pretrained/MANIFEST.json: ner) on new sentences"
+$BIN/allennlp ldnet-tag --model ner --include-package ldnet_allennlp \
+  "Chancellor Helmut Kohl met Jacques Chirac in Bonn." \
+  "Maria Lopez said Reuters visited Lake Geneva on Monday." \
+  "Shares of Siemens rose 3 percent in Frankfurt after the European Commission approved the deal." \
+  > $OUT/ldnet_tag.txt 2> $OUT/ldnet_tag.log || { tail -30 $OUT/ldnet_tag.log; exit 1; }
+sed 's/^/   /' $OUT/ldnet_tag.txt
 
 echo "== 1. allennlp train: tiny forward and backward dense LMs on fixtures/lm"
 run lm_forward.log $BIN/allennlp train fixtures/lm/dense_lm.jsonnet -s $OUT/lm_forward \
@@ -60,4 +70,4 @@ $BIN/allennlp predict $OUT/ner_pruned.tar.gz $OUT/input.jsonl --include-package 
   --silent --output-file $OUT/predictions.jsonl 2> $OUT/predict.log \
   || { tail -30 $OUT/predict.log; exit 1; }
 cat $OUT/predictions.jsonl
-echo "   (trained for seconds on a few fixture sentences: the tags are not meant to be right, the commands are)"
+echo "   (trained for seconds on a few fixture sentences: these tags are not meant to be right, the commands are)"

@@ -45,6 +45,49 @@ ENTRIES = {
     for direction in ("forward", "backward")
 }
 
+# The pruned taggers: benchmarks/pruning_benchmark.py's fp16 archive, copied in when its test F1
+# is within 0.05 of the fp32 one (both measured by that run, keys in pruning.json).
+TAGGERS = {
+    "ner": {
+        "task": "ner",
+        "what": "LD-Net NER tagger for English (CoNLL-03 PER/LOC/ORG/MISC, BIOUL): GloVe 6B 50d "
+        "+ char CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF; "
+        "weights stored in fp16",
+        "data": "CoNLL-03 eng.train (model picked on eng.testa; F1 on eng.testb)",
+        "f1_key": "conll03_f1",
+        "results_prefix": "",
+    },
+    "chunk": {
+        "task": "chunk",
+        "what": "LD-Net chunker for English (CoNLL-00 phrase chunks, BIOUL): GloVe 6B 50d + char "
+        "CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF; "
+        "weights stored in fp16",
+        "data": "CoNLL-00 train.txt less one sentence in ten (i % 10 == 9; the model is picked on "
+        "those 893 sentences; F1 on test.txt)",
+        "f1_key": "conll00_f1",
+        "results_prefix": "conll00_",
+    },
+}
+for _name, _tagger in TAGGERS.items():
+    _task = _tagger["task"]
+    ENTRIES[_name] = {
+        "file": f"{_task}_ldnet_pruned.tar.gz",
+        "what": _tagger["what"],
+        "kind": "tagger",
+        "predictor": "ldnet_tagger",
+        "data": _tagger["data"],
+        "commands": [
+            f"python benchmarks/tagging_benchmark.py --runs {_task}_ldnet_glove ... (phase 1; its "
+            f"command: {_task}_ldnet_glove.command in benchmarks/results/tagging.json)",
+            "python benchmarks/pruning_benchmark.py --task "
+            f"{_task} ... (phase 2 + ldnet-prune --fp16; the commands are under "
+            f"{_tagger['results_prefix']}commands in benchmarks/results/pruning.json)",
+            f"cp runs/pruning/{_task}_ldnet_glove_pruned_fp16.tar.gz "
+            f"pretrained/{_task}_ldnet_pruned.tar.gz",
+            "python scripts/pretrained_manifest.py",
+        ],
+    }
+
 
 def sha256(path: Path) -> str:
     digest = hashlib.sha256()
@@ -62,9 +105,13 @@ def main() -> None:
     from ldnet_allennlp.tagging.flops import flops_per_token
 
     lm_results = json.loads((RESULTS / "lm.json").read_text())
+    pruning = json.loads((RESULTS / "pruning.json").read_text())
     manifest = {}
     for name, entry in ENTRIES.items():
         path = PRETRAINED / entry["file"]
+        if not path.exists():
+            print(f"{name}: {path} is not there; left out")
+            continue
         model = load_archive(str(path)).model
         facts = dict(entry)
         facts["size_bytes"] = path.stat().st_size
@@ -81,6 +128,17 @@ def main() -> None:
             pretraining = lm_results[f"pretrain_accelerated_{direction}"]
             facts["passes_over_corpus"] = pretraining["passes"]
             facts["tokens_seen"] = pretraining["tokens_seen"]
+        if entry["kind"] == "tagger":
+            tagger = TAGGERS[name]
+            prefix, f1_key = tagger["results_prefix"], tagger["f1_key"]
+            facts["test_f1"] = pruning[f"{f1_key}_pruned_fp16"]
+            facts["test_f1_fp32"] = pruning[f"{f1_key}_pruned"]
+            facts["test_f1_unpruned"] = pruning[f"{f1_key}_unpruned"]
+            facts["kept_layers"] = {
+                "forward": pruning[f"{prefix}kept_layers_forward"],
+                "backward": pruning[f"{prefix}kept_layers_backward"],
+            }
+            facts["flops_per_token"] = float(flops_per_token(model))
         manifest[name] = facts
     (PRETRAINED / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(json.dumps(manifest, indent=2))
