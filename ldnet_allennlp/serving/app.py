@@ -103,6 +103,11 @@ def create_app(
 
         app.add_api_route(route, page, methods=["GET"], include_in_schema=False)
 
+    # no icon: an empty answer rather than a 404 in the log for every page view
+    app.add_api_route(
+        "/favicon.ico", lambda: Response(status_code=204), methods=["GET"], include_in_schema=False
+    )
+
     @app.get("/health")
     def health() -> JSONResponse:
         if not worker.alive():

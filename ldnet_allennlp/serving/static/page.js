@@ -46,7 +46,8 @@ function showFacts(facts) {
   if (facts.what) rows.push(["What", facts.what]);
   rows.push(["Task", facts.task || `tagging (${facts.label_encoding} tags)`]);
   rows.push(["Span types", facts.span_types.join(", ") || "none"]);
-  rows.push(["Test F1", facts.test_f1 == null ? "unknown (no manifest entry)" : String(facts.test_f1)]);
+  rows.push(["Test F1", facts.test_f1 == null ? "unknown (no manifest entry)" :
+    Number(facts.test_f1).toFixed(2)]);
   const lm = facts.lm_layers_kept;
   rows.push(["LM layers kept", lm == null ? "no LM features" :
     `forward [${lm.forward.join(", ")}], backward [${lm.backward.join(", ")}] of ${lm.of} each`]);
