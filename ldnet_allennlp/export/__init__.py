@@ -1,0 +1,1 @@
+from ldnet_allennlp.export.commands import LdnetExport  # noqa: F401

@@ -1,0 +1,382 @@
+"""
+`EmissionNetwork`: a CRF tagger's network, from indexed tokens to the CRF's emissions (logits),
+rewritten with operations that trace into one ONNX graph whose batch size, sentence length and
+word length are all dynamic. What `allennlp ldnet-export` exports.
+
+The tagger computes the same things with code that does not trace: AllenNLP's
+`add_sentence_boundary_token_ids` / `remove_sentence_boundaries` loop over the batch in
+Python and numpy, and its LSTMs (`PytorchSeq2SeqWrapper`, `DenseLSTMStack`) run on packed
+sequences, whose lengths a trace would freeze. Here:
+
+- sentence boundaries are put in and taken out with `where` and slicing;
+- every LSTM runs unpacked, left to right over the padded batch: a real position never reads
+  a later one, so its outputs are the packed LSTM's (up to float rounding); a right-to-left
+  LSTM (the backward LM, the word BiLSTM's reverse half) reads each sentence's real positions
+  reversed in place (`reverse_within_lengths`, as `dense_lstm.run_backward` does), so padding
+  never comes before a real position;
+- outputs at padding positions are zeroed as the originals zero them.
+
+The parts, each built from the trained module's own weights (`EmissionNetwork.from_tagger`):
+`embedding` token embedders, `character_encoding` with a `cnn` encoder, `layer_selection`
+(LD-Net's `r_t` over the kept LM layers, with their fixed layer masks), and `glove_embedding`,
+whose 400,000 x 50 matrix stays out of the graph: its input is the looked-up vectors (the
+runtime reads them from the installed GloVe package). Then the text field embedder's
+concatenation (in sorted key order), the encoder (an `lstm`, any number of layers, either
+direction), an optional feedforward, and the tag projection. Anything else is a
+`ConfigurationError` naming it.
+
+Embedding tables whose values are all exactly representable in float16 (those of archives
+written with `ldnet-prune --fp16`, and the shipped LMs) are stored in float16 and cast after the
+lookup: the same float32 values, half the file.
+"""
+
+from typing import Dict, List, Optional, Tuple
+
+import torch
+from torch.nn import functional
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.seq2seq_encoders import PytorchSeq2SeqWrapper
+from allennlp.modules.seq2vec_encoders import CnnEncoder
+from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
+from allennlp.modules.token_embedders import Embedding, TokenCharactersEncoder
+from allennlp.nn.util import min_value_of_dtype
+
+from ldnet_allennlp.glove.token_embedder import GloveTokenEmbedder
+from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
+from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm
+from ldnet_allennlp.lm.token_embedders.layer_selection import LayerSelectionTokenEmbedder
+from ldnet_runtime.export_format import MASK_INPUT
+
+SUPPORTED_EMBEDDERS = (
+    "embedding, character_encoding with a cnn encoder, layer_selection and glove_embedding"
+)
+
+
+def reverse_within_lengths(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """
+    `inputs` `(batch, num_tokens, dim)` with each row's first `lengths[b]` positions reversed
+    and the padding left where it is (`dense_lstm.reverse_padded_sequence`); its own inverse.
+    `lengths`: `(batch,)`.
+    """
+    positions = torch.arange(inputs.size(1), device=inputs.device).unsqueeze(0)
+    lengths = lengths.unsqueeze(1)
+    index = torch.where(positions < lengths, lengths - 1 - positions, positions)
+    return inputs.gather(1, index.unsqueeze(2).expand_as(inputs))
+
+
+class _Table(torch.nn.Module):
+    """
+    An AllenNLP `Embedding` (its table and optional projection): ids `(...)` -> vectors
+    `(..., dim)`. The table is kept in float16 when that loses nothing.
+    """
+
+    def __init__(self, embedding: Embedding, where: str) -> None:
+        super().__init__()
+        if not isinstance(embedding, Embedding):
+            raise ConfigurationError(
+                f"{where} is a {type(embedding).__name__}; ldnet-export exports AllenNLP "
+                "`embedding` tables only."
+            )
+        if embedding.max_norm is not None:
+            raise ConfigurationError(
+                f"{where} has max_norm {embedding.max_norm}: an embedding that renormalises its "
+                "rows on lookup cannot be exported."
+            )
+        weight = embedding.weight.detach().float()
+        half = weight.half()
+        if torch.equal(half.float(), weight):
+            weight = half
+        self.register_buffer("weight", weight.clone())
+        self.projection = embedding._projection
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        embedded = functional.embedding(ids, self.weight).float()
+        if self.projection is not None:
+            embedded = self.projection(embedded)
+        return embedded
+
+
+class _CharacterCnn(torch.nn.Module):
+    """
+    `character_encoding` with a `cnn` encoder: character ids `(batch, num_tokens, num_chars)`
+    -> `(batch, num_tokens, output_dim)`, AllenNLP's `CnnEncoder` step by step (characters
+    zeroed at padding, convolutions, activation, positions reaching into padding pushed to the
+    dtype's minimum before the max, maxima still at that minimum set to 0, projection).
+    """
+
+    def __init__(self, encoder: TokenCharactersEncoder, where: str) -> None:
+        super().__init__()
+        cnn = encoder._encoder._module
+        if not isinstance(cnn, CnnEncoder):
+            raise ConfigurationError(
+                f"{where}: a character_encoding with a {type(cnn).__name__} encoder; "
+                "ldnet-export exports the `cnn` encoder only."
+            )
+        self.embedding = _Table(encoder._embedding._module, f"{where}.embedding")
+        self.convolutions = torch.nn.ModuleList(cnn._convolution_layers)
+        self.activation = cnn._activation
+        self.projection = cnn.projection_layer
+
+    def forward(self, characters: torch.Tensor) -> torch.Tensor:
+        batch, num_tokens, num_chars = characters.size(0), characters.size(1), characters.size(2)
+        characters = characters.reshape(-1, num_chars)  # TimeDistributed
+        mask = (characters != 0).long()
+        embedded = self.embedding(characters) * mask.unsqueeze(-1)
+        embedded = embedded.transpose(1, 2)
+        last_unmasked = mask.sum(dim=1).unsqueeze(-1)
+        minimum = min_value_of_dtype(embedded.dtype)
+        pooled = []
+        for convolution in self.convolutions:
+            activations = self.activation(convolution(embedded))
+            positions = torch.arange(activations.size(2), device=activations.device).unsqueeze(0)
+            masked = positions.ge(last_unmasked - convolution.kernel_size[0] + 1).unsqueeze(1)
+            activations = activations + (masked * minimum)
+            pooled.append(activations.max(dim=2)[0])
+        output = torch.cat(pooled, dim=1) if len(pooled) > 1 else pooled[0]
+        output = torch.where(output == minimum, torch.zeros_like(output), output)
+        if self.projection is not None:
+            output = self.projection(output)
+        return output.reshape(batch, num_tokens, -1)
+
+
+class _DenseLm(torch.nn.Module):
+    """
+    One direction of a `DenseBiLm` (after any pruning): ids `(batch, num_tokens)` and their
+    mask -> the layers `[x, z_0 h_0, ...]`, each `(batch, num_tokens, dim)`, zero at padding, in
+    the original token order.
+    """
+
+    def __init__(self, lm: DenseLanguageModel, layer_mask: torch.Tensor, where: str) -> None:
+        super().__init__()
+        (name,) = lm._text_field_embedder._token_embedders  # type: ignore[attr-defined]
+        self.embedding = _Table(
+            lm._text_field_embedder._token_embedders[name],  # type: ignore[attr-defined]
+            f"{where}'s word embedding",
+        )
+        self.lstms = torch.nn.ModuleList(lm.encoder.layers)
+        self.register_buffer("layer_mask", layer_mask.detach().float().clone())
+        self.backward = lm.direction == "backward"
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
+        lengths = mask.sum(dim=1)
+        inputs = self.embedding(ids)
+        if self.backward:
+            inputs = reverse_within_lengths(inputs, lengths)
+        float_mask = mask.unsqueeze(-1).to(inputs.dtype)
+        layers = [inputs * float_mask]
+        layer_input = inputs
+        for i, lstm in enumerate(self.lstms):
+            hidden = lstm(layer_input)[0] * self.layer_mask[i]
+            layers.append(hidden * float_mask)
+            layer_input = torch.cat([layer_input, hidden], dim=-1)
+        if self.backward:
+            layers = [reverse_within_lengths(layer, lengths) for layer in layers]
+        return layers
+
+
+class _LayerSelection(torch.nn.Module):
+    """
+    `layer_selection`: LM ids `(batch, num_tokens)` -> `r_t = ReLU(W_cr [h_t; h^r_t] + b_cr)`,
+    `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries.
+    """
+
+    def __init__(self, embedder: LayerSelectionTokenEmbedder, where: str) -> None:
+        super().__init__()
+        bilm: DenseBiLm = embedder.bilm
+        layer_masks = {
+            direction: bilm.layer_mask[row, bilm.kept_layers[direction]]
+            for row, direction in enumerate(("forward", "backward"))
+        }
+        self.forward_lm = _DenseLm(bilm.forward_lm, layer_masks["forward"], f"{where}'s forward LM")
+        self.backward_lm = _DenseLm(
+            bilm.backward_lm, layer_masks["backward"], f"{where}'s backward LM"
+        )
+        self.add_sentence_boundaries = bilm.add_sentence_boundaries
+        self.bos = int(bilm._bos_index)
+        self.eos = int(bilm._eos_index)
+        self.projection = embedder.projection
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        mask = ids != 0
+        if self.add_sentence_boundaries:
+            lengths = mask.sum(dim=1, keepdim=True)
+            positions = torch.arange(ids.size(1) + 2, device=ids.device).unsqueeze(0)
+            padded = functional.pad(ids, (1, 1))
+            ids = torch.where(
+                positions == 0,
+                torch.full_like(padded, self.bos),
+                torch.where(positions == lengths + 1, torch.full_like(padded, self.eos), padded),
+            )
+        lm_mask = ids != 0
+        pieces = self.forward_lm(ids, lm_mask) + self.backward_lm(ids, lm_mask)
+        if self.add_sentence_boundaries:
+            float_mask = mask.unsqueeze(-1).to(pieces[0].dtype)
+            pieces = [piece[:, 1:-1] * float_mask for piece in pieces]
+        return torch.relu(self.projection(torch.cat(pieces, dim=-1)))
+
+
+class _Vectors(torch.nn.Module):
+    """`glove_embedding`: its input is the looked-up vectors themselves."""
+
+    def forward(self, vectors: torch.Tensor) -> torch.Tensor:
+        return vectors
+
+
+class _Lstm(torch.nn.Module):
+    """
+    A `PytorchSeq2SeqWrapper` over `torch.nn.LSTM` (the `lstm` encoder): `(batch, num_tokens,
+    input_dim)` and the mask -> `(batch, num_tokens, output_dim)`, zero at padding; each layer
+    and direction one single-layer LSTM with the trained weights.
+    """
+
+    def __init__(self, wrapper: PytorchSeq2SeqWrapper, where: str) -> None:
+        super().__init__()
+        lstm = wrapper._module
+        if type(lstm) is not torch.nn.LSTM or wrapper.stateful:
+            raise ConfigurationError(
+                f"{where} is a {type(wrapper).__name__} over {type(lstm).__name__}"
+                f"{' (stateful)' if wrapper.stateful else ''}; ldnet-export exports the `lstm` "
+                "encoder (torch.nn.LSTM, not stateful) only."
+            )
+        if lstm.proj_size:
+            raise ConfigurationError(f"{where}: an LSTM with proj_size cannot be exported.")
+        directions = ["", "_reverse"] if lstm.bidirectional else [""]
+        self.layers = torch.nn.ModuleList()
+        for layer in range(lstm.num_layers):
+            pair = torch.nn.ModuleList()
+            for suffix in directions:
+                weight_ih = getattr(lstm, f"weight_ih_l{layer}{suffix}")
+                single = torch.nn.LSTM(
+                    weight_ih.size(1), lstm.hidden_size, bias=lstm.bias, batch_first=True
+                )
+                with torch.no_grad():
+                    for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                        if hasattr(single, f"{kind}_l0"):
+                            getattr(single, f"{kind}_l0").copy_(
+                                getattr(lstm, f"{kind}_l{layer}{suffix}")
+                            )
+                pair.append(single)
+            self.layers.append(pair)
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        lengths = mask.sum(dim=1)
+        output = inputs
+        for pair in self.layers:
+            halves = [pair[0](output)[0]]
+            if len(pair) == 2:
+                reversed_input = reverse_within_lengths(output, lengths)
+                halves.append(reverse_within_lengths(pair[1](reversed_input)[0], lengths))
+            output = torch.cat(halves, dim=-1) if len(halves) == 2 else halves[0]
+        return output * mask.unsqueeze(-1).to(output.dtype)
+
+
+class EmissionNetwork(torch.nn.Module):
+    """
+    A CRF tagger's emissions from its indexed inputs, traceable (see the module docstring).
+
+    `forward(mask, *inputs)`: `mask` `(batch, num_tokens)` bool, then one tensor per token
+    embedder in `self.input_keys` order (the text field embedder's sorted keys): ids
+    `(batch, num_tokens)` int64 for `embedding` and `layer_selection`, character ids
+    `(batch, num_tokens, num_chars)` int64 for `character_encoding`, vectors
+    `(batch, num_tokens, dim)` float32 for `glove_embedding`. Returns the logits
+    `(batch, num_tokens, num_tags)`.
+
+    `input_kinds`: per key, the embedder kind (`embedding`, `character_encoding`,
+    `layer_selection`, `glove_embedding`), which says what the key's input is.
+    """
+
+    def __init__(
+        self,
+        parts: Dict[str, torch.nn.Module],
+        input_kinds: Dict[str, str],
+        encoder: torch.nn.Module,
+        feedforward: Optional[torch.nn.Module],
+        projection: torch.nn.Linear,
+    ) -> None:
+        super().__init__()
+        self.input_keys = sorted(parts)
+        self.input_kinds = input_kinds
+        self.parts = torch.nn.ModuleDict(parts)
+        self.encoder = encoder
+        self.feedforward = feedforward
+        self.projection = projection
+        self.eval()
+
+    @classmethod
+    def from_tagger(cls, model: torch.nn.Module) -> "EmissionNetwork":
+        """The network of a loaded allennlp-models `CrfTagger` (so also `ldnet_crf_tagger`)."""
+        embedder = model.text_field_embedder
+        if not isinstance(embedder, BasicTextFieldEmbedder):
+            raise ConfigurationError(
+                f"the text field embedder is a {type(embedder).__name__}; ldnet-export exports "
+                "a `basic` text field embedder only."
+            )
+        parts: Dict[str, torch.nn.Module] = {}
+        kinds: Dict[str, str] = {}
+        for key in embedder._ordered_embedder_keys:
+            if key == MASK_INPUT:
+                raise ConfigurationError(
+                    f"a token embedder named {MASK_INPUT!r} would clash with the graph's mask "
+                    "input; rename it in the config to export this tagger."
+                )
+            token_embedder = getattr(embedder, f"token_embedder_{key}")
+            where = f"text_field_embedder.{key}"
+            if isinstance(token_embedder, GloveTokenEmbedder):
+                parts[key], kinds[key] = _Vectors(), "glove_embedding"
+            elif isinstance(token_embedder, LayerSelectionTokenEmbedder):
+                parts[key] = _LayerSelection(token_embedder, where)
+                kinds[key] = "layer_selection"
+            elif isinstance(token_embedder, TokenCharactersEncoder):
+                parts[key] = _CharacterCnn(token_embedder, where)
+                kinds[key] = "character_encoding"
+            elif type(token_embedder) is Embedding:
+                parts[key], kinds[key] = _Table(token_embedder, where), "embedding"
+            else:
+                raise ConfigurationError(
+                    f"{where} is a {type(token_embedder).__name__}: ldnet-export exports "
+                    f"{SUPPORTED_EMBEDDERS} token embedders."
+                )
+        encoder = model.encoder
+        if not isinstance(encoder, PytorchSeq2SeqWrapper):
+            raise ConfigurationError(
+                f"the encoder is a {type(encoder).__name__}; ldnet-export exports the `lstm` "
+                "encoder only."
+            )
+        return cls(
+            parts,
+            kinds,
+            _Lstm(encoder, "encoder"),
+            model._feedforward,
+            model.tag_projection_layer._module,
+        )
+
+    @property
+    def input_names(self) -> List[str]:
+        return [MASK_INPUT] + self.input_keys
+
+    def forward(self, mask: torch.Tensor, *inputs: torch.Tensor) -> torch.Tensor:  # type: ignore
+        embedded = torch.cat(
+            [self.parts[key](tensor) for key, tensor in zip(self.input_keys, inputs)], dim=-1
+        )
+        encoded = self.encoder(embedded, mask)
+        if self.feedforward is not None:
+            encoded = self.feedforward(encoded)
+        return self.projection(encoded)
+
+    def example_inputs(self, num_chars: int, glove_dim: Dict[str, int]) -> Tuple[torch.Tensor, ...]:
+        """
+        A batch of two sentences (4 and 2 tokens) of valid inputs, to trace the graph with;
+        `num_chars` the word length, `glove_dim` the vector width of each `glove_embedding` key.
+        """
+        mask = torch.tensor([[True] * 4, [True] * 2 + [False] * 2])
+        tensors = [mask]
+        for key in self.input_keys:
+            kind = self.input_kinds[key]
+            if kind == "character_encoding":
+                tensors.append(mask.long().unsqueeze(-1).expand(2, 4, num_chars).contiguous())
+            elif kind == "glove_embedding":
+                tensors.append(mask.float().unsqueeze(-1).expand(2, 4, glove_dim[key]) * 0.1)
+            else:
+                tensors.append(mask.long())
+        return tuple(tensors)

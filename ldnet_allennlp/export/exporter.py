@@ -1,0 +1,392 @@
+"""
+`export_tagger(archive, output_dir)`: a CRF tagger archive as a folder that `ldnet_runtime` runs
+without torch or AllenNLP (the folder's files: `ldnet_runtime/export_format.py`).
+
+- the network, from the indexed tokens to the CRF's emissions, as one ONNX graph
+  (`emissions.EmissionNetwork`, traced by torch's TorchScript-based exporter,
+  `torch.onnx.export(..., dynamo=False)`: the dynamo-based one needs onnxscript, which is not
+  in the lock, and the traced graph is checked below);
+- how to index tokens for it: each indexer's settings and vocabulary namespace as JSON (the
+  GloVe vectors stay in the installed package, which the runtime reads, as the model does);
+- the CRF: the tag set, its transitions and constraints, and the exact transition matrix its
+  Viterbi decodes with.
+
+The exporter then checks its own output: the runtime, loaded from the new folder, must give the
+tagger's tags on a few sentences, with emissions within `MAX_LOGIT_DIFFERENCE` of the
+tagger's. The folder is written under a temporary name beside `output_dir` and renamed when
+complete, so a failed export leaves nothing behind.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+import warnings
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy
+import torch
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Token, Vocabulary
+from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenCharactersIndexer
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp_models.tagging.models.crf_tagger import CrfTagger
+
+from ldnet_allennlp.export.emissions import EmissionNetwork
+from ldnet_allennlp.glove import vectors as glove_vectors
+from ldnet_allennlp.glove.token_embedder import GloveTokenEmbedder, GloveTokenIndexer
+from ldnet_allennlp.lm.token_indexers.dense_lm_tokens import DenseLMTokenIndexer
+from ldnet_allennlp.modules.viterbi import viterbi_transitions
+from ldnet_allennlp.pretrained import resolve_archive
+from ldnet_allennlp.tagging.predictors.tagger import SPACY_MODEL
+from ldnet_allennlp.version import VERSION
+from ldnet_runtime import export_format
+from ldnet_runtime import glove as glove_runtime
+
+OPSET = 17
+MAX_LOGIT_DIFFERENCE = 1e-3
+
+# The exporter's own check: a few sentences, with words the training data had and had not.
+CHECK_SENTENCES = [
+    "EU rejects German call to boycott British lamb .".split(),
+    "Shares in Bank of Avalon rose 3 percent in Brazil".split(),
+    ["Zxqwv", "Blorfington", "met", "Qqq", "in", "Ulaanbaatar", "!"],
+    ["Reuters"],
+    "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday , officials said .".split(),
+]
+
+
+@dataclass
+class ExportReport:
+    output_dir: str
+    inputs: Dict[str, str]  # input name -> embedder kind
+    num_tags: int
+    graph_bytes: int
+    total_bytes: int
+    max_abs_logit_difference: float
+    check_sentences: int
+    seconds: float
+
+
+def export_tagger(archive_file: str, output_dir: str) -> ExportReport:
+    """
+    Exports the CRF tagger in `archive_file` (a path, or `"pretrained:<name>"`) to the new
+    folder `output_dir` (which must not exist, or be empty). Errors are `ConfigurationError`s
+    saying what to change.
+    """
+    started = time.perf_counter()
+    output = Path(output_dir)
+    _check_output_dir(output)
+    archive_path = resolve_archive(archive_file)
+    if not os.path.isfile(archive_path):
+        raise ConfigurationError(f"{archive_file}: no such archive file ({archive_path}).")
+    try:
+        archive = load_archive(archive_path, cuda_device=-1)
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as error:
+        raise ConfigurationError(
+            f"{archive_file} could not be loaded as an AllenNLP model archive: {error}"
+        ) from error
+    model = archive.model
+    model.eval()
+    if not isinstance(model, CrfTagger):
+        raise ConfigurationError(
+            f"{archive_file} holds a {type(model).__name__}, not a CRF tagger "
+            "(ldnet_crf_tagger or crf_tagger): ldnet-export exports taggers only."
+        )
+    if model.top_k not in (None, 1):
+        raise ConfigurationError(
+            f"{archive_file}: the tagger decodes with top_k {model.top_k}; the runtime decodes "
+            "the best path only (top_k 1)."
+        )
+    label_encoding = getattr(model, "label_encoding", None) or "BIOUL"
+    if label_encoding not in export_format.LABEL_ENCODINGS:
+        raise ConfigurationError(
+            f"{archive_file}: label_encoding {label_encoding!r} has no span decoder."
+        )
+    network = EmissionNetwork.from_tagger(model)
+    reader = archive.validation_dataset_reader
+    inputs = _input_specs(network, reader._token_indexers, model, archive_file)
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.partial-", dir=output.parent))
+    try:
+        _write_graph(network, inputs, staging / export_format.GRAPH_FILE)
+        namespaces = sorted({spec["indexer"]["namespace"] for spec in inputs} - {None})
+        _write_json(
+            staging / export_format.VOCABULARIES_FILE, _vocabularies(model.vocab, namespaces)
+        )
+        _write_json(staging / export_format.CRF_FILE, _crf(model))
+        if any(spec["kind"] == "glove_embedding" for spec in inputs):
+            _write_glove_index(staging)
+        tagger = {
+            "format": export_format.FORMAT,
+            "format_version": export_format.FORMAT_VERSION,
+            "label_encoding": label_encoding,
+            "spacy_model": SPACY_MODEL,
+            "inputs": inputs,
+            "made_by": {
+                "archive": str(archive_file),
+                "archive_sha256": _sha256(archive_path),
+                "ldnet_allennlp": VERSION,
+                "torch": torch.__version__,
+                "exporter": "torch.onnx.export (TorchScript-based, dynamo=False)",
+                "onnx_opset": OPSET,
+            },
+        }
+        _write_json(staging / export_format.TAGGER_FILE, tagger)
+        difference = _check(staging, model, reader, archive_file)
+        tagger["check"] = {
+            "sentences": len(CHECK_SENTENCES),
+            "same_tags": True,
+            "max_abs_logit_difference": difference,
+        }
+        _write_json(staging / export_format.TAGGER_FILE, tagger)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)  # mkdtemp's folder is private
+        if output.exists():
+            output.rmdir()  # empty (checked)
+        os.rename(staging, output)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return ExportReport(
+        output_dir=str(output),
+        inputs={spec["name"]: spec["kind"] for spec in inputs},
+        num_tags=len(model.vocab.get_index_to_token_vocabulary(model.label_namespace)),
+        graph_bytes=(output / export_format.GRAPH_FILE).stat().st_size,
+        total_bytes=sum(path.stat().st_size for path in output.iterdir()),
+        max_abs_logit_difference=difference,
+        check_sentences=len(CHECK_SENTENCES),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _check_output_dir(output: Path) -> None:
+    if output.exists() and not output.is_dir():
+        raise ConfigurationError(f"--output-dir {output} exists and is not a folder.")
+    if output.is_dir() and any(output.iterdir()):
+        raise ConfigurationError(
+            f"--output-dir {output} exists and is not empty; name a new folder (nothing in it "
+            "is replaced)."
+        )
+
+
+def _input_specs(
+    network: EmissionNetwork, indexers: Dict[str, Any], model: Model, archive_file: str
+) -> List[Dict[str, Any]]:
+    """`tagger.json`'s `inputs`: per graph input (after the mask), its indexer's settings."""
+    if sorted(indexers) != network.input_keys:
+        raise ConfigurationError(
+            f"{archive_file}: the dataset reader's token indexers {sorted(indexers)} do not "
+            f"match the text field embedder's keys {network.input_keys}."
+        )
+    specs = []
+    for key in network.input_keys:
+        kind = network.input_kinds[key]
+        indexer = indexers[key]
+        where = f"{archive_file}: the token indexer {key!r} ({type(indexer).__name__})"
+        if kind == "glove_embedding":
+            if not isinstance(indexer, GloveTokenIndexer):
+                raise ConfigurationError(f"{where} does not feed a glove_embedding.")
+            spec = _glove_spec(getattr(model.text_field_embedder, f"token_embedder_{key}"))
+        elif kind == "character_encoding":
+            spec = _characters_spec(indexer, where, model.vocab)
+        else:
+            spec = _single_id_spec(indexer, where, model.vocab)
+        specs.append({"name": key, "kind": kind, "indexer": spec})
+    return specs
+
+
+def _oov_id(vocab: Vocabulary, namespace: str):
+    return vocab.get_token_to_index_vocabulary(namespace).get(vocab._oov_token)
+
+
+def _single_id_spec(indexer: Any, where: str, vocab: Vocabulary) -> Dict[str, Any]:
+    if type(indexer) not in (SingleIdTokenIndexer, DenseLMTokenIndexer):
+        raise ConfigurationError(f"{where} is not a single_id or dense_lm_tokens indexer.")
+    if indexer._start_tokens or indexer._end_tokens or indexer._feature_name != "text":
+        raise ConfigurationError(
+            f"{where} has start_tokens, end_tokens or a feature_name other than 'text', which "
+            "ldnet-export does not export."
+        )
+    return {
+        "type": "dense_lm_tokens" if isinstance(indexer, DenseLMTokenIndexer) else "single_id",
+        "namespace": indexer.namespace,
+        "lowercase_tokens": bool(indexer.lowercase_tokens),
+        "oov_id": _oov_id(vocab, indexer.namespace),
+    }
+
+
+def _characters_spec(indexer: Any, where: str, vocab: Vocabulary) -> Dict[str, Any]:
+    if type(indexer) is not TokenCharactersIndexer:
+        raise ConfigurationError(f"{where} does not feed a character_encoding.")
+    tokenizer = indexer._character_tokenizer
+    if (
+        indexer._start_tokens
+        or indexer._end_tokens
+        or tokenizer._byte_encoding is not None
+        or tokenizer._lowercase_characters
+        or tokenizer._start_tokens
+        or tokenizer._end_tokens
+    ):
+        raise ConfigurationError(
+            f"{where} has start/end tokens or a character tokenizer other than the default, "
+            "which ldnet-export does not export."
+        )
+    return {
+        "type": "characters",
+        "namespace": indexer._namespace,
+        "min_padding_length": int(indexer._min_padding_length),
+        "oov_id": _oov_id(vocab, indexer._namespace),
+    }
+
+
+def _glove_spec(embedder: GloveTokenEmbedder) -> Dict[str, Any]:
+    fingerprint = embedder.glove_fingerprint.tolist()
+    index_file = glove_vectors.glove_data_dir() / glove_vectors.INDEX_FILE
+    return {
+        "type": "glove_tokens",
+        "namespace": None,
+        "package": glove_vectors.DISTRIBUTION,
+        "num_words": int(fingerprint[0]),
+        "dim": embedder.get_output_dim(),
+        "fingerprint": fingerprint,
+        "index_sha256": _sha256(str(index_file)),
+        "words_file": glove_runtime.WORDS_FILE,
+        "rows_file": glove_runtime.ROWS_FILE,
+        "unknown_vector": embedder.unknown_vector.detach().float().tolist(),
+    }
+
+
+def _write_glove_index(folder: Path) -> None:
+    """
+    GloVe's word -> row index for the runtime: the installed package's words, sorted, one per
+    line (`glove_words.txt`), and their rows (`glove_rows.npy`, int32).
+    """
+    words = glove_vectors.load_glove_vectors().words
+    if any("\n" in word for word in words):
+        raise ConfigurationError("a GloVe word contains a line break; it cannot be exported.")
+    order = sorted(range(len(words)), key=words.__getitem__)
+    with open(folder / glove_runtime.WORDS_FILE, "w", encoding="utf-8") as words_file:
+        words_file.write("\n".join(words[row] for row in order))
+    numpy.save(folder / glove_runtime.ROWS_FILE, numpy.asarray(order, dtype=numpy.int32))
+
+
+def _vocabularies(vocab: Vocabulary, namespaces: List[str]) -> Dict[str, List[str]]:
+    vocabularies = {}
+    for namespace in namespaces:
+        index_to_token = vocab.get_index_to_token_vocabulary(namespace)
+        vocabularies[namespace] = [index_to_token[i] for i in range(len(index_to_token))]
+    return vocabularies
+
+
+def _crf(model: Model) -> Dict[str, Any]:
+    crf = model.crf
+    index_to_tag = model.vocab.get_index_to_token_vocabulary(model.label_namespace)
+    if crf.include_start_end_transitions:
+        start, end = crf.start_transitions, crf.end_transitions
+        transitions = viterbi_transitions(crf.transitions, crf._constraint_mask, start, end)
+    else:
+        start = end = None
+        transitions = viterbi_transitions(crf.transitions, crf._constraint_mask)
+    return {
+        "tags": [index_to_tag[i] for i in range(crf.num_tags)],
+        "include_start_end_transitions": bool(crf.include_start_end_transitions),
+        "transitions": crf.transitions.detach().tolist(),
+        "start_transitions": None if start is None else start.detach().tolist(),
+        "end_transitions": None if end is None else end.detach().tolist(),
+        "constraint_mask": crf._constraint_mask.detach().long().tolist(),
+        "viterbi_transitions": transitions.tolist(),
+    }
+
+
+def _write_graph(network: EmissionNetwork, inputs: List[Dict[str, Any]], path: Path) -> None:
+    import onnx
+
+    glove_dims = {
+        spec["name"]: spec["indexer"]["dim"] for spec in inputs if "dim" in spec["indexer"]
+    }
+    min_chars = max([spec["indexer"].get("min_padding_length", 0) for spec in inputs] + [5])
+    example = network.example_inputs(min_chars, glove_dims)
+    dynamic_axes = {export_format.MASK_INPUT: {0: "batch", 1: "num_tokens"}}
+    for spec in inputs:
+        axes = {0: "batch", 1: "num_tokens"}
+        if spec["kind"] == "character_encoding":
+            axes[2] = "num_chars"
+        dynamic_axes[spec["name"]] = axes
+    dynamic_axes[export_format.LOGITS_OUTPUT] = {0: "batch", 1: "num_tokens"}
+    with warnings.catch_warnings(), torch.no_grad():
+        # the TorchScript-based exporter's deprecation notice, and its note on LSTMs traced at
+        # a batch size above 1 (the initial states are zeros sized from the input here)
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            network,
+            example,
+            str(path),
+            dynamo=False,
+            input_names=network.input_names,
+            output_names=[export_format.LOGITS_OUTPUT],
+            dynamic_axes=dynamic_axes,
+            opset_version=OPSET,
+            do_constant_folding=True,
+        )
+    onnx.checker.check_model(str(path))
+
+
+def _check(staging: Path, model: Model, reader: Any, archive_file: str) -> float:
+    """
+    The runtime on the new folder against the tagger on `CHECK_SENTENCES`: the same tags, and
+    the largest emission difference (a `ConfigurationError` if the tags differ or it exceeds
+    `MAX_LOGIT_DIFFERENCE`).
+    """
+    from ldnet_runtime.tagger import Tagger
+
+    instances = []
+    for tokens in CHECK_SENTENCES:
+        instance = reader.text_to_instance([Token(t) for t in tokens])
+        reader.apply_token_indexers(instance)
+        instances.append(instance)
+    with torch.no_grad():
+        outputs = model.forward_on_instances(instances)
+    runtime = Tagger(staging, threads=1)
+    logits, lengths = runtime.emissions(CHECK_SENTENCES)
+    tags = runtime.tag_tokens(CHECK_SENTENCES)
+    difference = 0.0
+    for b, (output, length) in enumerate(zip(outputs, lengths)):
+        expected = output["logits"][:length]
+        difference = max(difference, float(abs(logits[b, :length] - expected).max()))
+        if tags[b] != output["tags"]:
+            raise ConfigurationError(
+                f"{archive_file}: the exported tagger tags {CHECK_SENTENCES[b]} as {tags[b]}, "
+                f"AllenNLP as {output['tags']} (largest emission difference {difference:.3g}); "
+                "please report this with the archive."
+            )
+    if difference > MAX_LOGIT_DIFFERENCE:
+        raise ConfigurationError(
+            f"{archive_file}: the exported graph's emissions differ from the tagger's by up to "
+            f"{difference:.3g} (more than {MAX_LOGIT_DIFFERENCE}); please report this with the "
+            "archive."
+        )
+    return difference
+
+
+def _write_json(path: Path, content: Dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as json_file:
+        json.dump(content, json_file)
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as archive:
+        for block in iter(lambda: archive.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
