@@ -9,9 +9,10 @@ The same input and output as the predictor under `allennlp predict`:
 - output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, `end`
   inclusive, spans in order; an empty sentence gives empty lists.
 
-A batch is indexed (`indexing.py`), run through the graph (`model.onnx`: the emissions) and
-decoded by the constrained Viterbi (`viterbi.py`), so the tags are AllenNLP's as long as the
-emissions are (onnxruntime's and torch's floats agree to about 1e-6; the exporter checks them).
+A batch is indexed (`indexing.py`), run through the graph (`model.onnx`: the emissions; in
+groups of sentences of similar length) and decoded by the constrained Viterbi (`viterbi.py`), so
+the tags are AllenNLP's as long as the emissions are (onnxruntime's and torch's floats agree to
+about 1e-5; the exporter checks them).
 """
 
 from pathlib import Path
@@ -27,6 +28,7 @@ from ldnet_runtime.tokenizer import SpacyTokenizer
 from ldnet_runtime.viterbi import viterbi_tags
 
 JsonDict = Dict[str, Any]
+GROUP_SIZE = 8  # sentences per run of the graph (see `Tagger.tag_tokens`)
 
 
 class InputError(ValueError):
@@ -136,11 +138,20 @@ class Tagger:
         return logits, lengths
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
-        """The tags of a batch of tokenised, non-empty sentences."""
-        logits, lengths = self.emissions(sentences)
-        return [
-            [self.tags[i] for i in path] for path in viterbi_tags(logits, lengths, self.transitions)
-        ]
+        """
+        The tags of a batch of tokenised, non-empty sentences, in their order. The graph runs on
+        groups of up to `GROUP_SIZE` sentences of similar length (sorted by length): its LSTMs
+        compute every padded position (AllenNLP's, on packed sequences, skip them), so this
+        computes far less padding than one run on the whole batch, with the same tags.
+        """
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        tags: List[List[str]] = [[] for _ in sentences]
+        for start in range(0, len(order), GROUP_SIZE):
+            group = order[start : start + GROUP_SIZE]
+            logits, lengths = self.emissions([sentences[i] for i in group])
+            for i, path in zip(group, viterbi_tags(logits, lengths, self.transitions)):
+                tags[i] = [self.tags[tag] for tag in path]
+        return tags
 
     def _result(self, words: List[str], tags: List[str]) -> JsonDict:
         spans = [
