@@ -1,0 +1,278 @@
+"""
+The exported tagger (`allennlp ldnet-export` + `ldnet_runtime`: numpy and onnxruntime) against
+the AllenNLP path (`load_archive` + the `ldnet_tagger` predictor, torch) on the same tagger
+(issue 17): words per second at batch 1 and 32, the time from a cold process start to the first
+tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng.testb.
+
+1. `allennlp ldnet-export ARCHIVE -o EXPORT_DIR` (a fresh folder under runs/export/).
+2. Identity: every eng.testb sentence through both, as `{"tokens": [...]}` in batches of 32:
+   `identical_tags_eng_testb` (and `identical_outputs_eng_testb`: tokens, tags and spans).
+3. Speed, in this process: both answer `predict_batch_json` on `{"tokens": [...]}` inputs (JSON
+   in, JSON out: checks, indexing, network, Viterbi, spans), batch 1 on every 7th sentence of
+   eng.testb, batch 32 on all of them. Threads: torch's (`torch.set_num_threads`) and
+   onnxruntime's intra-op threads both `--threads`. One warm-up pass of each configuration,
+   then `--rounds` rounds, each timing every configuration once (the order alternating between
+   rounds); words/s is the median over rounds.
+4. Cold start: a new Python process per run (`OMP_NUM_THREADS=--threads`), from its start to
+   the first tagged sentence (`{"sentence": raw text}`, so spaCy is loaded as well), median of
+   `--rounds` interleaved runs: the runtime in a process where torch and AllenNLP cannot be
+   imported (as in an install of the runtime only: where torch is installed, spaCy's thinc
+   imports it, which `cold_start_s_runtime_torch_installed` shows), the runtime given
+   pre-tokenised input (no spaCy), and AllenNLP (import ldnet_allennlp, load_archive, the
+   predictor, which loads spaCy whatever the input).
+
+    .venv/bin/python benchmarks/export_benchmark.py   # the shipped pruned NER tagger
+
+Writes benchmarks/results/export.json (or `--output`).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.common import ALLENNLP, CONLL03, RESULTS_DIR, ROOT, hardware  # noqa: E402
+
+TEST_FILE = Path(CONLL03["CONLL03_TEST_DATA_PATH"])
+SENTENCE = "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday, officials said."
+GOAL = {"runtime_speedup_b1": 2.0, "cold_start_s_runtime": 1.0}
+
+# Cold-start scripts: `python -c SCRIPT EXPORT_OR_ARCHIVE INPUT_JSON`; each prints the time
+# (time.time()) when its first sentence is tagged, and the tags.
+REFUSE_TORCH = """
+import sys
+class RefuseHeavyImports:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "allennlp", "allennlp_models", "ldnet_allennlp"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+sys.meta_path.insert(0, RefuseHeavyImports())
+"""
+RUNTIME_COLD = """
+import json, sys, time
+from ldnet_runtime import Tagger
+output = Tagger(sys.argv[1], threads=int(sys.argv[3])).predict_json(json.loads(sys.argv[2]))
+print(time.time(), json.dumps(output["tags"]))
+"""
+ALLENNLP_COLD = """
+import json, sys, time
+import torch
+torch.set_num_threads(int(sys.argv[3]))
+import ldnet_allennlp
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
+predictor = Predictor.from_archive(load_archive(sys.argv[1]), "ldnet_tagger")
+output = predictor.predict_json(json.loads(sys.argv[2]))
+print(time.time(), json.dumps(output["tags"]))
+"""
+SCRIPTS = {
+    "REFUSE_TORCH + RUNTIME_COLD": REFUSE_TORCH + RUNTIME_COLD,
+    "RUNTIME_COLD": RUNTIME_COLD,
+    "ALLENNLP_COLD": ALLENNLP_COLD,
+}
+
+
+def cold_start(script: str, target: str, inputs: Dict[str, Any], threads: int) -> float:
+    """Seconds from starting `python -c script` to its first tagged sentence."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    args = [sys.executable, "-c", script, target, json.dumps(inputs), str(threads)]
+    started = time.time()
+    process = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    if process.returncode != 0:
+        raise SystemExit(f"cold start failed:\n{process.stderr[-3000:]}")
+    tagged_at = float(process.stdout.splitlines()[-1].split(" ", 1)[0])
+    return tagged_at - started
+
+
+def words_per_second(predict: Callable, inputs: List[Dict[str, Any]], batch_size: int) -> float:
+    words = sum(len(json_dict["tokens"]) for json_dict in inputs)
+    started = time.perf_counter()
+    for start in range(0, len(inputs), batch_size):
+        predict(inputs[start : start + batch_size])
+    return words / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--archive", default="pretrained/ner_ldnet_pruned.tar.gz")
+    parser.add_argument("--export-dir", default="runs/export/ner_ldnet_pruned")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--output", default=str(RESULTS_DIR / "export.json"))
+    args = parser.parse_args()
+    if args.rounds < 5:
+        parser.error("--rounds must be at least 5")
+    command = " ".join(["python benchmarks/export_benchmark.py", *sys.argv[1:]])
+    archive = (ROOT / args.archive).resolve()
+    export_dir = (ROOT / args.export_dir).resolve()
+    if not TEST_FILE.exists():
+        raise SystemExit(f"{TEST_FILE} is not here (set LDNET_SHARED_DATA)")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    machine = hardware()  # the load average before anything runs
+
+    # 1. export
+    if export_dir.exists():
+        shutil.rmtree(export_dir)
+    export_command = [ALLENNLP, "ldnet-export", args.archive, "-o", args.export_dir]
+    started = time.perf_counter()
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), HF_HUB_OFFLINE="1")
+    process = subprocess.run(export_command, cwd=ROOT, env=env, capture_output=True, text=True)
+    if process.returncode != 0:
+        raise SystemExit(f"ldnet-export failed:\n{process.stderr[-3000:]}")
+    export_seconds = time.perf_counter() - started
+
+    import ldnet_allennlp  # noqa: F401
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    from ldnet_runtime import Tagger
+
+    loaded = load_archive(str(archive))
+    predictor = Predictor.from_archive(loaded, "ldnet_tagger")
+    runtime = Tagger(export_dir, threads=args.threads)
+    instances = loaded.validation_dataset_reader.read(str(TEST_FILE))
+    inputs = [{"tokens": [token.text for token in i["tokens"].tokens]} for i in instances]
+
+    # 2. identity on the whole test file, batches of 32
+    same_tags = same_outputs = 0
+    for start in range(0, len(inputs), 32):
+        batch = inputs[start : start + 32]
+        for a, b in zip(predictor.predict_batch_json(batch), runtime.predict_batch_json(batch)):
+            same_tags += a["tags"] == b["tags"]
+            same_outputs += a == b
+
+    # 3. speed: warm-up, then interleaved rounds
+    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
+    subsets = {1: inputs[::7], 32: inputs}
+    configurations = [(path, size) for size in (1, 32) for path in paths]
+    for path, size in configurations:
+        words_per_second(paths[path], subsets[size][:64], size)
+    timings: Dict[str, List[float]] = {f"{p}_b{s}": [] for p, s in configurations}
+    for round_index in range(args.rounds):
+        order = configurations if round_index % 2 == 0 else configurations[::-1]
+        for path, size in order:
+            timings[f"{path}_b{size}"].append(words_per_second(paths[path], subsets[size], size))
+        last = ", ".join(f"{key} {values[-1]:.0f}" for key, values in timings.items())
+        print(f"round {round_index + 1} (words/s): {last}", flush=True)
+    speed = {key: statistics.median(values) for key, values in timings.items()}
+
+    # 4. cold starts, interleaved
+    sentence = {"sentence": SENTENCE}
+    tokens = {"tokens": SENTENCE.replace(",", " ,").replace(".", " .").split()}
+    cold_runs = {  # name: (script name in SCRIPTS, export folder or archive, input)
+        "runtime": ("REFUSE_TORCH + RUNTIME_COLD", args.export_dir, sentence),
+        "runtime_tokens": ("REFUSE_TORCH + RUNTIME_COLD", args.export_dir, tokens),
+        "runtime_torch_installed": ("RUNTIME_COLD", args.export_dir, sentence),
+        "allennlp": ("ALLENNLP_COLD", args.archive, sentence),
+    }
+    cold: Dict[str, List[float]] = {name: [] for name in cold_runs}
+    for round_index in range(args.rounds):
+        for name, (script, target, json_input) in cold_runs.items():
+            cold[name].append(cold_start(SCRIPTS[script], target, json_input, args.threads))
+        last = ", ".join(f"{name} {values[-1]:.2f}" for name, values in cold.items())
+        print(f"cold start round {round_index + 1} (s): {last}", flush=True)
+    cold_start_s = {name: statistics.median(values) for name, values in cold.items()}
+
+    sizes = {path.name: path.stat().st_size for path in sorted(export_dir.iterdir())}
+    results = {
+        "title": "Export: the pruned tagger without torch or AllenNLP (ldnet_runtime)",
+        "command": command,
+        "hardware": dict(
+            machine,
+            onnxruntime_threads=args.threads,
+            nice=os.nice(0),
+            load_average_at_end=[round(x, 2) for x in os.getloadavg()],
+        ),
+        "archive": args.archive,
+        "export_dir": args.export_dir,
+        "export_seconds": round(export_seconds, 1),
+        "export_bytes": sizes,
+        "words_per_sec_runtime_b1": speed["runtime_b1"],
+        "words_per_sec_allennlp_b1": speed["allennlp_b1"],
+        "words_per_sec_runtime_b32": speed["runtime_b32"],
+        "words_per_sec_allennlp_b32": speed["allennlp_b32"],
+        "runtime_speedup_b1": speed["runtime_b1"] / speed["allennlp_b1"],
+        "runtime_speedup_b32": speed["runtime_b32"] / speed["allennlp_b32"],
+        "cold_start_s_runtime": cold_start_s["runtime"],
+        "cold_start_s_runtime_tokens": cold_start_s["runtime_tokens"],
+        "cold_start_s_runtime_torch_installed": cold_start_s["runtime_torch_installed"],
+        "cold_start_s_allennlp": cold_start_s["allennlp"],
+        "identical_tags_eng_testb": same_tags == len(inputs),
+        "identical_outputs_eng_testb": same_outputs == len(inputs),
+        "eng_testb_sentences": len(inputs),
+        "eng_testb_sentences_with_identical_tags": same_tags,
+        "timed_words_b1": sum(len(x["tokens"]) for x in subsets[1]),
+        "timed_words_b32": sum(len(x["tokens"]) for x in subsets[32]),
+        "rounds": args.rounds,
+        "threads": args.threads,
+        "words_per_sec_rounds": timings,
+        "cold_start_s_rounds": cold,
+        "goal": GOAL,
+        "commands": {
+            "benchmark": command,
+            "export": " ".join(["allennlp", *export_command[1:]]),
+            "cold_start": {
+                name: f"python -c <{script}> {target} '{json.dumps(json_input)}' {args.threads}"
+                for name, (script, target, json_input) in cold_runs.items()
+            },
+            "cold_start_scripts": "the constants REFUSE_TORCH, RUNTIME_COLD and ALLENNLP_COLD "
+            "of benchmarks/export_benchmark.py; OMP_NUM_THREADS=MKL_NUM_THREADS=threads",
+        },
+        "summary": {
+            "caption": (
+                f"`{args.archive}` on CoNLL-03 eng.testb, {args.threads} thread(s) for torch and "
+                "onnxruntime; JSON in, JSON out (`predict_batch_json` on pre-tokenised input); "
+                f"median of {args.rounds} interleaved rounds. Cold start: a new process to the "
+                "first tagged raw sentence (spaCy included); the runtime's in a process without "
+                "torch or AllenNLP."
+            ),
+            "columns": [
+                "path",
+                "words/s b1",
+                "words/s b32",
+                "cold start (s)",
+                "same tags on eng.testb",
+            ],
+            "rows": [
+                [
+                    "AllenNLP predictor (torch)",
+                    speed["allennlp_b1"],
+                    speed["allennlp_b32"],
+                    cold_start_s["allennlp"],
+                    "reference",
+                ],
+                [
+                    "ldnet_runtime (onnxruntime + numpy)",
+                    speed["runtime_b1"],
+                    speed["runtime_b32"],
+                    cold_start_s["runtime"],
+                    f"{same_tags} / {len(inputs)} sentences",
+                ],
+            ],
+        },
+        "notes": (
+            "The runtime's cold start given pre-tokenised input (no spaCy): "
+            f"{cold_start_s['runtime_tokens']:.2f} s; with raw text in this environment, where "
+            "torch is installed and spaCy's thinc imports it: "
+            f"{cold_start_s['runtime_torch_installed']:.2f} s."
+        ),
+    }
+    output = Path(args.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
+    print(json.dumps(shown, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
