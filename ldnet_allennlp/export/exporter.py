@@ -113,7 +113,13 @@ def export_tagger(archive_file: str, output_dir: str) -> ExportReport:
         )
     network = EmissionNetwork.from_tagger(model)
     reader = archive.validation_dataset_reader
-    inputs = _input_specs(network, reader._token_indexers, model, archive_file)
+    indexers = getattr(reader, "_token_indexers", None)
+    if not isinstance(indexers, dict):
+        raise ConfigurationError(
+            f"{archive_file}: the dataset reader ({type(reader).__name__}) has no token "
+            "indexers to export."
+        )
+    inputs = _input_specs(network, indexers, model, archive_file)
 
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.partial-", dir=output.parent))
