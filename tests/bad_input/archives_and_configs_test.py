@@ -37,6 +37,8 @@ DIMENSION_ERRORS = {
         + ["ner_ldnet_prune", "chunk_ldnet_prune"]
         + ["ner_vanilla_lm_init", "ner_ldnet_lm_init", "chunk_ldnet_lm_init"]
         + ["ner_vanilla_glove", "ner_ldnet_glove", "chunk_vanilla_glove", "chunk_ldnet_glove"]
+        + ["ner_ldnet_glove_prune", "chunk_ldnet_glove_prune"]
+        + ["ner_ldnet_glove_prune_sgd_masks", "chunk_ldnet_glove_prune_sgd_masks"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
@@ -73,6 +75,9 @@ def ext_vars(data_ext_vars, ldnet_run, tmp_path_factory) -> Dict[str, str]:
         **data_ext_vars,
         "NER_LDNET_PHASE1_DIR": str(ldnet_run),
         "CHUNK_LDNET_PHASE1_DIR": str(ldnet_run),
+        # the dimension error comes before the phase-1 weights are read (only its vocabulary is)
+        "NER_LDNET_GLOVE_PHASE1_DIR": str(ldnet_run),
+        "CHUNK_LDNET_GLOVE_PHASE1_DIR": str(ldnet_run),
         "LM_FINETUNE_TRAIN_PATH": FIXTURE_EXT_VARS["LM_TRAIN_DATA_PATH"],
         "LM_FINETUNE_DEV_PATH": FIXTURE_EXT_VARS["LM_VALIDATION_DATA_PATH"],
         # the online student loads its teacher at its first batch, never at construction
