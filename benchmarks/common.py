@@ -80,3 +80,20 @@ def hardware() -> Dict[str, Any]:
         "gpu": "none (CPU only)",
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+def read_sentences(path) -> List[List[str]]:
+    """The words of each sentence of a CoNLL file (first column; -DOCSTART- lines skipped)."""
+    sentences: List[List[str]] = []
+    current: List[str] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if not parts or parts[0] == "-DOCSTART-":
+            if current:
+                sentences.append(current)
+            current = []
+        else:
+            current.append(parts[0])
+    if current:
+        sentences.append(current)
+    return sentences

@@ -38,8 +38,15 @@ from typing import Any, Callable, Dict, List
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import CONLL00, CONLL03, hardware, load_results, save_results  # noqa: E402
-from benchmarks.pruning_benchmark import read_sentences, tensor_batches  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    CONLL00,
+    CONLL03,
+    hardware,
+    load_results,
+    read_sentences,
+    save_results,
+)
+from benchmarks.pruning_benchmark import tensor_batches  # noqa: E402
 
 TEST_FILES = {
     "ner": CONLL03["CONLL03_TEST_DATA_PATH"],

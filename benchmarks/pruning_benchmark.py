@@ -48,6 +48,7 @@ from benchmarks.common import (  # noqa: E402
     ROOT,
     hardware,
     load_results,
+    read_sentences,
     run_allennlp,
     save_results,
 )
@@ -77,21 +78,6 @@ def test_f1(archive: Path, test_file: str, log: Path) -> float:
     if not (output.exists() and output.stat().st_mtime >= archive.stat().st_mtime):
         run_allennlp(["evaluate", str(archive), test_file, "--output-file", str(output)], log)
     return 100.0 * json.loads(output.read_text())["f1-measure-overall"]
-
-
-def read_sentences(path: str) -> List[List[str]]:
-    sentences, current = [], []
-    for line in open(path, encoding="utf-8"):
-        parts = line.split()
-        if not parts or parts[0] == "-DOCSTART-":
-            if current:
-                sentences.append(current)
-            current = []
-        else:
-            current.append(parts[0])
-    if current:
-        sentences.append(current)
-    return sentences
 
 
 def tensor_batches(archive_path: Path, sentences: List[List[str]], batch_size: int):

@@ -37,27 +37,17 @@ from typing import Any, Dict, List, Optional
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import ALLENNLP, CONLL03, RESULTS_DIR, ROOT, hardware  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    ALLENNLP,
+    CONLL03,
+    RESULTS_DIR,
+    ROOT,
+    hardware,
+    read_sentences,
+)
 
 GOAL = {"sentences_per_sec_c8": 300.0, "p99_ms_c8": 100.0}
 FALLBACK_SENTENCES = ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
-
-
-def read_sentences(path: Path) -> List[List[str]]:
-    """The words of each sentence of a CoNLL file (first column; -DOCSTART- lines skipped)."""
-    sentences: List[List[str]] = []
-    current: List[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if not parts or parts[0] == "-DOCSTART-":
-            if current:
-                sentences.append(current)
-            current = []
-        else:
-            current.append(parts[0])
-    if current:
-        sentences.append(current)
-    return sentences
 
 
 def free_port() -> int:
