@@ -17,6 +17,7 @@ The folder is `pretrained/` beside the `ldnet_allennlp` package (a source checko
 install), or the folder named by the environment variable `LDNET_PRETRAINED_DIR`.
 """
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -57,6 +58,24 @@ def resolve_archive(archive_file: str) -> str:
             f"pretrained/MANIFEST.json lists {sorted(entries)}."
         )
     return str(pretrained_dir() / entries[name]["file"])
+
+
+def shipped_name(path: str) -> Optional[str]:
+    """The manifest name of the shipped archive whose bytes `path` holds (size and sha256), or
+    `None` (also when no manifest is there)."""
+    try:
+        entries = manifest()
+    except ConfigurationError:
+        return None
+    size = os.path.getsize(path)
+    candidates = [n for n, e in entries.items() if e.get("size_bytes") == size]
+    if not candidates:
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return next((n for n in candidates if entries[n].get("sha256") == digest.hexdigest()), None)
 
 
 def load_pretrained(

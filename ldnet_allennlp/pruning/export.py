@@ -26,7 +26,8 @@ from allennlp.models import Model
 from allennlp.models.archival import CONFIG_NAME, archive_model, load_archive
 
 from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS
-from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
+from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms, lm_weights_stored
+from ldnet_allennlp.pretrained import shipped_name
 from ldnet_allennlp.lm.token_embedders import LayerSelectionTokenEmbedder
 from ldnet_allennlp.tagging.flops import flops_per_token
 
@@ -130,12 +131,17 @@ def _encoder_attribute(lm: Model) -> str:
     raise RuntimeError("the dense LM's encoder is not one of its submodules")
 
 
-def prune_archive(archive_path: str, output_path: str, fp16: bool = False) -> PruneReport:
+def prune_archive(
+    archive_path: str, output_path: str, fp16: bool = False, reference_lms: bool = False
+) -> PruneReport:
     """
     Writes the physically pruned version of the tagger in `archive_path` to `output_path`
     (atomically: a failed run leaves no partial file, and never replaces a good one). With
     `fp16`, its parameters are stored in half precision (half the size; loading
-    copies them into the model's fp32 parameters).
+    copies them into the model's fp32 parameters). With `reference_lms`, the frozen LM weights
+    are left out of the archive (`store_lm_weights: false`, see `DenseBiLm`): it refers to the
+    LM archives, named `pretrained:<name>` when they are the shipped ones (else by absolute
+    path), and keeps only the sha256 of their weights.
     """
     if os.path.isdir(output_path):
         raise ConfigurationError(f"--output-file {output_path} is a directory; name a file.")
@@ -164,6 +170,10 @@ def prune_archive(archive_path: str, output_path: str, fp16: bool = False) -> Pr
         block["forward_kept_layers"] = surviving[name]["forward"]
         block["backward_kept_layers"] = surviving[name]["backward"]
         block["trainable_layer_mask"] = False
+        if reference_lms:
+            block["store_lm_weights"] = False
+    if reference_lms:
+        _name_lm_archives(model_config, config)
     if report.kept_layers_after == report.kept_layers_before:
         raise ConfigurationError(
             f"{archive_path}: no layer has a mask of 0, so there is nothing to remove (kept "
@@ -175,7 +185,8 @@ def prune_archive(archive_path: str, output_path: str, fp16: bool = False) -> Pr
     # (the phase-2 config initialises from the un-pruned phase-1 weights)
     model_config.pop("initializer", None)
     pruned = Model.from_params(vocab=model.vocab, params=Params(copy.deepcopy(model_config)))
-    pruned.load_state_dict(_pruned_state(model, pruned, surviving))
+    with lm_weights_stored(model), lm_weights_stored(pruned):  # slice the full weights
+        pruned.load_state_dict(_pruned_state(model, pruned, surviving))
     report.parameters_before = sum(p.numel() for p in model.parameters())
     report.parameters_after = sum(p.numel() for p in pruned.parameters())
     report.flops_per_token_before = float(flops_per_token(model))
@@ -183,8 +194,45 @@ def prune_archive(archive_path: str, output_path: str, fp16: bool = False) -> Pr
 
     full_config = config.as_dict(quiet=True)
     full_config["model"] = model_config
+    if reference_lms:
+        for key in ("dataset_reader", "validation_dataset_reader"):
+            if key in full_config:
+                _name_lm_archives(full_config[key], config)
     write_archive(full_config, pruned, output_path, fp16=fp16)
     return report
+
+
+def _name_lm_archives(block: Any, config: Params) -> None:
+    """
+    Rewrites, in place, every LM archive path in a config block (`forward_lm_archive`,
+    `backward_lm_archive`, `lm_archive`) as the archive a by-reference tagger can find anywhere:
+    `pretrained:<name>` for a shipped LM (same sha256), else the absolute path.
+    """
+    if isinstance(block, dict):
+        for key, value in block.items():
+            if key in ("forward_lm_archive", "backward_lm_archive", "lm_archive") and isinstance(
+                value, str
+            ):
+                block[key] = _portable_archive(value)
+            else:
+                _name_lm_archives(value, config)
+    elif isinstance(block, list):
+        for value in block:
+            _name_lm_archives(value, config)
+
+
+def _portable_archive(path: str) -> str:
+    if path.startswith("pretrained:") or "://" in path:
+        return path
+    name = shipped_name(path) if os.path.exists(path) else None
+    if name is not None:
+        return f"pretrained:{name}"
+    if not os.path.exists(path):
+        raise ConfigurationError(
+            f"--reference-lms: the LM archive {path} does not exist here, so the pruned tagger "
+            "could not refer to it; run from where the tagger was trained or pass the LMs."
+        )
+    return os.path.abspath(path)
 
 
 def fp16_state_dict(module: torch.nn.Module) -> Dict[str, torch.Tensor]:

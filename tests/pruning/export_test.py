@@ -3,7 +3,7 @@ The physically pruned archive (`allennlp ldnet-prune`) against the masked model 
 """
 
 import json
-
+import os
 import tarfile
 
 import pytest
@@ -18,6 +18,7 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
+from ldnet_allennlp.lm.modules.dense_bilm import lm_weights_stored
 from ldnet_allennlp.pruning.export import prune_archive, write_archive
 from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
@@ -122,6 +123,47 @@ def test_fp16_archive_stores_half_weights_and_loads_into_fp32(phase1, tmp_path):
     assert (tmp_path / "half.tar.gz").stat().st_size < 0.7 * (
         tmp_path / "full.tar.gz"
     ).stat().st_size
+
+
+def test_reference_lms_leaves_the_frozen_lm_weights_out(phase1, tmp_path, monkeypatch):
+    import hashlib
+    import shutil
+
+    masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[1.0, 0.0, 0.6], [0.0, 0.8, 1.0]])
+    # a pretrained folder that ships the forward fixture LM (the backward one is not shipped)
+    lms = lm_archive_ext_vars()
+    shipped = tmp_path / "pretrained"
+    shipped.mkdir()
+    shutil.copy(lms["FORWARD_LM_ARCHIVE"], shipped / "lm_forward.tar.gz")
+    data = (shipped / "lm_forward.tar.gz").read_bytes()
+    entry = {"file": "lm_forward.tar.gz", "size_bytes": len(data)}
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    (shipped / "MANIFEST.json").write_text(json.dumps({"lm_forward": entry}))
+    monkeypatch.setenv("LDNET_PRETRAINED_DIR", str(shipped))
+
+    prune_archive(str(masked), str(tmp_path / "full.tar.gz"))
+    prune_archive(str(masked), str(tmp_path / "ref.tar.gz"), reference_lms=True)
+    with tarfile.open(tmp_path / "ref.tar.gz") as archive:
+        config = json.load(archive.extractfile("config.json"))
+        stored = torch.load(archive.extractfile("weights.th"), weights_only=True)
+    block = config["model"]["text_field_embedder"]["token_embedders"]["lm"]
+    assert block["store_lm_weights"] is False
+    # the shipped LM by name, the other by an absolute path: both found from any directory
+    assert block["forward_lm_archive"] == "pretrained:lm_forward"
+    assert block["backward_lm_archive"] == os.path.abspath(lms["BACKWARD_LM_ARCHIVE"])
+    assert config["dataset_reader"]["token_indexers"]["lm"]["lm_archive"] == (
+        "pretrained:lm_forward"
+    )
+    assert not [k for k in stored if ".forward_lm." in k or ".backward_lm." in k]
+    assert stored["text_field_embedder.token_embedder_lm.bilm.lm_weights_sha256"].shape == (2, 32)
+    assert (tmp_path / "ref.tar.gz").stat().st_size < (tmp_path / "full.tar.gz").stat().st_size
+    full = load_archive(str(tmp_path / "full.tar.gz")).model.state_dict()
+    model = load_archive(str(tmp_path / "ref.tar.gz")).model
+    with lm_weights_stored(model):  # the LM weights it read from the LM archives
+        by_reference = model.state_dict()
+    assert full.keys() == by_reference.keys()
+    assert all(torch.equal(full[k], by_reference[k]) for k in full)
+    assert predictions(tmp_path / "ref.tar.gz", SENTENCES) == predictions(masked, SENTENCES)
 
 
 def test_a_direction_pruned_of_every_layer_keeps_its_token_embeddings(phase1, tmp_path):

@@ -5,12 +5,14 @@ feature extractor. It is the engine under both LM-feature token embedders (`laye
 code that opens a dense-LM archive (`load_dense_lm`).
 """
 
+import hashlib
 import json
 import logging
 import os
 import tarfile
 import zlib
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -127,6 +129,15 @@ class DenseBiLm(torch.nn.Module):
     add_sentence_boundaries : `bool`, optional (default = `True`)
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the LMs with the task (they still run in eval mode).
+    store_lm_weights : `bool`, optional (default = `True`)
+        With `False`, the frozen LMs' weights are left out of the task model's `state_dict` (so
+        out of its checkpoints and archive, ~10M parameters for 40k-word LMs): the archive refers
+        to the LM archives instead, and stores only `lm_weights_sha256`, `(2, 32)` uint8, the
+        sha256 of each (pruned) LM's weights as the model saw them. Loading such a state dict
+        takes the LM weights from the LM archives read at construction and checks them against
+        that fingerprint, so a different LM under the same path is an error, never a silent
+        swap; a missing LM archive is an error too (there is no stored copy to fall back on).
+        Needs frozen LMs (`requires_grad` false).
     """
 
     def __init__(
@@ -141,12 +152,22 @@ class DenseBiLm(torch.nn.Module):
         lm_dropout: float = 0.0,
         add_sentence_boundaries: bool = True,
         requires_grad: bool = False,
+        store_lm_weights: bool = True,
     ) -> None:
         super().__init__()
         if not 0.0 <= lm_dropout < 1.0:
             raise ConfigurationError(f"lm_dropout must be in [0, 1), got {lm_dropout}.")
+        if requires_grad and not store_lm_weights:
+            raise ConfigurationError(
+                "store_lm_weights false needs frozen LMs: with requires_grad true the LM weights "
+                "are trained with the task and must be stored in its archive."
+            )
         self.vocab_namespace = vocab_namespace
         archives = {"forward": forward_lm_archive, "backward": backward_lm_archive}
+        self._archives = archives
+        # directions whose LM weights were read from their archive (not rebuilt from the copy in
+        # the vocabulary): only those can stand in for weights a state dict leaves out
+        self._read_from_archive: Dict[str, bool] = {}
         loaded = {d: self._load_lm(d, archives[d], vocab) for d in DIRECTIONS}
         lms = {d: loaded[d][0] for d in DIRECTIONS}
         check_matching_lms(lms["forward"], lms["backward"], archives)
@@ -177,6 +198,12 @@ class DenseBiLm(torch.nn.Module):
         self.lm_dropout = lm_dropout
         self._lm_input_dropout = torch.nn.Dropout(lm_dropout)
         self.add_sentence_boundaries = add_sentence_boundaries
+        self.store_lm_weights = store_lm_weights
+        # the fingerprint of the LM weights as read (and pruned) here: what a state dict that
+        # leaves them out must have been saved with
+        self._archive_fingerprint = {d: lm_weights_sha256(self.lm(d)) for d in DIRECTIONS}
+        self._register_state_dict_hook(_leave_out_lm_weights)
+        self._register_load_state_dict_pre_hook(self._fill_in_lm_weights)
         self._bos_index = self.vocab.get_token_index(BOS_TOKEN, "tokens")
         self._eos_index = self.vocab.get_token_index(EOS_TOKEN, "tokens")
         # `Elmo(module=...)`'s contract: the number of layers a ScalarMix mixes, and their width
@@ -277,6 +304,39 @@ class DenseBiLm(torch.nn.Module):
         ]
         return {"activations": activations, "mask": mask}
 
+    # ------------------------------------------------------------------ LM weights by reference
+
+    def _fill_in_lm_weights(self, state_dict, prefix, *args) -> None:
+        """
+        Load pre-hook: a state dict saved with `store_lm_weights` false has no `forward_lm.*` /
+        `backward_lm.*` entries but a `lm_weights_sha256`; the weights read from the LM archives
+        at construction fill them in, once their fingerprint matches.
+        """
+        stored = state_dict.pop(prefix + FINGERPRINT_KEY, None)
+        for row, direction in enumerate(DIRECTIONS):
+            lm_prefix = f"{prefix}{direction}_lm."
+            if any(key.startswith(lm_prefix) for key in state_dict):
+                continue  # the weights are in the state dict: loaded as usual
+            if stored is None:
+                continue  # not written by this module: torch reports the missing keys
+            key = ARCHIVE_KEYS[direction]
+            if not self._read_from_archive[direction]:
+                raise ConfigurationError(
+                    f"{key} ({self._archives[direction]}) does not exist, and this model was "
+                    "saved without the LM weights (store_lm_weights false): it needs that LM "
+                    "archive (the shipped LMs: `pretrained:lm_forward` / `pretrained:lm_backward`)."
+                )
+            expected = bytes(stored[row].tolist()).hex()
+            if self._archive_fingerprint[direction] != expected:
+                raise ConfigurationError(
+                    f"{key} ({self._archives[direction]}) is not the LM this model was trained "
+                    f"with: the sha256 of its weights is {self._archive_fingerprint[direction]}, "
+                    f"the model was saved with {expected} (store_lm_weights false keeps only "
+                    "this fingerprint of the LM weights)."
+                )
+            for name, value in self.lm(direction).state_dict().items():
+                state_dict[lm_prefix + name] = value
+
     # ------------------------------------------------------------------ construction helpers
 
     def _check_kept(self, kept: Optional[Sequence[int]], key: str) -> List[int]:
@@ -300,7 +360,9 @@ class DenseBiLm(torch.nn.Module):
         except ConfigurationError:  # a shipped archive that is not here: the stored copy, if any
             path = None
         if path and os.path.exists(path) or "://" in str(path):
+            self._read_from_archive[direction] = True
             return load_dense_lm(path, key, direction)
+        self._read_from_archive[direction] = False
         if stored is None:
             raise ConfigurationError(
                 f"{key} ({archive_file}) does not exist, and the vocabulary holds no stored copy "
@@ -392,12 +454,55 @@ def check_matching_lms(
             )
 
 
+FINGERPRINT_KEY = "lm_weights_sha256"
+
+
+def lm_weights_sha256(lm: torch.nn.Module) -> str:
+    """sha256 (hex) of `lm`'s state dict: names, shapes and fp32 values, in name order."""
+    digest = hashlib.sha256()
+    for name, value in sorted(lm.state_dict().items()):
+        digest.update(f"{name}:{tuple(value.shape)}:".encode())
+        digest.update(value.detach().to(torch.float32).contiguous().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _leave_out_lm_weights(module: "DenseBiLm", state_dict, prefix, local_metadata) -> None:
+    """
+    State-dict hook: with `store_lm_weights` false, the LMs' entries are replaced by the sha256
+    of their weights, `(2, 32)` uint8 under `lm_weights_sha256` (row 0 forward, row 1 backward).
+    """
+    if module.store_lm_weights:
+        return
+    rows = []
+    for direction in DIRECTIONS:
+        lm_prefix = f"{prefix}{direction}_lm."
+        for key in [k for k in state_dict if k.startswith(lm_prefix)]:
+            del state_dict[key]
+        rows.append(list(bytes.fromhex(lm_weights_sha256(module.lm(direction)))))
+    state_dict[prefix + FINGERPRINT_KEY] = torch.tensor(rows, dtype=torch.uint8)
+
+
 def find_dense_bilms(model: torch.nn.Module) -> List[Tuple[str, DenseBiLm]]:
     """
     Every `DenseBiLm` in `model` with its module name: the one way to find the layer masks
     (`bilm.layer_mask`, `(2, num_lm_layers)`), used by pruning, export and FLOPs counting.
     """
     return [(name, m) for name, m in model.named_modules() if isinstance(m, DenseBiLm)]
+
+
+@contextmanager
+def lm_weights_stored(model: torch.nn.Module) -> Iterator[None]:
+    """Within the block, `model`'s biLMs put their LM weights in `state_dict` whatever their
+    `store_lm_weights` (to slice or copy the full weights, e.g. when pruning)."""
+    bilms = [bilm for _, bilm in find_dense_bilms(model)]
+    before = [bilm.store_lm_weights for bilm in bilms]
+    for bilm in bilms:
+        bilm.store_lm_weights = True
+    try:
+        yield
+    finally:
+        for bilm, store in zip(bilms, before):
+            bilm.store_lm_weights = store
 
 
 def _pad_to(tensor: torch.Tensor, dim: int) -> torch.Tensor:

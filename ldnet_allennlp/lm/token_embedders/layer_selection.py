@@ -50,6 +50,9 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
     add_sentence_boundaries : `bool`, optional (default `true`) — wrap each sentence in the
         LM's `<S>` / `</S>`, as in LM training.
     vocab_namespace : `str`, optional (default `"lm_tokens"`) — the indexer's `namespace`.
+    store_lm_weights : `bool`, optional (default `true`) — with `false` the frozen LM weights
+        stay out of the tagger's archive, which refers to the LM archives and checks the sha256
+        of their weights when loaded (`DenseBiLm`; `allennlp ldnet-prune --reference-lms`).
     """
 
     def __init__(
@@ -65,6 +68,7 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
         backward_kept_layers: Optional[List[int]] = None,
         add_sentence_boundaries: bool = True,
         vocab_namespace: str = LM_NAMESPACE,
+        store_lm_weights: bool = True,
     ) -> None:
         super().__init__()
         if projection_dim < 1:
@@ -81,6 +85,7 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
             trainable_layer_mask=trainable_layer_mask,
             lm_dropout=lm_dropout,
             add_sentence_boundaries=add_sentence_boundaries,
+            store_lm_weights=store_lm_weights,
         )
         self._dropout = torch.nn.Dropout(dropout)
         self.projection = torch.nn.Linear(self.lm_output_dim, projection_dim)

@@ -65,6 +65,9 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
         Dropout on the LMs' input word embeddings (training only).
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the LMs too (they stay in eval mode).
+    store_lm_weights : `bool`, optional (default = `True`)
+        With `False` the frozen LM weights stay out of the model's archive, which refers to
+        the LM archives and checks the sha256 of their weights when loaded (`DenseBiLm`).
     projection_dim : `int`, optional
         Linear projection of the returned representation to this size.
     scalar_mix_parameters : `List[float]`, optional
@@ -90,6 +93,7 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
         initial_scalar_parameters: Optional[List[float]] = None,
         vocab: Optional[Vocabulary] = None,
         vocab_namespace: str = LM_NAMESPACE,
+        store_lm_weights: bool = True,
         forward_archive: Optional[str] = None,
         backward_archive: Optional[str] = None,
     ) -> None:
@@ -116,6 +120,7 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
             vocab_namespace=vocab_namespace,
             lm_dropout=lm_dropout,
             requires_grad=requires_grad,
+            store_lm_weights=store_lm_weights,
         )
         for key, values in (
             ("scalar_mix_parameters", scalar_mix_parameters),

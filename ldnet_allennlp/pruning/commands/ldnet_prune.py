@@ -1,5 +1,6 @@
 """
-`allennlp ldnet-prune model.tar.gz -o pruned.tar.gz [--report-file report.json] [--fp16]`:
+`allennlp ldnet-prune model.tar.gz -o pruned.tar.gz [--report-file report.json] [--fp16]
+[--reference-lms]`:
 LD-Net's final pruning step (`ldnet_allennlp.pruning.export.prune_archive`) as an AllenNLP
 subcommand.
 """
@@ -35,12 +36,20 @@ class LdnetPrune(Subcommand):
             action="store_true",
             help="store the weights in half precision (half the size; check the F1 it gives)",
         )
+        subparser.add_argument(
+            "--reference-lms",
+            action="store_true",
+            help="leave the frozen LM weights out of the archive: it refers to the LM archives "
+            "(pretrained:<name> for the shipped LMs) and checks their sha256 when loaded",
+        )
         subparser.set_defaults(func=prune_from_args)
         return subparser
 
 
 def prune_from_args(args: argparse.Namespace) -> None:
-    report = prune_archive(args.archive_file, args.output_file, fp16=args.fp16)
+    report = prune_archive(
+        args.archive_file, args.output_file, fp16=args.fp16, reference_lms=args.reference_lms
+    )
     for name, before in report.kept_layers_before.items():
         after = report.kept_layers_after[name]
         for direction in ("forward", "backward"):

@@ -173,3 +173,78 @@ def test_from_lm_archive_uses_the_same_loader_and_errors(archives):
     with pytest.raises(ConfigurationError, match=r"model.archive_file \(.*\) holds a 'forward'"):
         DenseLanguageModel.from_lm_archive(archives["forward"], direction="backward")
     assert DenseLanguageModel.from_lm_archive(archives["backward"]).direction == "backward"
+
+
+# ---------------------------------------------------------------- LM weights by reference
+
+
+def train_tagger(embedder, input_size, lms, directory):
+    train_model(Params(tagger_config(embedder, input_size, lms)), serialization_dir=str(directory))
+    return str(directory / "model.tar.gz")
+
+
+def stored_weights(archive_path, directory):
+    import tarfile
+
+    with tarfile.open(archive_path) as archive:
+        archive.extract("weights.th", path=directory)
+    return torch.load(os.path.join(directory, "weights.th"))
+
+
+@pytest.mark.parametrize("kind", sorted(EMBEDDERS))
+def test_lm_weights_by_reference_round_trip(kind, archives, tmp_path):
+    """`store_lm_weights: false`: the archive keeps a fingerprint, not the LM weights, and
+    predicts exactly what the same training run with the weights stored predicts."""
+    copies = {}
+    for direction, path in archives.items():
+        copies[direction] = str(tmp_path / f"lm_{direction}.tar.gz")
+        shutil.copy(path, copies[direction])
+    embedder, input_size = EMBEDDERS[kind]
+    full = train_tagger(embedder, input_size, copies, tmp_path / "full")
+    by_reference = train_tagger(
+        dict(embedder, store_lm_weights=False), input_size, copies, tmp_path / "ref"
+    )
+
+    full_state = stored_weights(full, tmp_path / "full_weights")
+    state = stored_weights(by_reference, tmp_path / "ref_weights")
+    lm_keys = {k for k in full_state if "forward_lm." in k or "backward_lm." in k}
+    assert lm_keys and not lm_keys & set(state)
+    assert set(state) - set(full_state) == {k for k in state if k.endswith("lm_weights_sha256")}
+    (fingerprint_key,) = set(state) - set(full_state)
+    assert state[fingerprint_key].dtype == torch.uint8 and state[fingerprint_key].shape == (2, 32)
+    bilm = dict(find_dense_bilms(load_archive(full).model))
+    (bilm,) = bilm.values()
+    from ldnet_allennlp.lm.modules.dense_bilm import lm_weights_sha256
+
+    assert bytes(state[fingerprint_key][1].tolist()).hex() == lm_weights_sha256(bilm.backward_lm)
+    assert os.path.getsize(by_reference) < os.path.getsize(full)
+
+    for before, after in zip(logits(full), logits(by_reference)):
+        assert before.shape == after.shape and abs(before - after).max() == 0
+
+    # another LM of the same vocabulary under the same path: refused, naming key and file
+    from tests.lm.lm_archives import train_lm_archive
+
+    other = train_lm_archive(tmp_path / "other", "forward", seed=7)
+    shutil.copy(other, copies["forward"])
+    with pytest.raises(ConfigurationError, match="forward_lm_archive .* is not the LM this model"):
+        load_archive(by_reference)
+    # the full archive does not care: it brings its own LM weights
+    logits(full)
+
+    # no LM file: a full archive rebuilds the LM from its copy, a by-reference one cannot
+    os.remove(copies["forward"])
+    with pytest.raises(ConfigurationError, match="forward_lm_archive .* does not exist"):
+        load_archive(by_reference)
+
+
+def test_lm_weights_by_reference_needs_frozen_lms(archives):
+    params = dict(
+        EMBEDDERS["dense_lm_scalar_mix"][0],
+        forward_lm_archive=archives["forward"],
+        backward_lm_archive=archives["backward"],
+        requires_grad=True,
+        store_lm_weights=False,
+    )
+    with pytest.raises(ConfigurationError, match="store_lm_weights false needs frozen LMs"):
+        TokenEmbedder.from_params(Params(params))
