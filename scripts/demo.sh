@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's demo, with the real `allennlp` commands (all offline):
-#   0. the shipped, pruned NER tagger (pretrained/) tags new sentences  (allennlp ldnet-tag)
+#   0. the shipped, pruned NER tagger and chunker (pretrained/) tag new sentences  (ldnet-tag)
 # then the whole LD-Net chain on the bundled fixtures:
 #   1. pre-train a tiny forward and backward dense LM           (allennlp train)
 #   2. train the LD-Net NER tagger on their features            (allennlp train)
@@ -36,6 +36,11 @@ $BIN/allennlp ldnet-tag --model ner --include-package ldnet_allennlp \
   "Shares of Siemens rose 3 percent in Frankfurt after the European Commission approved the deal." \
   > $OUT/ldnet_tag.txt 2> $OUT/ldnet_tag.log || { tail -30 $OUT/ldnet_tag.log; exit 1; }
 sed 's/^/   /' $OUT/ldnet_tag.txt
+echo "   ... and the shipped pruned chunker (pretrained/MANIFEST.json: chunk):"
+$BIN/allennlp ldnet-tag --model chunk --include-package ldnet_allennlp \
+  "The quick brown fox jumped over the lazy dog." \
+  > $OUT/ldnet_chunk.txt 2> $OUT/ldnet_chunk.log || { tail -30 $OUT/ldnet_chunk.log; exit 1; }
+sed 's/^/   /' $OUT/ldnet_chunk.txt
 
 echo "== 1. allennlp train: tiny forward and backward dense LMs on fixtures/lm"
 run lm_forward.log $BIN/allennlp train fixtures/lm/dense_lm.jsonnet -s $OUT/lm_forward \

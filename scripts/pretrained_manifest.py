@@ -56,16 +56,20 @@ TAGGERS = {
         "data": "CoNLL-03 eng.train (model picked on eng.testa; F1 on eng.testb)",
         "f1_key": "conll03_f1",
         "results_prefix": "",
+        "prune_flags": "--fp16",
     },
     "chunk": {
         "task": "chunk",
         "what": "LD-Net chunker for English (CoNLL-00 phrase chunks, BIOUL): GloVe 6B 50d + char "
         "CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF; "
-        "weights stored in fp16",
+        "weights stored in fp16; the frozen LM weights are not in the archive: it refers to "
+        "pretrained:lm_forward / pretrained:lm_backward and checks the sha256 of their weights "
+        "when loaded",
         "data": "CoNLL-00 train.txt less one sentence in ten (i % 10 == 9; the model is picked on "
         "those 893 sentences; F1 on test.txt)",
         "f1_key": "conll00_f1",
         "results_prefix": "conll00_",
+        "prune_flags": "--fp16 --reference-lms",
     },
 }
 for _name, _tagger in TAGGERS.items():
@@ -80,7 +84,7 @@ for _name, _tagger in TAGGERS.items():
             f"python benchmarks/tagging_benchmark.py --runs {_task}_ldnet_glove ... (phase 1; its "
             f"command: {_task}_ldnet_glove.command in benchmarks/results/tagging.json)",
             "python benchmarks/pruning_benchmark.py --task "
-            f"{_task} ... (phase 2 + ldnet-prune --fp16; the commands are under "
+            f"{_task} ... (phase 2 + ldnet-prune {_tagger['prune_flags']}; the commands are under "
             f"{_tagger['results_prefix']}commands in benchmarks/results/pruning.json)",
             f"cp runs/pruning/{_task}_ldnet_glove_pruned_fp16.tar.gz "
             f"pretrained/{_task}_ldnet_pruned.tar.gz",

@@ -68,8 +68,41 @@ def test_the_ner_tagger_finds_the_entities_of_new_sentences():
     assert ("Maria Lopez", "PER") in spans(outputs[1]) and ("Reuters", "ORG") in spans(outputs[1])
 
 
-def test_the_shipped_ner_tagger_predicts_from_any_directory_with_no_other_file(tmp_path):
-    name = "ner"
+def test_a_shipped_chunker_exists_and_refers_to_the_shipped_lms():
+    assert "chunk" in TAGGERS, "pretrained/MANIFEST.json lists no chunker"
+    config = load_archive(str(pretrained_dir() / ENTRIES["chunk"]["file"])).config
+    lm = config["model"]["text_field_embedder"]["token_embedders"]["lm"].as_dict(quiet=True)
+    # the frozen LM weights are read from the shipped LMs (checked by their sha256), not copied
+    assert lm["store_lm_weights"] is False
+    assert (lm["forward_lm_archive"], lm["backward_lm_archive"]) == (
+        "pretrained:lm_forward",
+        "pretrained:lm_backward",
+    )
+
+
+def test_the_chunker_chunks_new_sentences():
+    chunk = load_pretrained("chunk")
+    fox = chunk.predict_json({"sentence": "The quick brown fox jumped over the lazy dog."})
+    assert spans(fox) == [
+        ("The quick brown fox", "NP"),
+        ("jumped", "VP"),
+        ("over", "PP"),
+        ("the lazy dog", "NP"),
+    ]
+    shares = chunk.predict_json(
+        {"sentence": "Shares of the new company rose sharply in early trading on Tuesday."}
+    )
+    assert spans(shares)[:5] == [
+        ("Shares", "NP"),
+        ("of", "PP"),
+        ("the new company", "NP"),
+        ("rose", "VP"),
+        ("sharply", "ADVP"),
+    ]
+
+
+@pytest.mark.parametrize("name", TAGGERS)
+def test_the_shipped_tagger_predicts_from_any_directory_with_no_other_file(name, tmp_path):
     inputs = tmp_path / "in.jsonl"
     inputs.write_text(json.dumps({"sentence": "Helmut Kohl visited Bonn ."}) + "\n")
     archive = pretrained_dir() / ENTRIES[name]["file"]
