@@ -109,6 +109,32 @@ RUN_SPECS = {
         CONLL00["CONLL00_TEST_DATA_PATH"],
         "conll00_test_f1_ldnet_lm_init",
     ),
+    # recipe search (issue 13; training_configs/tagging/recipe/): run with --dev-only, the dev F1
+    # per epoch goes under recipe_search.<run> and the test file is never read
+    "ner_vanilla_glove_min2": (
+        "recipe/ner_vanilla_glove_min2",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        None,
+    ),
+    "ner_vanilla_glove_nowords": (
+        "recipe/ner_vanilla_glove_nowords",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        None,
+    ),
+    "ner_vanilla_glove_sgd": (
+        "recipe/ner_vanilla_glove_sgd",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        None,
+    ),
+    "ner_vanilla_glove_char_lstm": (
+        "recipe/ner_vanilla_glove_char_lstm",
+        CONLL03,
+        CONLL03["CONLL03_TEST_DATA_PATH"],
+        None,
+    ),
 }
 
 
@@ -220,6 +246,26 @@ def dev_f1_by_epoch(out: Path):
     ]
 
 
+def record_dev_only(name: str, args) -> None:
+    """A recipe-search run: its dev F1 per epoch and wall-clock, under `recipe_search.<name>`."""
+    out = RUNS / name
+    clock = RUNS / f"{name}.wallclock.json"
+    dev = dev_f1_by_epoch(out)
+    result = {
+        "config": f"training_configs/tagging/{RUN_SPECS[name][0]}.jsonnet",
+        "dev_f1_by_epoch": dev,
+        "best_dev_f1": max(dev) if dev else None,
+        "epochs_trained": len(dev),
+        "completed": (out / "model.tar.gz").exists(),
+        "train_wallclock_s": json.loads(clock.read_text())["seconds"] if clock.exists() else None,
+        "command": f"python benchmarks/tagging_benchmark.py --runs {name} --dev-only"
+        + (f" --epochs {args.epochs}" if args.epochs else ""),
+    }
+    print(f"[{name}] {json.dumps(result)}", flush=True)
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    write_results({"recipe_search": {**results.get("recipe_search", {}), name: result}})
+
+
 def lm_finetune_report() -> Dict[str, Any]:
     """
     ELMo-style domain transfer (issue 4 item 5), if it was run (commands in
@@ -311,7 +357,7 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
                 round(wallclock / 60, 1) if wallclock else None,
             ]
         )
-    return {
+    table = {
         "caption": "Test F1 (model picked on dev; goals from issue 4: NER >= 90, chunking >= 95, "
         "LD-Net >= +2.0 over no LM; the gain is over the no-LM run with the same word vectors). "
         "Each run's command is under `<run>.command`.",
@@ -328,6 +374,29 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
         ],
         "rows": rows,
     }
+    search = results.get("recipe_search")
+    if not search:
+        return table
+    # the recipe search of issue 13: dev F1 only, each run against the config it changes
+    baseline = results.get("ner_vanilla_glove")
+    search_rows = []
+    if baseline:
+        search_rows.append(
+            [
+                "ner_vanilla_glove (baseline)",
+                "training_configs/tagging/ner_vanilla_glove.jsonnet",
+                baseline["dev_f1_by_epoch"],
+            ]
+        )
+    for name, run in sorted(search.items()):
+        search_rows.append([name, run["config"], run["dev_f1_by_epoch"]])
+    recipe = {
+        "caption": "Recipe search (issue 13), CoNLL-03 dev (eng.testa) F1 per epoch; the test "
+        "file is never read by these runs (`--dev-only`). Commands: recipe_search.<run>.command.",
+        "columns": ["run", "config", "dev F1 by epoch"],
+        "rows": search_rows,
+    }
+    return [table, recipe]
 
 
 def write_results(updates: Dict[str, Any]) -> None:
@@ -359,6 +428,11 @@ def main() -> None:
         "--lm-finetune-report", action="store_true", help="also record the LM fine-tuning effect"
     )
     parser.add_argument("--notes", help="free text for the report (what limited the runs)")
+    parser.add_argument(
+        "--dev-only",
+        action="store_true",
+        help="recipe search: record dev F1 per epoch under recipe_search.<run>, never read test",
+    )
     args = parser.parse_args()
     if args.lm_finetune_report:
         write_results({"lm_finetune": lm_finetune_report()})
@@ -377,6 +451,9 @@ def main() -> None:
             archive_model(str(out))
         elif not args.skip_train:
             train(name, args)
+        if args.dev_only or RUN_SPECS[name][3] is None:
+            record_dev_only(name, args)
+            continue
         if not (RUNS / name / "model.tar.gz").exists():
             print(f"[{name}] not trained yet; skipped")
             continue

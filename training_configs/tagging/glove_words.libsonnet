@@ -12,24 +12,42 @@
 // treated as a shipped tagger treats new words: OOV for `tokens`, their real vector from GloVe.
 // Chunking passes false: its held-out dev tenth and test.txt hold chunk labels (e.g. B-LST) that
 // the rest of train.txt lacks, and the label vocabulary must know them.
+//
+// `task_word_min_count` (issue 13's recipe search): with the default 1 every training word gets a
+// trainable `tokens` vector, so the OOV vector is never trained and every new word at test time
+// gets that untrained vector; N > 1 maps training words seen fewer than N times to OOV, so the OOV
+// vector is trained on rare words; 0 drops the `tokens` embedding (words are GloVe + characters).
 local glove_dim = 50;
 
-function(config, train_vocab_only=true)
+local without(object, key) = {[k]: object[k] for k in std.objectFields(object) if k != key};
+
+function(config, train_vocab_only=true, task_word_min_count=1)
+  local tokens_dim = config.model.text_field_embedder.token_embedders.tokens.embedding_dim;
+  local drop_tokens = task_word_min_count == 0;
+  local indexers(reader) =
+    (if drop_tokens then without(reader.token_indexers, "tokens") else reader.token_indexers)
+    + {glove: {type: "glove_tokens"}};
   config + {
     [if train_vocab_only then "datasets_for_vocab_creation"]: ["train"],
-    dataset_reader+: {
-      token_indexers+: {glove: {type: "glove_tokens"}},
+    [if task_word_min_count > 1 then "vocabulary"]: {
+      type: "from_instances",
+      min_count: {tokens: task_word_min_count},
     },
+    dataset_reader+: {token_indexers: indexers(config.dataset_reader)},
     // chunking reads its held-out dev tenth with a reader of its own
     [if std.objectHas(config, "validation_dataset_reader") then "validation_dataset_reader"]+: {
-      token_indexers+: {glove: {type: "glove_tokens"}},
+      token_indexers: indexers(config.validation_dataset_reader),
     },
     model+: {
       text_field_embedder+: {
-        token_embedders+: {
-          glove: {type: "glove_embedding", trainable_unknown: true},
-        },
+        token_embedders:
+          (if drop_tokens
+           then without(config.model.text_field_embedder.token_embedders, "tokens")
+           else config.model.text_field_embedder.token_embedders)
+          + {glove: {type: "glove_embedding", trainable_unknown: true}},
       },
-      encoder+: {input_size: super.input_size + glove_dim},
+      encoder+: {
+        input_size: super.input_size + glove_dim - (if drop_tokens then tokens_dim else 0),
+      },
     },
   }
