@@ -43,3 +43,19 @@ def test_our_subcommands_and_components_work_from_any_directory(tmp_path):
     )
     assert process.returncode == 1, process.stderr[-2000:]
     assert "nothing to remove" in process.stderr and not (tmp_path / "again.tar.gz").exists()
+
+
+def test_the_fixture_lm_config_trains_from_any_directory(tmp_path):
+    """`fixtures/lm/dense_lm.jsonnet` finds its data next to itself (jsonnet's std.thisFile)."""
+    from allennlp.common import Params
+
+    config = FIXTURES_ROOT / "lm" / "dense_lm.jsonnet"
+    assert Params.from_file(str(config))["train_data_path"] == str(
+        FIXTURES_ROOT / "lm" / "lm_fixture_train.txt"
+    )
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", OMP_NUM_THREADS="1")
+    train = [str(BIN / "ldnet-allennlp"), "train", str(config), "-s", str(tmp_path / "lm")]
+    train += ["-o", json.dumps({"trainer.num_epochs": 1})]
+    process = subprocess.run(train, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert process.returncode == 0, process.stderr[-2000:]
+    assert (tmp_path / "lm" / "model.tar.gz").exists()
