@@ -1,52 +1,68 @@
 """
-Tang et al. (2019) distillation benchmark on real data: SST-2 and SICK (3-way pair task).
+Tang et al. (2019) distillation benchmark on real data: SST-2 and SICK (3-way pair task), with
+every choice made on a dev set and the figures reported on a held-out test used once at the end.
 
-Per task: fine-tune the MiniLM-L6 teacher (`<task>_teacher.jsonnet`), build the augmented
-transfer set (`allennlp distill-transfer-set`), train the three students (`<task>_bilstm`,
-`<task>_distilled`, `<task>_distilled_aug`), read each model's best dev accuracy. Plus the speed
-of teacher vs student (sentences/s on CPU, batch 1 and 64, same process, same threads) and the
-parameter counts. Writes benchmarks/results/distillation.json after every stage (partial results
-are kept), outputs under runs/distillation/. Re-running skips finished stages (judged by their
-output files, not their settings: use a fresh --run-dir after changing a setting) and resumes an
-interrupted transfer set.
+Splits (the `splits` note of the JSON says the same):
+  SST-2  dev   = `--sst2-dev-size` distinct sentences carved from GLUE train.tsv with `--seed`
+               (written to <run-dir>/data/sst2/dev.tsv);
+         train = `--sst2-train-size` rows (or `all`) of the rest of train.tsv, the training pool
+               (<run-dir>/data/sst2/train.tsv); no sentence is in both;
+         test  = GLUE dev.tsv (872 sentences; GLUE's test labels are not public).
+  SICK   train = SemEval_set TRAIN (all 4,439 pairs, or a seeded subset), dev = TRIAL (495),
+         test = TEST (4,906), chosen with the `distillation_tsv` reader's `#SemEval_set=...` filter.
 
-The committed JSON comes from one invocation per part, each in its own run dir (`commands`,
-`run_dirs`): `--stage speed`, `--stage sst2` and `--stage sick`. Re-running a finished part in
-its run dir skips every stage and rewrites that part's keys (stage times come back from the run
-dir's stage_seconds.json). Runs at several n_iter: `<task>_dev_acc_distilled_aug_by_n_iter`
-(SST-2 at n_iter 4 and 16, SICK at 2 and 8: each pair shares the teacher and the training
-subset, the second run dir got a copy of the first run's teacher). A first run with 1-epoch
-teachers is kept under "earlier_run_weaker_teachers".
+Per task: split, fine-tune the MiniLM-L6 teacher (`<task>_teacher.jsonnet`, best epoch on dev),
+build the augmented transfer set (`allennlp distill-transfer-set`) for each `--n-iter`, train the
+three students (`<task>_bilstm`, `<task>_distilled`, `<task>_distilled_aug`; best epoch on dev),
+choose n_iter by dev accuracy, and last evaluate the four final models once on the test split
+(`allennlp evaluate`). The test split is not read before that step: no training, labelling or
+selection command gets its path. Dev figures: `<p>_dev_acc_*`; test figures: `<p>_test_acc_*`
+(p = sst2 or pair).
 
-The CPU is shared, so the run is sized down (all sizes are recorded in the JSON "sizes"):
-SST-2: teacher fine-tuned for 2 epochs on a seeded 4,000-sentence subset of train, max_length 64,
-transfer set from the same subset with n_iter 16 (Tang et al. used 20); SICK: all 4,439 TRAIN
-pairs, teacher 3 epochs, n_iter 8. Students: 8 epochs (patience 3), best dev epoch. The
-un-augmented transfer set is the original rows of the augmented one (same teacher, same logits),
-so the teacher labels each original once.
+Speed (`--stage speed`): sentences/s of teacher vs student on CPU at batch 1 and 64, model
+forward only, both timed the same way in one process: one warm-up pass of every (model, batch
+size), then `--rounds` (>= 5) interleaved rounds (teacher, student, teacher, student, ...), the
+median round; all of it at 1 and at 2 torch threads (set with torch.set_num_threads), every
+setting under `speed_by_threads`; each headline `sentences_per_sec_*` is the model's faster
+thread count (`speed_threads_used`). Timing data: the unlabelled GLUE test.tsv sentences (never
+a split that a figure is measured on). Run it with the SST-2 run's --run-dir so that the student
+has the trained student's vocabulary (its parameter count is then the real one).
 
-    SST2_DATA_DIR=/work/shared/data/sst2 SICK_DATA_PATH=/work/shared/data/sick/SICK.txt \\
-        .venv/bin/python benchmarks/distillation_benchmark.py [--stage speed]
+Writes benchmarks/results/distillation.json after every stage (partial results are kept),
+outputs under --run-dir. Every stage is resumable: a re-run in the same run dir skips finished
+stages (judged by their output files), resumes an interrupted transfer set and continues an
+interrupted `allennlp train` with `--recover`. The settings a run dir's outputs depend on are
+pinned in <run-dir>/<task>_settings.json; a re-run with other settings is refused (use a fresh
+--run-dir), except more `--n-iter` values, which add transfer sets and students. Each stage's
+wall-clock is under `stage_seconds`; every invocation that wrote figures is under `commands`.
+
+    SST2_DATA_DIR=../shared/data/sst2 SICK_DATA_PATH=../shared/data/sick/SICK.txt \\
+        .venv/bin/python benchmarks/distillation_benchmark.py --stage sst2 --run-dir runs/d_sst2
+    (and --stage sick, --stage speed; `--stage split` only writes the split files)
 """
 
 import argparse
 import json
 import os
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import DATA, ROOT, hardware, run_allennlp  # noqa: E402
 from benchmarks.common import load_results as _load, save_results as _save  # noqa: E402
 
 CONFIGS = ROOT / "training_configs" / "distillation"
-# Threads for the training / labelling subprocesses. On the shared 2-core machine one thread was
-# faster than two for both models (thread contention), see "speed_by_threads".
+# Threads for the training, labelling and evaluation subprocesses (--threads). The speed stage
+# sets its own torch threads: it times both models at 1 and at 2 threads (`speed_by_threads`).
 THREADS = 1
-REPEATS = 3  # speed measurements: best of this many passes
+MIN_ROUNDS = 5  # speed: the median of at least this many interleaved rounds
+VARIANTS = ("teacher", "bilstm", "distilled", "distilled_aug")
+# where the figures measured before the held-out splits are kept (see keep_earlier_run)
+EARLIER_KEY = "earlier_run_selected_on_glue_dev"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -64,17 +80,190 @@ def save_results(results: Dict[str, Any]) -> None:
     _save(RESULTS_NAME, results)
 
 
-def write_subset(source: str, target: Path, size: int, seed: int, row_filter=None) -> int:
-    """A seeded random subset of a TSV file's data rows (header kept, order kept)."""
-    lines = Path(source).read_text(encoding="utf-8").splitlines(keepends=True)
-    header, rows = lines[0], lines[1:]
-    if row_filter is not None:
-        column = header.rstrip("\r\n").split("\t").index(row_filter[0])
-        rows = [r for r in rows if r.rstrip("\r\n").split("\t")[column] == row_filter[1]]
-    chosen = sorted(random.Random(seed).sample(range(len(rows)), min(size, len(rows))))
+# ---------------------------------------------------------------------------------------------
+# data files and splits
+
+
+def sst2_dir() -> str:
+    return os.environ.get("SST2_DATA_DIR", str(DATA / "sst2"))
+
+
+def sick_path() -> str:
+    return os.environ.get("SICK_DATA_PATH", str(DATA / "sick" / "SICK.txt"))
+
+
+def sst2_test_path() -> str:
+    """The SST-2 held-out test: GLUE dev.tsv. Only the final evaluation step asks for it."""
+    return os.path.join(sst2_dir(), "dev.tsv")
+
+
+def sick_split(name: str) -> str:
+    return f"{sick_path()}#SemEval_set={name}"
+
+
+def read_tsv(file_path: str) -> Tuple[str, List[str]]:
+    """
+    The header line and the data lines (line ends kept) of a TSV file; a `#column=value` suffix
+    keeps the rows whose `column` is `value`, as the `distillation_tsv` reader does.
+    """
+    path, _, selector = file_path.partition("#")
+    # lines are split at "\n" only (read_text makes "\r\n" one); each row gets its "\n"
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    header, rows = lines[0] + "\n", [line + "\n" for line in lines[1:] if line.strip()]
+    if selector:
+        column, value = selector.split("=", 1)
+        index = header.rstrip("\n").split("\t").index(column)
+        rows = [r for r in rows if r.rstrip("\n").split("\t")[index] == value]
+    return header, rows
+
+
+def write_tsv(target: Path, header: str, rows: Sequence[str]) -> None:
+    """Written whole or not at all (a temporary file renamed), so a stopped run leaves no half."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(header + "".join(rows[i] for i in chosen), encoding="utf-8")
-    return len(chosen)
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text(header + "".join(rows), encoding="utf-8")
+    os.replace(partial, target)
+
+
+def cell(header: str, row: str, column: str) -> str:
+    return row.rstrip("\n").split("\t")[header.rstrip("\n").split("\t").index(column)]
+
+
+def carve_dev(
+    header: str, rows: Sequence[str], column: str, dev_size: int, seed: int
+) -> Tuple[List[str], List[str]]:
+    """
+    `(dev, pool)`: the dev holds `dev_size` distinct sentences (`column`, whitespace-stripped)
+    drawn with `random.Random(seed)` from the distinct sentences of `rows`, one row each (the
+    first in file order); the pool holds every row whose sentence is not in the dev (duplicates
+    of a dev sentence go with it). Both keep file order. The same rows and seed give the same
+    split.
+    """
+    keys = [cell(header, row, column).strip() for row in rows]
+    distinct = list(dict.fromkeys(keys))
+    if not 0 < dev_size < len(distinct):
+        raise SystemExit(f"dev size {dev_size}: must be between 1 and {len(distinct) - 1}")
+    chosen = set(random.Random(seed).sample(distinct, dev_size))
+    dev, pool, seen = [], [], set()
+    for key, row in zip(keys, rows):
+        if key not in chosen:
+            pool.append(row)
+        elif key not in seen:
+            seen.add(key)
+            dev.append(row)
+    return dev, pool
+
+
+def choose_rows(rows: Sequence[str], size: Optional[int], seed: int) -> List[str]:
+    """A seeded random subset of `size` rows in file order; `None` (`all`) = every row."""
+    if size is None or size >= len(rows):
+        return list(rows)
+    chosen = sorted(random.Random(seed).sample(range(len(rows)), size))
+    return [rows[i] for i in chosen]
+
+
+def train_size(value: str) -> Optional[int]:
+    """argparse type of the train sizes: a positive number of rows, or `all` (None)."""
+    if value == "all":
+        return None
+    if not value.isdigit() or int(value) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'all', got {value!r}")
+    return int(value)
+
+
+def task_files(task: str, run_dir: Path) -> Dict[str, Any]:
+    """A task's split files: `train` and `dev` (what training and selection read) and `test`."""
+    data_dir = run_dir / "data" / task
+    if task == "sst2":
+        return {
+            "record": data_dir / "split.json",
+            "train_file": data_dir / "train.tsv",
+            "train": str(data_dir / "train.tsv"),
+            "dev": str(data_dir / "dev.tsv"),
+            "test": sst2_test_path(),
+        }
+    return {
+        "record": data_dir / "split.json",
+        "train_file": data_dir / "SICK_train_subset.txt",
+        "train": str(data_dir / "SICK_train_subset.txt"),
+        "dev": sick_split("TRIAL"),
+        "test": sick_split("TEST"),
+    }
+
+
+def write_split(task: str, args, run_dir: Path) -> bool:
+    """
+    The split files of a task in `<run_dir>/data/<task>/`, then `split.json` (what was written;
+    its presence marks the stage done). Reads only the training source: SST-2's train.tsv, the
+    TRAIN rows of SICK.txt.
+    """
+    files = task_files(task, run_dir)
+    if files["record"].exists():
+        return False
+    if task == "sst2":
+        source = os.path.join(sst2_dir(), "train.tsv")
+        header, rows = read_tsv(source)
+        dev, pool = carve_dev(header, rows, "sentence", args.sst2_dev_size, args.seed)
+        train = choose_rows(pool, args.sst2_train_size, args.seed)
+        write_tsv(Path(files["dev"]), header, dev)
+        record = {
+            "source": source,
+            "source_rows": len(rows),
+            "dev_rows": len(dev),
+            "train_pool_rows": len(pool),
+            "rows_dropped_as_duplicates_of_dev_sentences": len(rows) - len(dev) - len(pool),
+        }
+    else:
+        source = sick_split("TRAIN")
+        header, pool = read_tsv(source)
+        train = choose_rows(pool, args.pair_train_size, args.seed)
+        record = {
+            "source": source,
+            "train_pool_rows": len(pool),
+            "dev": files["dev"],
+            "dev_rows": len(read_tsv(files["dev"])[1]),
+        }
+    write_tsv(files["train_file"], header, train)
+    record.update(train_rows=len(train), seed=args.seed)
+    files["record"].write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return True
+
+
+def sst2_split_settings(args) -> Dict[str, Any]:
+    size = args.sst2_train_size or "all"
+    return {"seed": args.seed, "train_size": size, "dev_size": args.sst2_dev_size}
+
+
+def sick_split_settings(args) -> Dict[str, Any]:
+    return {"seed": args.seed, "train_size": args.pair_train_size or "all"}
+
+
+def pin_settings(task: str, run_dir: Path, settings: Dict[str, Any]) -> None:
+    """
+    Records the settings a stage's outputs depend on in `<run_dir>/<task>_settings.json`, and
+    refuses a run whose settings differ from the recorded ones (its outputs would be mixed).
+    """
+    path = run_dir / f"{task}_settings.json"
+    pinned = json.loads(path.read_text()) if path.exists() else {}
+    legacy = (f"data/{task}", f"{task}_teacher", f"transfer/{task}_aug.jsonl")
+    if not pinned and any((run_dir / name).exists() for name in legacy):
+        raise SystemExit(
+            f"{run_dir} holds {task} outputs from before the held-out splits (no {path.name}); "
+            "use a fresh --run-dir"
+        )
+    changed = {k: (pinned[k], v) for k, v in settings.items() if k in pinned and pinned[k] != v}
+    if changed:
+        raise SystemExit(
+            f"{run_dir} was made with other {task} settings (recorded, given): {changed}; "
+            "use a fresh --run-dir or the recorded settings"
+        )
+    pinned.update(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# stages
 
 
 def best_dev_accuracy(serialization_dir: Path) -> float:
@@ -82,18 +271,39 @@ def best_dev_accuracy(serialization_dir: Path) -> float:
     return round(100.0 * metrics["best_validation_accuracy"], 2)
 
 
+def test_accuracy(model_dir: Path) -> float:
+    return round(100.0 * json.loads((model_dir / "test_metrics.json").read_text())["accuracy"], 2)
+
+
+def duration_seconds(text: str) -> float:
+    """AllenNLP's `training_duration` (`str(datetime.timedelta)`: "[N day[s], ]H:MM:SS[.f]")."""
+    days = 0
+    if "day" in text:
+        day_part, text = text.split(",", 1)
+        days = int(day_part.split()[0])
+    hours, minutes, seconds = text.strip().split(":")
+    return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
 def train(config: str, serialization_dir: Path, overrides: Dict[str, Any], env, log) -> None:
+    """
+    `allennlp train`, unless the model is there. A serialization dir left by an interrupted run
+    (config.json, no model.tar.gz) is continued with `--recover`; any other leftover is replaced.
+    """
     if (serialization_dir / "model.tar.gz").exists():
         return
-    args = ["train", str(CONFIGS / config), "-s", str(serialization_dir), "-f"]
-    args += ["-o", json.dumps(overrides)]
+    resume = (serialization_dir / "config.json").exists()
+    args = ["train", str(CONFIGS / config), "-s", str(serialization_dir)]
+    args += ["--recover"] if resume else ["-f"]
+    args += ["-o", json.dumps(overrides, sort_keys=True)]
     run_allennlp(args, log, env, threads=THREADS)
 
 
 def timed(results: Dict[str, Any], name: str, function, run_dir: Path) -> None:
     """
     Runs a stage and saves. Its wall time is recorded when the stage did work, also in
-    `<run_dir>/stage_seconds.json`, from which a re-run that skips the finished stage takes it.
+    `<run_dir>/stage_seconds.json`, from which a re-run that skips the finished stage takes it
+    (a resumed stage records the time of its last part only).
     """
     record = run_dir / "stage_seconds.json"
     recorded = json.loads(record.read_text()) if record.exists() else {}
@@ -109,7 +319,8 @@ def timed(results: Dict[str, Any], name: str, function, run_dir: Path) -> None:
 
 def only_originals(aug_path: Path, target: Path) -> None:
     """The un-augmented transfer set: header (n_iter set to 0) + the original rows."""
-    with open(aug_path, encoding="utf-8") as source, open(target, "w", encoding="utf-8") as out:
+    partial = target.with_name(target.name + ".partial")
+    with open(aug_path, encoding="utf-8") as source, open(partial, "w", encoding="utf-8") as out:
         header = json.loads(source.readline())
         header["transfer_set"]["n_iter"] = 0
         header["transfer_set"]["derived_from"] = str(aug_path)
@@ -117,47 +328,65 @@ def only_originals(aug_path: Path, target: Path) -> None:
         for line in source:
             if not json.loads(line)["augmented"]:
                 out.write(line)
+    os.replace(partial, target)
+
+
+def count_lines(path: Path) -> int:
+    with open(path, encoding="utf-8") as handle:
+        return sum(1 for _ in handle)
+
+
+def split_note(task: str, args, split: Dict[str, Any]) -> str:
+    if task == "sst2":
+        size = "all" if args.sst2_train_size is None else args.sst2_train_size
+        return (
+            f"train = {split['train_rows']} rows ({size}) of GLUE SST-2 train.tsv minus the dev; "
+            f"dev = {split['dev_rows']} distinct sentences carved from train.tsv with seed "
+            f"{args.seed} (<run dir>/data/sst2/dev.tsv; {split['train_pool_rows']} rows left in "
+            "the training pool), on which every choice is made (teacher and student best epochs, "
+            "n_iter); test = GLUE dev.tsv, evaluated once per final model after all training "
+            "(sst2_test_acc_*)"
+        )
+    return (
+        f"train = {split['train_rows']} of the {split['train_pool_rows']} SemEval_set TRAIN "
+        f"pairs of SICK.txt; dev = TRIAL ({split['dev_rows']} pairs), on which every choice is "
+        "made (best epochs, n_iter); test = TEST, evaluated once per final model after all "
+        "training (pair_test_acc_*)"
+    )
 
 
 def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> None:
     prefix = "sst2" if task == "sst2" else "pair"
-    data_dir = run_dir / "data" / task
-    sst2 = os.environ.get("SST2_DATA_DIR", str(DATA / "sst2"))
-    env = {
-        "SST2_TRAIN_DATA_PATH": os.path.join(sst2, "train.tsv"),
-        "SST2_DEV_DATA_PATH": os.path.join(sst2, "dev.tsv"),
-        "SICK_DATA_PATH": os.environ.get("SICK_DATA_PATH", str(DATA / "sick" / "SICK.txt")),
-    }
-    if task == "sst2":
-        source = env["SST2_TRAIN_DATA_PATH"]
-        subset_file = data_dir / "train.tsv"
-        size = args.sst2_train_size
-        row_filter = None
-        train_path = str(subset_file)
-    else:
-        source = env["SICK_DATA_PATH"]
-        subset_file = data_dir / "SICK_train_subset.txt"
-        size = args.pair_train_size
-        row_filter = ("SemEval_set", "TRAIN")
-        train_path = str(subset_file)
-    log = run_dir / "logs" / f"{task}.log"
     pair = task != "sst2"
+    upper = "SICK" if pair else "SST2"
+    files = task_files(task, run_dir)
+    train_path = files["train"]
+    # what training, labelling and selection may read: the training subset and the dev split
+    if pair:
+        env = {"SICK_DATA_PATH": sick_path()}  # the configs' dev: its TRIAL rows
+    else:
+        env = {"SST2_TRAIN_DATA_PATH": train_path, "SST2_DEV_DATA_PATH": files["dev"]}
+    log = run_dir / "logs" / f"{task}.log"
     teacher_epochs = (args.pair_teacher_epochs if pair else None) or args.teacher_epochs
-    n_iter = args.pair_n_iter if pair and args.pair_n_iter is not None else args.n_iter
+    n_iters = sorted(set(args.pair_n_iter if pair and args.pair_n_iter else args.n_iter))
     results.setdefault("run_dirs", {})[task] = str(run_dir)
-    results.setdefault("sizes", {})[task] = {}
-    sizes = results["sizes"][task]
+    sizes = results.setdefault("sizes", {})[task] = {}
 
-    def subset():
-        if subset_file.exists():
-            return False
-        write_subset(source, subset_file, size, args.seed, row_filter)
-        return True
-
-    timed(results, f"{task}_subset", subset, run_dir)
-    sizes["train_examples"] = sum(1 for _ in open(subset_file, encoding="utf-8")) - 1
+    pin_settings(task, run_dir, sick_split_settings(args) if pair else sst2_split_settings(args))
+    timed(results, f"{task}_split", lambda: write_split(task, args, run_dir), run_dir)
+    split = json.loads(files["record"].read_text())
+    sizes.update({k: v for k, v in split.items() if k not in ("seed", "train_rows")})
+    sizes["train_examples"] = split["train_rows"]
+    results.setdefault("splits", {})[task] = split_note(task, args, split)
+    if pair:
+        results["pair_task"] = (
+            f"SICK 3-way (train = {split['train_rows']} SemEval_set TRAIN pairs, dev = TRIAL, "
+            "test = TEST)"
+        )
+    results[f"{prefix}_dev_split"] = files["dev"]
 
     teacher_dir = run_dir / f"{task}_teacher"
+    pin_settings(task, run_dir, {"teacher_epochs": teacher_epochs, "teacher_lr": args.teacher_lr})
 
     def teacher():
         if (teacher_dir / "model.tar.gz").exists():
@@ -172,157 +401,310 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
 
     timed(results, f"{task}_teacher_finetune", teacher, run_dir)
     results[f"{prefix}_dev_acc_teacher"] = best_dev_accuracy(teacher_dir)
-    save_results(results)
-
-    transfer_aug = run_dir / "transfer" / f"{task}_aug.jsonl"
-    transfer_plain = run_dir / "transfer" / f"{task}.jsonl"
-    done_marker = transfer_aug.with_suffix(".done")
-
-    def transfer_set():
-        if done_marker.exists():
-            return False
-        transfer_aug.parent.mkdir(parents=True, exist_ok=True)
-        run_allennlp(
-            [
-                "distill-transfer-set",
-                str(teacher_dir / "model.tar.gz"),
-                train_path,
-                str(transfer_aug),
-                "--n-iter",
-                str(n_iter),
-                "--seed",
-                str(args.seed),
-                "--batch-size",
-                "64",
-            ],
-            log,
-            env,
-            threads=THREADS,
-        )
-        only_originals(transfer_aug, transfer_plain)
-        done_marker.write_text("done\n")
-        return True
-
-    timed(results, f"{task}_transfer_set", transfer_set, run_dir)
-    sizes["transfer_set_rows_aug"] = sum(1 for _ in open(transfer_aug)) - 1
-    sizes["transfer_set_rows_plain"] = sum(1 for _ in open(transfer_plain)) - 1
-    sizes["n_iter"] = n_iter
     sizes["teacher_epochs"] = teacher_epochs
+    first_epoch = teacher_dir / "metrics_epoch_0.json"
+    if first_epoch.exists():  # what one teacher epoch costs (training + dev), to size a run
+        seconds = duration_seconds(json.loads(first_epoch.read_text())["training_duration"])
+        sizes["teacher_seconds_epoch_0"] = round(seconds, 1)
+        sizes["teacher_seconds_per_epoch_per_1k_train"] = round(
+            1000 * seconds / split["train_rows"], 1
+        )
     save_results(results)
 
-    upper = "SST2" if task == "sst2" else "SICK"
+    transfer_plain = run_dir / "transfer" / f"{task}.jsonl"
+    transfer_aug = {n: run_dir / "transfer" / f"{task}_aug_n{n}.jsonl" for n in n_iters}
+    for n_iter, aug_path in transfer_aug.items():
+        done_marker = aug_path.with_suffix(".done")
+
+        def transfer_set(aug_path=aug_path, done_marker=done_marker, n_iter=n_iter):
+            if done_marker.exists():
+                return False
+            aug_path.parent.mkdir(parents=True, exist_ok=True)
+            run_allennlp(
+                [
+                    "distill-transfer-set",
+                    str(teacher_dir / "model.tar.gz"),
+                    train_path,
+                    str(aug_path),
+                    "--n-iter",
+                    str(n_iter),
+                    "--seed",
+                    str(args.seed),
+                    "--batch-size",
+                    "64",
+                ],
+                log,
+                env,
+                threads=THREADS,
+            )
+            done_marker.write_text("done\n")
+            return True
+
+        timed(results, f"{task}_transfer_set_n{n_iter}", transfer_set, run_dir)
+        sizes.setdefault("transfer_set_rows_aug_by_n_iter", {})[str(n_iter)] = (
+            count_lines(aug_path) - 1
+        )
+        if not transfer_plain.exists():  # the originals, labelled by the same teacher
+            only_originals(aug_path, transfer_plain)
+    sizes["transfer_set_rows_plain"] = count_lines(transfer_plain) - 1
+    save_results(results)
+
     env[f"{upper}_TRANSFER_SET"] = str(transfer_plain)
-    env[f"{upper}_TRANSFER_SET_AUG"] = str(transfer_aug)
-    for variant in ("bilstm", "distilled", "distilled_aug"):
-        student_dir = run_dir / f"{task}_{variant}"
+    pin_settings(task, run_dir, {"student_epochs": args.student_epochs})
+    students = [("bilstm", "bilstm", None), ("distilled", "distilled", None)]
+    students += [("distilled_aug", f"distilled_aug_n{n}", n) for n in n_iters]
+    for variant, name, n_iter in students:
+        student_dir = run_dir / f"{task}_{name}"
         overrides: Dict[str, Any] = {"trainer.num_epochs": args.student_epochs}
         if variant == "bilstm":
             overrides["train_data_path"] = train_path
+        student_env = dict(env)
+        if n_iter is not None:
+            student_env[f"{upper}_TRANSFER_SET_AUG"] = str(transfer_aug[n_iter])
 
-        def student(student_dir=student_dir, variant=variant, overrides=overrides):
+        def student(student_dir=student_dir, variant=variant, overrides=overrides, e=student_env):
             if (student_dir / "model.tar.gz").exists():
                 return False
-            train(f"{task}_{variant}.jsonnet", student_dir, overrides, env, log)
+            train(f"{task}_{variant}.jsonnet", student_dir, overrides, e, log)
             return True
 
-        timed(results, f"{task}_student_{variant}", student, run_dir)
-        results[f"{prefix}_dev_acc_{variant}"] = best_dev_accuracy(student_dir)
-        if variant == "distilled_aug":  # every n_iter this results file has seen
-            by_n_iter = results.setdefault(f"{prefix}_dev_acc_distilled_aug_by_n_iter", {})
-            by_n_iter[str(n_iter)] = results[f"{prefix}_dev_acc_{variant}"]
+        timed(results, f"{task}_student_{name}", student, run_dir)
+        if variant != "distilled_aug":
+            results[f"{prefix}_dev_acc_{variant}"] = best_dev_accuracy(student_dir)
         save_results(results)
+
+    # n_iter: the best dev accuracy among every n_iter trained in this run dir (ties: smaller)
+    by_n_iter = trained_n_iters(task, run_dir)
+    chosen = max(sorted(by_n_iter), key=lambda n: by_n_iter[n])
+    results[f"{prefix}_dev_acc_distilled_aug_by_n_iter"] = {str(n): by_n_iter[n] for n in by_n_iter}
+    results[f"{prefix}_dev_acc_distilled_aug"] = by_n_iter[chosen]
+    sizes["n_iter"] = chosen
+    sizes["n_iter_compared"] = sorted(by_n_iter)
+    sizes["transfer_set_rows_aug"] = sizes["transfer_set_rows_aug_by_n_iter"][str(chosen)]
+    save_results(results)
+
+    # the held-out test: once, for the four final models, after everything above
+    finals = {v: run_dir / f"{task}_{v}" for v in VARIANTS}
+    finals["distilled_aug"] = run_dir / f"{task}_distilled_aug_n{chosen}"
+
+    def test_evaluation():
+        did_work = False
+        for model_dir in finals.values():
+            if (model_dir / "test_metrics.json").exists():
+                continue
+            arguments = ["evaluate", str(model_dir / "model.tar.gz"), files["test"]]
+            arguments += ["--output-file", str(model_dir / "test_metrics.json")]
+            run_allennlp(arguments, log, env, threads=THREADS)
+            did_work = True
+        return did_work
+
+    timed(results, f"{task}_test_evaluation", test_evaluation, run_dir)
+    for variant, model_dir in finals.items():
+        results[f"{prefix}_test_acc_{variant}"] = test_accuracy(model_dir)
+    _, test_rows = read_tsv(files["test"])  # counted only now, after the evaluation
+    name = "GLUE SST-2 dev.tsv" if task == "sst2" else "SICK.txt, SemEval_set TEST"
+    results[f"{prefix}_test_split"] = f"{name}: {files['test']} ({len(test_rows)} examples)"
+    # every model of this run dir that was ever scored on the test (more than the four finals
+    # only if a later invocation with more n_iter values changed the dev choice)
+    results.setdefault("test_evaluations", {})[task] = {
+        path.parent.name: test_accuracy(path.parent)
+        for path in sorted(run_dir.glob(f"{task}_*/test_metrics.json"))
+    }
+    save_results(results)
+
+
+def trained_n_iters(task: str, run_dir: Path) -> Dict[int, float]:
+    """Best dev accuracy of every finished `<task>_distilled_aug_n<N>` student in the run dir."""
+    found = {}
+    for archive in run_dir.glob(f"{task}_distilled_aug_n*/model.tar.gz"):
+        n_iter = int(archive.parent.name.rsplit("_n", 1)[1])
+        found[n_iter] = best_dev_accuracy(archive.parent)
+    return dict(sorted(found.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# speed
 
 
 def count_parameters(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def speed(results: Dict[str, Any], run_dir: Path) -> None:
+def interleaved_seconds(runs: Dict[str, Callable[[], Any]], rounds: int) -> Dict[str, List[float]]:
     """
-    Sentences/s of teacher vs student on SST-2 dev, model forward only (instances tensorised
-    beforehand), torch.inference_mode, the same process and thread count for both. Untrained
-    weights of the same architectures (speed does not depend on the weights); parameter
-    counts are for the SST-2 configs (student vocabulary = SST-2 dev + the training subset).
+    One warm-up call of every run (not counted), then `rounds` rounds that call every run once,
+    in the given order, so that load from other processes hits them alike. Seconds per call.
+    """
+    seconds: Dict[str, List[float]] = {name: [] for name in runs}
+    for round_ in range(rounds + 1):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            elapsed = time.perf_counter() - start
+            if round_:
+                seconds[name].append(elapsed)
+    return seconds
+
+
+def speed(results: Dict[str, Any], args, run_dir: Path) -> None:
+    """
+    Sentences/s of teacher vs student, model forward only (instances tensorised beforehand),
+    torch.inference_mode, CPU, the same process, sentences, warm-up and rounds for both; at 1
+    and 2 torch threads. Untrained weights of the same architectures (speed does not depend on
+    the weights). The student's vocabulary is the chosen SST-2 distilled_aug student's if this
+    run dir has one (so `params_student` is the real student's), else the training subset's.
     """
     import torch
     from allennlp.common import Params
     from allennlp.data import Batch, Vocabulary
     from allennlp.data.dataset_readers import DatasetReader
     from allennlp.models import Model
-    from allennlp.nn import util as nn_util
 
     import ldnet_allennlp  # noqa: F401
 
-    data = os.environ.get("SST2_DATA_DIR", str(DATA / "sst2"))
-    os.environ.setdefault("SST2_TRAIN_DATA_PATH", os.path.join(data, "train.tsv"))
-    os.environ.setdefault("SST2_DEV_DATA_PATH", os.path.join(data, "dev.tsv"))
-    dev = os.path.join(data, "dev.tsv")
-    train_subset = run_dir / "data" / "sst2" / "train.tsv"
-    vocab_source = str(train_subset) if train_subset.exists() else dev
+    if not task_files("sst2", run_dir)["record"].exists():  # else the SST-2 run's split
+        pin_settings("sst2", run_dir, sst2_split_settings(args))
+        write_split("sst2", args, run_dir)
+    files = task_files("sst2", run_dir)
+    os.environ["SST2_TRAIN_DATA_PATH"] = files["train"]
+    os.environ["SST2_DEV_DATA_PATH"] = files["dev"]
+    timing_data = args.speed_data or os.path.join(sst2_dir(), "test.tsv")
+    by_n_iter = trained_n_iters("sst2", run_dir)
+    student_vocabulary = None
+    if by_n_iter:
+        chosen = max(sorted(by_n_iter), key=lambda n: by_n_iter[n])
+        student_vocabulary = run_dir / f"sst2_distilled_aug_n{chosen}" / "vocabulary"
 
-    def build(config: str):
+    def build(config: str, vocabulary_dir: Optional[Path], vocabulary_data: str):
         params = Params.from_file(str(CONFIGS / config))
         reader = DatasetReader.from_params(params.pop("dataset_reader"))
         if "validation_dataset_reader" in params:
             reader = DatasetReader.from_params(params.pop("validation_dataset_reader"))
-        instances = list(reader.read(dev))
-        vocab = Vocabulary.from_instances(instances + list(reader.read(vocab_source)))
+        instances = list(reader.read(timing_data))[: args.speed_sentences]
+        if vocabulary_dir is not None:
+            vocab = Vocabulary.from_files(str(vocabulary_dir))
+        else:  # labelled sentences, for the label namespace
+            vocab = Vocabulary.from_instances(reader.read(vocabulary_data))
         model = Model.from_params(vocab=vocab, params=params.pop("model"))
         model.eval()
         return model, instances
 
-    measurements = {}
-    by_threads: Dict[str, float] = {}
-    models = {}
-    for name, config in (("teacher", "sst2_teacher.jsonnet"), ("student", "sst2_bilstm.jsonnet")):
-        models[name] = build(config)
-        results[f"params_{name}"] = count_parameters(models[name][0])
+    models = {
+        "teacher": build("sst2_teacher.jsonnet", None, files["dev"]),
+        "student": build("sst2_bilstm.jsonnet", student_vocabulary, files["train"]),
+    }
+    for name, (model, _) in models.items():
+        results[f"params_{name}"] = count_parameters(model)
     student = models["student"][0]
     results["params_student_without_embeddings"] = results["params_student"] - count_parameters(
         student.text_field_embedder
     )
+
+    counts = {64: len(models["teacher"][1])}
+    counts[1] = min(args.speed_b1_sentences, counts[64])
+    runs: Dict[str, Callable[[], Any]] = {}
+    for batch_size in (64, 1):
+        for name, (model, instances) in models.items():  # teacher, student, teacher, student
+            batches = []
+            for start in range(0, counts[batch_size], batch_size):
+                batch = Batch(instances[start : min(start + batch_size, counts[batch_size])])
+                batch.index_instances(model.vocab)
+                batches.append(batch.as_tensor_dict())
+
+            def forward(model=model, batches=batches):
+                for tensors in batches:
+                    model(**tensors)
+
+            runs[f"{name}_b{batch_size}"] = forward
+
+    by_threads: Dict[str, float] = {}
     for threads in (1, 2):
         torch.set_num_threads(threads)
-        for name, (model, instances) in models.items():
-            for batch_size, count in ((64, len(instances)), (1, 100)):
-                chosen = instances[:count]
-                batches = []
-                for start in range(0, len(chosen), batch_size):
-                    batch = Batch(chosen[start : start + batch_size])
-                    batch.index_instances(model.vocab)
-                    batches.append(batch.as_tensor_dict())
-                elapsed = []
-                with torch.inference_mode():
-                    model(**batches[0])  # warm-up
-                    # best of REPEATS passes on one thread (the CPU is shared); one pass on two
-                    # threads, which is several times slower here
-                    for _ in range(REPEATS if threads == 1 else 1):
-                        start_time = time.perf_counter()
-                        for tensors in batches:
-                            model(**nn_util.move_to_device(tensors, -1))
-                        elapsed.append(time.perf_counter() - start_time)
-                rate = len(chosen) / min(elapsed)
-                by_threads[f"{name}_b{batch_size}_threads{threads}"] = round(rate, 1)
-                key = (name, batch_size)
-                measurements[key] = max(measurements.get(key, 0.0), rate)
-                results[f"sentences_per_sec_{name}_b{batch_size}"] = round(measurements[key], 1)
-                results["speed_by_threads"] = by_threads
-                save_results(results)
-    torch.set_num_threads(1)
+        assert torch.get_num_threads() == threads
+        with torch.inference_mode():
+            seconds = interleaved_seconds(runs, args.rounds)
+        for key, values in seconds.items():
+            batch_size = int(key.rsplit("_b", 1)[1])
+            by_threads[f"{key}_threads{threads}"] = round(
+                counts[batch_size] / statistics.median(values), 1
+            )
+        for batch_size in (1, 64):
+            ratio = (
+                by_threads[f"student_b{batch_size}_threads{threads}"]
+                / by_threads[f"teacher_b{batch_size}_threads{threads}"]
+            )
+            by_threads[f"student_speedup_b{batch_size}_threads{threads}"] = round(ratio, 1)
+    torch.set_num_threads(THREADS)
+    results["speed_by_threads"] = by_threads
+    used = {}
+    for name in models:
+        for batch_size in (1, 64):
+            key = f"{name}_b{batch_size}"
+            threads = max((1, 2), key=lambda t: by_threads[f"{key}_threads{t}"])
+            used[key] = threads
+            results[f"sentences_per_sec_{key}"] = by_threads[f"{key}_threads{threads}"]
+    results["speed_threads_used"] = used
     for batch_size in (1, 64):
-        ratio = measurements[("student", batch_size)] / measurements[("teacher", batch_size)]
+        ratio = (
+            results[f"sentences_per_sec_student_b{batch_size}"]
+            / results[f"sentences_per_sec_teacher_b{batch_size}"]
+        )
         results[f"student_speedup_b{batch_size}"] = round(ratio, 1)
     results["speed_setup"] = {
-        "data": "SST-2 dev (872 sentences at batch 64, first 100 at batch 1), best of "
-        f"{REPEATS} passes on 1 thread, 1 pass on 2 threads",
-        "what": "model forward only, torch.inference_mode, CPU; each model at its faster "
-        "thread count of 1 and 2 (all settings in speed_by_threads)",
+        "data": f"the first {counts[64]} sentences of {timing_data} at batch 64, the first "
+        f"{counts[1]} at batch 1 (unlabelled; no split a figure is measured on)",
+        "timing": f"one warm-up pass of every (model, batch size), then {args.rounds} "
+        "interleaved rounds (teacher b64, student b64, teacher b1, student b1); sentences/s "
+        "of the median round",
+        "threads": "torch.set_num_threads(1), then (2), the same for both models; each "
+        "headline sentences_per_sec_* is the model's faster count (speed_threads_used), every "
+        "count under speed_by_threads (student_speedup_b*_threads* = same count for both)",
+        "what": "model forward only, torch.inference_mode, CPU, one process; untrained weights",
+        "student_vocabulary": str(student_vocabulary or files["train"]),
     }
+    save_results(results)
+
+
+# ---------------------------------------------------------------------------------------------
+# results file
+
+
+def keep_earlier_run(results: Dict[str, Any]) -> None:
+    """
+    A results file from before the held-out splits (dev keys, no `splits` note): its figures
+    move under EARLIER_KEY, so that the new run overwrites nothing of them.
+    """
+    if "splits" in results or not any(k.startswith(("sst2_dev_", "pair_dev_")) for k in results):
+        return
+    kept = ("earlier_run_weaker_teachers", EARLIER_KEY, "title", "summary")
+    earlier = {key: results.pop(key) for key in list(results) if key not in kept}
+    earlier["note"] = (
+        "the run before the held-out splits: SST-2 students' epochs and n_iter were chosen on "
+        "GLUE dev.tsv, on which the sst2_dev_acc_* figures were also measured; SICK's on TRIAL "
+        "(pair_dev_acc_*), TEST never used; speed as best of 3 passes at 1 thread and 1 pass "
+        "at 2 threads"
+    )
+    results[EARLIER_KEY] = earlier
+
+
+def record_command(results: Dict[str, Any], parts: Sequence[str], run_dir: Path) -> None:
+    """Every invocation that wrote figures, in order (`commands`), and all of them (`command`)."""
+    invocation = "python benchmarks/distillation_benchmark.py " + " ".join(sys.argv[1:])
+    commands = results.setdefault("commands", [])
+    if isinstance(commands, dict):  # the older {part: command} form
+        commands = results["commands"] = [
+            {"part": part, "command": command} for part, command in commands.items()
+        ]
+    for part in parts:
+        entry = {"part": part, "command": invocation.strip(), "run_dir": str(run_dir)}
+        if entry not in commands:
+            commands.append(entry)
+    results["command"] = "; ".join(dict.fromkeys(entry["command"] for entry in commands))
 
 
 def title() -> str:
     name = "" if RESULTS_NAME == "distillation" else f" ({RESULTS_NAME})"
-    return f"Tang et al. distillation{name}: SST-2 and a pair task (issue 7)"
+    return f"Tang et al. distillation{name}: SST-2 and a pair task (issues 7, 18)"
 
 
 def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -330,16 +712,33 @@ def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
     tasks = [("SST-2", "sst2")]
     if "pair_task" in results:
         tasks.append((results["pair_task"].split(" (")[0], "pair"))
-    accuracy = []
-    for task, prefix in tasks:
-        row = [task]
-        for variant in ("teacher", "bilstm", "distilled", "distilled_aug"):
-            row.append(results.get(f"{prefix}_dev_acc_{variant}"))
-        row.append(results.get(f"{prefix}_gain_distilled_aug_over_bilstm"))
-        accuracy.append(row)
-    speed = []
+    tables = []
+    for split, caption in (
+        (
+            "test",
+            "Held-out test accuracy (%; SST-2: GLUE dev.tsv, SICK: TEST; `sst2_test_split`, "
+            "`pair_test_split`), each model evaluated once after all choices were made on dev. "
+            "Goals (issue 18): distilled + augmentation >= plain BiLSTM + 4.0 (SST-2) / + 3.0 "
+            "(SICK), and within 3.0 of its teacher.",
+        ),
+        (
+            "dev",
+            "Dev accuracy (%; the selection set: SST-2 dev carved from train, SICK TRIAL; see "
+            "`splits`). Best epochs and n_iter were chosen on it. Sizes under `sizes`.",
+        ),
+    ):
+        rows = []
+        for task, prefix in tasks:
+            row = [task] + [results.get(f"{prefix}_{split}_acc_{v}") for v in VARIANTS]
+            row.append(results.get(f"{prefix}_{split}_gain_distilled_aug_over_bilstm"))
+            row.append(results.get(f"{prefix}_{split}_gap_teacher_minus_distilled_aug"))
+            rows.append(row)
+        columns = ["task", "teacher (MiniLM-L6)", "BiLSTM, gold labels", "distilled"]
+        columns += ["distilled + augmentation", "gain over BiLSTM", "teacher - student"]
+        tables.append({"caption": caption, "columns": columns, "rows": rows})
+    speed_rows = []
     for name in ("teacher", "student"):
-        speed.append(
+        speed_rows.append(
             [
                 name,
                 results.get(f"params_{name}"),
@@ -347,7 +746,7 @@ def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
                 results.get(f"sentences_per_sec_{name}_b64"),
             ]
         )
-    speed.append(
+    speed_rows.append(
         [
             "student / teacher",
             None,
@@ -355,27 +754,32 @@ def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
             results.get("student_speedup_b64"),
         ]
     )
-    return [
+    tables.append(
         {
-            "caption": "Dev accuracy (%; goal from issue 7: distilled + augmentation >= plain "
-            "BiLSTM + 3.0). Sizes and settings under `sizes` and `settings`.",
-            "columns": [
-                "task",
-                "teacher (MiniLM-L6)",
-                "BiLSTM, gold labels",
-                "distilled",
-                "distilled + augmentation",
-                "gain over BiLSTM",
-            ],
-            "rows": accuracy,
-        },
-        {
-            "caption": "Speed on CPU (sentences/s, model forward only; goal: student >= 20x "
-            "faster). How it was timed: `speed_setup`.",
+            "caption": "Speed on CPU (sentences/s, model forward only; goals: student >= 10x "
+            "the teacher at batch 1, >= 20x at batch 64). Warm-up, median of interleaved "
+            "rounds, each model at its faster thread count: `speed_setup`, "
+            "`speed_threads_used`, `speed_by_threads`.",
             "columns": ["model", "parameters", "sentences/s b1", "sentences/s b64"],
-            "rows": speed,
-        },
-    ]
+            "rows": speed_rows,
+        }
+    )
+    return tables
+
+
+def gains(results: Dict[str, Any]) -> None:
+    for prefix in ("sst2", "pair"):
+        for split in ("dev", "test"):
+            teacher, bilstm, student = (
+                results.get(f"{prefix}_{split}_acc_{v}")
+                for v in ("teacher", "bilstm", "distilled_aug")
+            )
+            if bilstm is not None and student is not None:
+                key = f"{prefix}_{split}_gain_distilled_aug_over_bilstm"
+                results[key] = round(student - bilstm, 2)
+            if teacher is not None and student is not None:
+                key = f"{prefix}_{split}_gap_teacher_minus_distilled_aug"
+                results[key] = round(teacher - student, 2)
 
 
 def main() -> None:
@@ -384,26 +788,48 @@ def main() -> None:
     parser.add_argument("--run-dir", default=str(ROOT / "runs" / "distillation"))
     parser.add_argument(
         "--stage",
-        choices=["all", "speed", "sst2", "sick", "report"],
+        choices=["all", "split", "sst2", "sick", "speed", "report"],
         default="all",
-        help="report: only recompute the summary tables from the results file",
+        help="split: only write the split files; report: only recompute the summary tables",
     )
-    parser.add_argument("--threads", type=int, default=THREADS, help="torch threads per stage")
-    parser.add_argument("--sst2-train-size", type=int, default=4000)
-    parser.add_argument("--pair-train-size", type=int, default=4439)  # all of SICK TRAIN
+    parser.add_argument("--threads", type=int, default=THREADS, help="threads per subprocess")
+    parser.add_argument(
+        "--sst2-train-size",
+        type=train_size,
+        default=8000,
+        help="rows of the SST-2 training pool (train.tsv minus the dev), or 'all'",
+    )
+    parser.add_argument("--sst2-dev-size", type=int, default=2000, help="carved from train.tsv")
+    parser.add_argument(
+        "--pair-train-size", type=train_size, default=None, help="SICK TRAIN pairs (default all)"
+    )
     parser.add_argument("--teacher-epochs", type=int, default=2)
     parser.add_argument("--teacher-lr", type=float, default=5e-5)
-    parser.add_argument("--n-iter", type=int, default=16)
+    parser.add_argument(
+        "--n-iter",
+        type=int,
+        nargs="+",
+        default=[20],
+        help="transfer-set sizes to compare (chosen on dev)",
+    )
     parser.add_argument("--pair-teacher-epochs", type=int, default=3, help="SICK override")
-    parser.add_argument("--pair-n-iter", type=int, default=8, help="SICK override")
+    parser.add_argument("--pair-n-iter", type=int, nargs="+", default=[8, 20], help="SICK override")
     parser.add_argument("--student-epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
+    parser.add_argument("--speed-data", help="speed: TSV of sentences (default SST-2 test.tsv)")
+    parser.add_argument("--speed-sentences", type=int, default=872, help="speed: at batch 64")
+    parser.add_argument("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
     parser.add_argument(
         "--results",
         default=RESULTS_NAME,
         help="results file name under benchmarks/results/ (without .json)",
     )
     args = parser.parse_args()
+    if args.rounds < MIN_ROUNDS:
+        parser.error(f"--rounds: at least {MIN_ROUNDS} (the median of >= 5 interleaved rounds)")
+    if min(args.n_iter + (args.pair_n_iter or [])) < 1:
+        parser.error("--n-iter / --pair-n-iter: at least 1 (n_iter 0 is the distilled variant)")
     THREADS = args.threads
     RESULTS_NAME = args.results
     run_dir = Path(args.run_dir)
@@ -415,9 +841,19 @@ def main() -> None:
         results["summary"] = summary(results)
         save_results(results)
         return
-    results["pair_task"] = (
-        f"SICK 3-way (train = {args.pair_train_size} SemEval_set TRAIN pairs, "
-        "dev = TRIAL, 495 pairs)"
+    if args.stage == "split":
+        for task in ("sst2", "sick"):
+            settings = sst2_split_settings(args) if task == "sst2" else sick_split_settings(args)
+            pin_settings(task, run_dir, settings)
+            write_split(task, args, run_dir)
+            print(json.dumps({task: task_files(task, run_dir)}, default=str, indent=1))
+        return
+    keep_earlier_run(results)
+    results.setdefault("splits", {})["keys"] = (
+        "<p>_dev_acc_* = best accuracy on the dev split (SST-2: carved from train.tsv; SICK: "
+        "TRIAL), on which every choice was made; <p>_test_acc_* = the held-out test (SST-2: "
+        "GLUE dev.tsv; SICK: TEST), evaluated once per final model at the end; figures from "
+        f"before these splits: {EARLIER_KEY}"
     )
     if args.stage in ("all", "speed"):  # the speed figures are the ones the machine matters for
         results["hardware"] = hardware()
@@ -427,25 +863,16 @@ def main() -> None:
         k: getattr(args, k) for k in ("seed", "student_epochs", "teacher_lr", "threads")
     }
     save_results(results)
-    if args.stage in ("all", "speed"):
-        timed(results, "speed", lambda: speed(results, run_dir) or True, run_dir)
-    if args.stage in ("all", "sst2"):
+    parts = [p for p in ("sst2", "sick", "speed") if args.stage in ("all", p)]
+    if "sst2" in parts:
         task_pipeline("sst2", args, results, run_dir)
-    if args.stage in ("all", "sick"):
+    if "sick" in parts:
         task_pipeline("sick", args, results, run_dir)
-    for prefix in ("sst2", "pair"):
-        keys = [f"{prefix}_dev_acc_bilstm", f"{prefix}_dev_acc_distilled_aug"]
-        if all(k in results for k in keys):
-            gain = results[keys[1]] - results[keys[0]]
-            results[f"{prefix}_gain_distilled_aug_over_bilstm"] = round(gain, 2)
+    if "speed" in parts:  # after SST-2, whose student vocabulary it uses
+        timed(results, "speed", lambda: speed(results, args, run_dir) or True, run_dir)
+    gains(results)
     results["title"] = title()
-    # the invocation behind each part of the file (tasks may come from different invocations)
-    invocation = "python benchmarks/distillation_benchmark.py " + " ".join(sys.argv[1:])
-    parts = results.setdefault("commands", {})
-    for part in ("speed", "sst2", "sick"):
-        if args.stage in ("all", part):
-            parts[part] = invocation
-    results["command"] = "; ".join(parts[part] for part in sorted(parts))
+    record_command(results, parts, run_dir)
     results["summary"] = summary(results)
     save_results(results)
     print(json.dumps(results, indent=2, sort_keys=True))

@@ -1,0 +1,293 @@
+"""
+benchmarks/distillation_benchmark.py without training (seconds, no ../shared/data): the dev
+carved from SST-2's train is disjoint from the training pool and from the test and the same for
+the same seed; the stages run in order with `allennlp` stubbed, and the held-out test is read only
+by the final evaluation step; resuming, settings pinning, the earlier results kept, the speed
+timing's interleaving.
+"""
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+import benchmarks.common
+from benchmarks import distillation_benchmark as bench
+
+HEADER = "sentence\tlabel\n"
+
+
+def sst2_rows(count: int, duplicates: int = 0) -> List[str]:
+    rows = [
+        f"sentence number {i} ,  and {'good' if i % 2 else 'bad'} \t{i % 2}\n" for i in range(count)
+    ]
+    return rows + rows[:duplicates]  # GLUE's train repeats some sentences
+
+
+def sentences(rows) -> set:
+    return {row.split("\t")[0].strip() for row in rows}
+
+
+def test_carved_dev_is_disjoint_from_the_pool_and_the_same_for_the_same_seed():
+    rows = sst2_rows(200, duplicates=30)
+    dev, pool = bench.carve_dev(HEADER, rows, "sentence", 40, seed=13)
+    assert len(dev) == len(sentences(dev)) == 40  # distinct sentences, one row each
+    assert not sentences(dev) & sentences(pool)
+    assert sentences(dev) | sentences(pool) == sentences(rows)
+    # the dev's duplicates left with it; every other row stays in the pool, in file order
+    assert len(pool) == len(rows) - sum(
+        1 for r in rows if r.split("\t")[0].strip() in sentences(dev)
+    )
+    assert pool == [r for r in rows if r in pool]
+    assert bench.carve_dev(HEADER, rows, "sentence", 40, seed=13) == (dev, pool)
+    assert bench.carve_dev(HEADER, rows, "sentence", 40, seed=14)[0] != dev
+    with pytest.raises(SystemExit):
+        bench.carve_dev(HEADER, rows, "sentence", 200, seed=13)
+
+
+def test_training_subset_and_all():
+    pool = [f"{i}\n" for i in range(50)]
+    assert bench.choose_rows(pool, None, 13) == pool
+    subset = bench.choose_rows(pool, 10, 13)
+    assert len(subset) == 10 and subset == sorted(subset, key=pool.index)
+    assert subset == bench.choose_rows(pool, 10, 13)
+    assert bench.train_size("all") is None and bench.train_size("65") == 65
+
+
+def test_read_tsv_row_filter_and_line_ends(tmp_path):
+    path = tmp_path / "SICK.txt"  # CRLF, no line end after the last row
+    path.write_bytes(b"id\tsentence_A\tSemEval_set\r\n1\ta\tTRAIN\r\n2\tb\tTEST\r\n3\tc\tTRAIN")
+    header, rows = bench.read_tsv(f"{path}#SemEval_set=TRAIN")
+    assert header == "id\tsentence_A\tSemEval_set\n"
+    assert rows == ["1\ta\tTRAIN\n", "3\tc\tTRAIN\n"]
+
+
+class FakeAllennlp:
+    """
+    Stands in for `run_allennlp`: records every call and writes the outputs the benchmark reads.
+    The SST-2 test file (GLUE dev.tsv) does not exist until an `evaluate` call asks for it, so
+    any earlier read of it would fail.
+    """
+
+    def __init__(self, sst2_test: Path, test_rows: List[str]):
+        self.calls: List[Dict[str, Any]] = []
+        self.sst2_test, self.test_rows = sst2_test, test_rows
+
+    def __call__(self, args, log, env=None, threads=0):
+        self.calls.append({"args": list(args), "env": dict(env or {})})
+        command = args[0]
+        if command == "train":
+            out = Path(args[args.index("-s") + 1])
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "config.json").write_text("{}")
+            # dev accuracies: n_iter 8 beats n_iter 20, so 8 must be chosen
+            accuracy = {"sst2_distilled_aug_n8": 0.9, "sick_distilled_aug_n8": 0.9}.get(
+                out.name, 0.8
+            )
+            (out / "metrics.json").write_text(json.dumps({"best_validation_accuracy": accuracy}))
+            epoch = {"training_duration": "0:00:02.500000"}
+            (out / "metrics_epoch_0.json").write_text(json.dumps(epoch))
+            (out / "model.tar.gz").write_text("")
+        elif command == "distill-transfer-set":
+            output = Path(args[3])
+            rows = [{"sentence": "a", "augmented": False}, {"sentence": "b", "augmented": True}]
+            lines = [
+                json.dumps({"transfer_set": {"n_iter": int(args[args.index("--n-iter") + 1])}})
+            ]
+            output.write_text("\n".join(lines + [json.dumps(r) for r in rows]) + "\n")
+        elif command == "evaluate":
+            if args[2] == str(self.sst2_test) and not self.sst2_test.exists():
+                self.sst2_test.write_text(HEADER + "".join(self.test_rows))
+            output = Path(args[args.index("--output-file") + 1])
+            output.write_text(json.dumps({"accuracy": 0.75, "loss": 0.5}))
+        else:
+            raise AssertionError(f"unexpected allennlp command {args}")
+
+
+@pytest.fixture
+def benchmark_env(tmp_path, monkeypatch):
+    """Data in tmp_path (SST-2 train.tsv without dev.tsv, a small SICK.txt), results there too."""
+    sst2 = tmp_path / "sst2"
+    sst2.mkdir()
+    (sst2 / "train.tsv").write_text(HEADER + "".join(sst2_rows(120, duplicates=10)))
+    sick = tmp_path / "SICK.txt"
+    sick_rows = [
+        f"{i}\tA man {i} .\tA person {i} .\tNEUTRAL\t{['TRAIN', 'TRIAL', 'TEST'][i % 3]}\n"
+        for i in range(60)
+    ]
+    header = "pair_ID\tsentence_A\tsentence_B\tentailment_label\tSemEval_set\n"
+    sick.write_text(header + "".join(sick_rows))
+    monkeypatch.setenv("SST2_DATA_DIR", str(sst2))
+    monkeypatch.setenv("SICK_DATA_PATH", str(sick))
+    monkeypatch.setattr(benchmarks.common, "RESULTS_DIR", tmp_path / "results")
+    fake = FakeAllennlp(sst2 / "dev.tsv", sst2_rows(300)[200:210])
+    monkeypatch.setattr(bench, "run_allennlp", fake)
+    monkeypatch.setattr(bench, "RESULTS_NAME", "distillation")
+    return tmp_path, fake
+
+
+def run_main(monkeypatch, *argv: str) -> Dict[str, Any]:
+    monkeypatch.setattr(sys, "argv", ["distillation_benchmark.py", *argv])
+    bench.main()
+    path = benchmarks.common.RESULTS_DIR / "distillation.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+SST2_ARGS = ("--sst2-dev-size", "20", "--sst2-train-size", "all", "--n-iter", "20", "8")
+
+
+def test_sst2_stages_in_order_and_the_test_read_only_at_the_end(benchmark_env, monkeypatch):
+    tmp_path, fake = benchmark_env
+    run_dir = tmp_path / "run"
+    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS)
+    test = str(tmp_path / "sst2" / "dev.tsv")
+    commands = [call["args"][0] for call in fake.calls]
+    assert commands == ["train"] + ["distill-transfer-set"] * 2 + ["train"] * 4 + ["evaluate"] * 4
+    for call in fake.calls[:-4]:  # no training / labelling command sees the test path
+        assert not any(test in str(value) for value in call["args"] + list(call["env"].values()))
+    evaluated = [Path(call["args"][1]).parent.name for call in fake.calls[-4:]]
+    assert sorted(evaluated) == ["sst2_bilstm", "sst2_distilled", "sst2_distilled_aug_n8"] + [
+        "sst2_teacher"
+    ]
+    assert all(call["args"][2] == test for call in fake.calls[-4:])
+    # what the training and selection read: the carved dev and the rest of train.tsv
+    data = run_dir / "data" / "sst2"
+    dev, train = (bench.read_tsv(str(data / name))[1] for name in ("dev.tsv", "train.tsv"))
+    assert len(dev) == 20 and not sentences(dev) & sentences(train)
+    assert not (sentences(dev) | sentences(train)) & sentences(bench.read_tsv(test)[1])
+    teacher_call = fake.calls[0]
+    assert teacher_call["env"]["SST2_DEV_DATA_PATH"] == str(data / "dev.tsv")
+    assert json.loads(teacher_call["args"][-1])["train_data_path"] == str(data / "train.tsv")
+    # the figures
+    for variant in bench.VARIANTS:
+        assert results[f"sst2_test_acc_{variant}"] == 75.0
+    assert results["sst2_dev_acc_distilled_aug"] == 90.0
+    assert results["sst2_dev_acc_distilled_aug_by_n_iter"] == {"8": 90.0, "20": 80.0}
+    assert results["sizes"]["sst2"]["n_iter"] == 8
+    sizes = results["sizes"]["sst2"]
+    assert sizes["train_examples"] == len(train) == sizes["train_pool_rows"]  # all of the pool
+    dropped = sizes["rows_dropped_as_duplicates_of_dev_sentences"]
+    assert sizes["source_rows"] == 130 == len(dev) + len(train) + dropped
+    assert results["sizes"]["sst2"]["teacher_seconds_epoch_0"] == 2.5
+    assert results["sst2_test_split"] == f"GLUE SST-2 dev.tsv: {test} (10 examples)"
+    assert results["sst2_test_gain_distilled_aug_over_bilstm"] == 0.0
+    assert "carved from train.tsv" in results["splits"]["sst2"]
+    assert results["commands"][0]["part"] == "sst2"
+    assert "--n-iter 20 8" in results["command"]
+    assert set(results["stage_seconds"]) >= {"sst2_split", "sst2_test_evaluation"}
+
+    # a re-run in the same run dir does nothing and gives the same figures
+    fake.calls.clear()
+    again = run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS)
+    assert fake.calls == []
+    assert {k: v for k, v in again.items() if k != "stage_seconds"} == {
+        k: v for k, v in results.items() if k != "stage_seconds"
+    }
+
+
+def test_sick_test_rows_only_at_the_end(benchmark_env, monkeypatch):
+    tmp_path, fake = benchmark_env
+    run_dir = tmp_path / "run"
+    results = run_main(monkeypatch, "--stage", "sick", "--run-dir", str(run_dir))
+    evaluations = [i for i, call in enumerate(fake.calls) if call["args"][0] == "evaluate"]
+    assert evaluations == list(range(len(fake.calls) - 4, len(fake.calls)))
+    for call in fake.calls[: evaluations[0]]:
+        assert not any("=TEST" in str(v) for v in call["args"] + list(call["env"].values()))
+    assert all(call["args"][2].endswith("SICK.txt#SemEval_set=TEST") for call in fake.calls[-4:])
+    subset = run_dir / "data" / "sick" / "SICK_train_subset.txt"
+    rows = bench.read_tsv(str(subset))[1]
+    assert len(rows) == 20 and all(row.rstrip("\n").endswith("\tTRAIN") for row in rows)
+    assert results["pair_test_split"].endswith("SICK.txt#SemEval_set=TEST (20 examples)")
+    assert results["sizes"]["sick"]["n_iter_compared"] == [8, 20]
+    assert results["sizes"]["sick"]["dev_rows"] == 20
+    assert {f"pair_test_acc_{v}" for v in bench.VARIANTS} <= set(results)
+
+
+def test_interrupted_training_is_recovered_and_settings_are_pinned(benchmark_env, monkeypatch):
+    tmp_path, fake = benchmark_env
+    run_dir = tmp_path / "run"
+    run_main(monkeypatch, "--stage", "split", "--run-dir", str(run_dir), *SST2_ARGS[:4])
+    assert fake.calls == []  # the split alone runs nothing
+    teacher = run_dir / "sst2_teacher"
+    teacher.mkdir(parents=True)
+    (teacher / "config.json").write_text("{}")  # an interrupted `allennlp train`
+    run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4])
+    teacher_args = fake.calls[0]["args"]
+    assert "--recover" in teacher_args and "-f" not in teacher_args
+    assert all("-f" in call["args"] for call in fake.calls[1:] if call["args"][0] == "train")
+    for changed in (["--seed", "14"], ["--teacher-epochs", "5"], ["--sst2-dev-size", "21"]):
+        with pytest.raises(SystemExit, match="other sst2 settings"):
+            run_main(
+                monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4], *changed
+            )
+    # a run dir from before the held-out splits is refused
+    old = tmp_path / "old"
+    (old / "sst2_teacher").mkdir(parents=True)
+    with pytest.raises(SystemExit, match="before the held-out splits"):
+        run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(old))
+
+
+def test_earlier_figures_are_kept(benchmark_env, monkeypatch):
+    results_dir = benchmarks.common.RESULTS_DIR
+    results_dir.mkdir()
+    earlier = {
+        "sst2_dev_acc_teacher": 82.34,
+        "commands": {"sst2": "python benchmarks/distillation_benchmark.py --stage sst2"},
+        "sentences_per_sec_teacher_b1": 72.1,
+        "earlier_run_weaker_teachers": {"sst2_dev_acc_teacher": 79.93},
+    }
+    (results_dir / "distillation.json").write_text(json.dumps(earlier))
+    tmp_path, _ = benchmark_env
+    results = run_main(monkeypatch, "--stage", "sick", "--run-dir", str(tmp_path / "run"))
+    kept = results[bench.EARLIER_KEY]
+    assert kept["sst2_dev_acc_teacher"] == 82.34 and kept["commands"] == earlier["commands"]
+    assert kept["sentences_per_sec_teacher_b1"] == 72.1 and "GLUE dev.tsv" in kept["note"]
+    assert results["earlier_run_weaker_teachers"] == earlier["earlier_run_weaker_teachers"]
+    assert "sst2_dev_acc_teacher" not in results and "sentences_per_sec_teacher_b1" not in results
+    again = run_main(monkeypatch, "--stage", "sick", "--run-dir", str(tmp_path / "run"))
+    assert again[bench.EARLIER_KEY] == kept  # moved once, never overwritten
+
+
+def test_speed_rounds_are_interleaved_after_a_warm_up():
+    order = []
+    runs = {name: (lambda name=name: order.append(name)) for name in ("teacher", "student")}
+    seconds = bench.interleaved_seconds(runs, rounds=5)
+    assert order == ["teacher", "student"] * 6  # round 0 is the warm-up
+    assert {name: len(values) for name, values in seconds.items()} == {"teacher": 5, "student": 5}
+
+
+def test_speed_stage_on_the_fixtures(benchmark_env, monkeypatch):
+    # the real speed stage: the tiny fixture teacher and the student config, 5 rounds at 1 and 2
+    # threads; the timing sentences are an unlabelled file, not a split a figure is measured on
+    from tests.distillation.conftest import DISTILLATION_FIXTURES
+
+    tmp_path, _ = benchmark_env
+    monkeypatch.setenv("TEACHER_MODEL_PATH", str(DISTILLATION_FIXTURES / "tiny_bert"))
+    unlabelled = tmp_path / "sst2" / "test.tsv"
+    unlabelled.write_text(
+        "index\tsentence\n" + "".join(f"{i}\tnew words {i} here\n" for i in range(9))
+    )
+    results = run_main(
+        monkeypatch, "--stage", "speed", "--run-dir", str(tmp_path / "run"), *SST2_ARGS[:4]
+    )
+    assert not (tmp_path / "sst2" / "dev.tsv").exists()  # the SST-2 test was never needed
+    for key in ("teacher_b1", "teacher_b64", "student_b1", "student_b64"):
+        threads = results["speed_threads_used"][key]
+        assert threads in (1, 2)
+        assert (
+            results[f"sentences_per_sec_{key}"]
+            == results["speed_by_threads"][f"{key}_threads{threads}"]
+        )
+    assert set(results["speed_by_threads"]) >= {
+        "student_speedup_b64_threads2",
+        "teacher_b1_threads1",
+    }
+    assert "9 sentences" in results["speed_setup"]["data"] and "5 interleaved rounds" in (
+        results["speed_setup"]["timing"]
+    )
+    assert results["params_teacher"] < 100_000  # the tiny fixture BERT, not MiniLM
+    assert results["commands"] == [
+        {"part": "speed", "command": results["command"], "run_dir": str(tmp_path / "run")}
+    ]
