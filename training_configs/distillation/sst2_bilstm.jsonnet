@@ -1,7 +1,9 @@
-// Tang et al. (2019) student on GLUE SST-2 (dev = GLUE dev.tsv):
+// Tang et al. (2019) student on GLUE SST-2 (dev = SST2_DEV_DATA_PATH; the benchmark carves it
+// from train.tsv and keeps GLUE dev.tsv as the held-out test, see docs/distillation.md):
 // plain BiLSTM trained on the gold labels (cross-entropy, no teacher).
-// Data: SST2_TRAIN_DATA_PATH, SST2_DEV_DATA_PATH (GLUE train.tsv, dev.tsv).
-// Measured dev accuracy: benchmarks/results/distillation.json ("sst2_dev_acc_bilstm").
+// Data: SST2_TRAIN_DATA_PATH, SST2_DEV_DATA_PATH (TSV files `sentence<TAB>label`).
+// Measured in benchmarks/results/distillation.json: "sst2_dev_acc_bilstm" (dev),
+// "sst2_test_acc_bilstm" (held-out test).
 local student = import "student.libsonnet";
 
 student.config(

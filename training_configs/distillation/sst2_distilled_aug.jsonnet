@@ -1,8 +1,10 @@
-// Tang et al. (2019) student on GLUE SST-2 (dev = GLUE dev.tsv):
+// Tang et al. (2019) student on GLUE SST-2 (dev = SST2_DEV_DATA_PATH; the benchmark carves it
+// from train.tsv and keeps GLUE dev.tsv as the held-out test, see docs/distillation.md):
 // BiLSTM distilled from the teacher's logits on the augmented transfer set
 // (allennlp distill-transfer-set ... --n-iter 20: masking, POS-guided replacement, n-grams), alpha = 0.
 // Data: SST2_DEV_DATA_PATH (validation); SST2_TRANSFER_SET_AUG = the transfer set (JSON lines).
-// Measured dev accuracy: benchmarks/results/distillation.json ("sst2_dev_acc_distilled_aug").
+// Measured in benchmarks/results/distillation.json: "sst2_dev_acc_distilled_aug" (dev),
+// "sst2_test_acc_distilled_aug" (held-out test).
 local student = import "student.libsonnet";
 
 student.config(
