@@ -441,9 +441,6 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
             return True
 
         timed(results, f"{task}_transfer_set_n{n_iter}", transfer_set, run_dir)
-        sizes.setdefault("transfer_set_rows_aug_by_n_iter", {})[str(n_iter)] = (
-            count_lines(aug_path) - 1
-        )
         if not transfer_plain.exists():  # the originals, labelled by the same teacher
             only_originals(aug_path, transfer_plain)
     sizes["transfer_set_rows_plain"] = count_lines(transfer_plain) - 1
@@ -480,6 +477,9 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
     results[f"{prefix}_dev_acc_distilled_aug"] = by_n_iter[chosen]
     sizes["n_iter"] = chosen
     sizes["n_iter_compared"] = sorted(by_n_iter)
+    sizes["transfer_set_rows_aug_by_n_iter"] = {  # also those of earlier invocations
+        str(n): count_lines(run_dir / "transfer" / f"{task}_aug_n{n}.jsonl") - 1 for n in by_n_iter
+    }
     sizes["transfer_set_rows_aug"] = sizes["transfer_set_rows_aug_by_n_iter"][str(chosen)]
     save_results(results)
 

@@ -178,6 +178,7 @@ def test_sst2_stages_in_order_and_the_test_read_only_at_the_end(benchmark_env, m
     assert "--n-iter 20 8" in results["command"]
     assert set(results["stage_seconds"]) >= {"sst2_split", "sst2_test_evaluation"}
 
+    assert results["sizes"]["sst2"]["transfer_set_rows_aug_by_n_iter"] == {"8": 2, "20": 2}
     # a re-run in the same run dir does nothing and gives the same figures
     fake.calls.clear()
     again = run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS)
@@ -291,3 +292,22 @@ def test_speed_stage_on_the_fixtures(benchmark_env, monkeypatch):
     assert results["commands"] == [
         {"part": "speed", "command": results["command"], "run_dir": str(tmp_path / "run")}
     ]
+
+
+def test_more_n_iter_later_adds_only_the_new_ones(benchmark_env, monkeypatch):
+    tmp_path, fake = benchmark_env
+    run_dir = tmp_path / "run"
+    run_main(
+        monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4], "--n-iter", "8"
+    )
+    fake.calls.clear()
+    results = run_main(
+        monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4], "--n-iter", "20"
+    )
+    # the new transfer set (output = args[3]) and student (-s dir = args[3]); no evaluation,
+    # as the dev choice stays n_iter 8, already scored
+    outputs = [Path(call["args"][3]).name for call in fake.calls]
+    assert outputs == ["sst2_aug_n20.jsonl", "sst2_distilled_aug_n20"]
+    assert results["sizes"]["sst2"]["n_iter"] == 8  # chosen on dev among 8 (earlier) and 20
+    assert results["sizes"]["sst2"]["n_iter_compared"] == [8, 20]
+    assert results["sizes"]["sst2"]["transfer_set_rows_aug"] == 2
