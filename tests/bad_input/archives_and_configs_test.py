@@ -39,6 +39,9 @@ DIMENSION_ERRORS = {
         + ["ner_vanilla_glove", "ner_ldnet_glove", "chunk_vanilla_glove", "chunk_ldnet_glove"]
         + ["ner_ldnet_glove_prune", "chunk_ldnet_glove_prune"]
         + ["ner_ldnet_glove_prune_sgd_masks", "chunk_ldnet_glove_prune_sgd_masks"]
+        # issue 13's recipe search
+        + [f"recipe/ner_vanilla_glove_{v}" for v in ["min2", "nowords", "sgd", "char_lstm"]]
+        + ["recipe/ner_ldnet_glove_sgd"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
