@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT  # noqa: E402
@@ -262,14 +262,27 @@ def record_dev_only(name: str, args) -> None:
         "dev_f1_by_epoch": dev,
         "best_dev_f1": max(dev) if dev else None,
         "epochs_trained": len(dev),
-        "completed": (out / "model.tar.gz").exists(),
-        "train_wallclock_s": json.loads(clock.read_text())["seconds"] if clock.exists() else None,
-        "command": f"python benchmarks/tagging_benchmark.py --runs {name} --dev-only"
-        + (f" --epochs {args.epochs}" if args.epochs else ""),
+        # false: stopped before its last epoch (an archive may still exist: AllenNLP archives the
+        # best epoch when a run is interrupted)
+        "completed": (out / "metrics.json").exists(),
+        "train_wallclock_s": (
+            json.loads(clock.read_text())["seconds"] if clock.exists() else training_seconds(out)
+        ),
+        "command": reproduce_command(name) + " --dev-only",
     }
     print(f"[{name}] {json.dumps(result)}", flush=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     write_results({"recipe_search": {**results.get("recipe_search", {}), name: result}})
+
+
+def training_seconds(out: Path) -> Optional[float]:
+    """The last epoch's `training_duration` (AllenNLP's own clock), for a run stopped before the
+    benchmark could time it."""
+    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
+    if not epochs:
+        return None
+    hours, minutes, seconds = json.loads(epochs[-1].read_text())["training_duration"].split(":")
+    return 3600 * int(hours) + 60 * int(minutes) + float(seconds)
 
 
 def lm_finetune_report() -> Dict[str, Any]:
