@@ -173,7 +173,7 @@ def prune_archive(
         if reference_lms:
             block["store_lm_weights"] = False
     if reference_lms:
-        _name_lm_archives(model_config, config)
+        _name_lm_archives(model_config)
     if report.kept_layers_after == report.kept_layers_before:
         raise ConfigurationError(
             f"{archive_path}: no layer has a mask of 0, so there is nothing to remove (kept "
@@ -197,12 +197,12 @@ def prune_archive(
     if reference_lms:
         for key in ("dataset_reader", "validation_dataset_reader"):
             if key in full_config:
-                _name_lm_archives(full_config[key], config)
+                _name_lm_archives(full_config[key])
     write_archive(full_config, pruned, output_path, fp16=fp16)
     return report
 
 
-def _name_lm_archives(block: Any, config: Params) -> None:
+def _name_lm_archives(block: Any) -> None:
     """
     Rewrites, in place, every LM archive path in a config block (`forward_lm_archive`,
     `backward_lm_archive`, `lm_archive`) as the archive a by-reference tagger can find anywhere:
@@ -215,10 +215,10 @@ def _name_lm_archives(block: Any, config: Params) -> None:
             ):
                 block[key] = _portable_archive(value)
             else:
-                _name_lm_archives(value, config)
+                _name_lm_archives(value)
     elif isinstance(block, list):
         for value in block:
-            _name_lm_archives(value, config)
+            _name_lm_archives(value)
 
 
 def _portable_archive(path: str) -> str:

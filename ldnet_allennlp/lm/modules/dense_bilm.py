@@ -199,9 +199,6 @@ class DenseBiLm(torch.nn.Module):
         self._lm_input_dropout = torch.nn.Dropout(lm_dropout)
         self.add_sentence_boundaries = add_sentence_boundaries
         self.store_lm_weights = store_lm_weights
-        # the fingerprint of the LM weights as read (and pruned) here: what a state dict that
-        # leaves them out must have been saved with
-        self._archive_fingerprint = {d: lm_weights_sha256(self.lm(d)) for d in DIRECTIONS}
         self._register_state_dict_hook(_leave_out_lm_weights)
         self._register_load_state_dict_pre_hook(self._fill_in_lm_weights)
         self._bos_index = self.vocab.get_token_index(BOS_TOKEN, "tokens")
@@ -327,10 +324,13 @@ class DenseBiLm(torch.nn.Module):
                     "archive (the shipped LMs: `pretrained:lm_forward` / `pretrained:lm_backward`)."
                 )
             expected = bytes(stored[row].tolist()).hex()
-            if self._archive_fingerprint[direction] != expected:
+            # this module's LM weights are still the ones read from the archive: a pre-hook runs
+            # before the submodules load theirs
+            found = lm_weights_sha256(self.lm(direction))
+            if found != expected:
                 raise ConfigurationError(
                     f"{key} ({self._archives[direction]}) is not the LM this model was trained "
-                    f"with: the sha256 of its weights is {self._archive_fingerprint[direction]}, "
+                    f"with: the sha256 of its weights is {found}, "
                     f"the model was saved with {expected} (store_lm_weights false keeps only "
                     "this fingerprint of the LM weights)."
                 )
