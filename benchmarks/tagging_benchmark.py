@@ -135,6 +135,18 @@ RUN_SPECS = {
         CONLL03["CONLL03_TEST_DATA_PATH"],
         "conll03_test_f1_ldnet_glove_sgd",
     ),
+    "chunk_ldnet_glove_sgd": (
+        "recipe/chunk_ldnet_glove_sgd",
+        CONLL00,
+        CONLL00["CONLL00_TEST_DATA_PATH"],
+        "conll00_test_f1_ldnet_glove_sgd",
+    ),
+    "chunk_vanilla_glove_sgd": (
+        "recipe/chunk_vanilla_glove_sgd",
+        CONLL00,
+        CONLL00["CONLL00_TEST_DATA_PATH"],
+        "conll00_test_f1_vanilla_glove_sgd",
+    ),
     "ner_vanilla_glove_char_lstm": (
         "recipe/ner_vanilla_glove_char_lstm",
         CONLL03,
@@ -161,11 +173,27 @@ def word_vectors_file(args) -> Path:
     return RUNS / f"lm_word_vectors_lower_{Path(args.forward_lm).parent.name}.txt"
 
 
+def run_key(name: str, seed: Optional[int]) -> str:
+    """The run's folder under runs/tagging/ and its key in the results: `<run>` for AllenNLP's
+    default seeds (random 13370, numpy 1337, torch 133), `<run>_seed<N>` for `--seed N`."""
+    return name if seed is None else f"{name}_seed{seed}"
+
+
+def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
+    """`--seed N` sets AllenNLP's three seeds (random, numpy, torch) to N."""
+    if seed is None:
+        return {}
+    return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+
+
 def train(name: str, args) -> None:
     config, spec_vars, _, _ = RUN_SPECS[name]
-    out = RUNS / name
+    key = run_key(name, args.seed)
+    out = RUNS / key
+    if (out / "model.tar.gz").exists() and args.epochs and args.extend:
+        extend(key, args.epochs)
     if (out / "model.tar.gz").exists():
-        print(f"[{name}] already trained: {out / 'model.tar.gz'}")
+        print(f"[{key}] already trained: {out / 'model.tar.gz'}")
         return
     command = [
         ALLENNLP,
@@ -176,8 +204,10 @@ def train(name: str, args) -> None:
         "--include-package",
         "ldnet_allennlp",
     ]
-    if args.epochs:
-        command += ["-o", json.dumps({"trainer.num_epochs": args.epochs})]
+    overrides = {"trainer.num_epochs": args.epochs} if args.epochs else {}
+    overrides.update(seed_overrides(args.seed))
+    if overrides:
+        command += ["-o", json.dumps(overrides)]
     if (out / "config.json").exists():
         command.append("--recover")
     RUNS.mkdir(parents=True, exist_ok=True)
@@ -185,24 +215,50 @@ def train(name: str, args) -> None:
     if name.endswith("_lm_init") and not vectors.exists():
         export = [ALLENNLP, "ldnet-export-word-vectors", str(args.forward_lm), str(vectors)]
         subprocess.run(export + ["--lowercase", "--include-package", "ldnet_allennlp"], check=True)
-    log_path = RUNS / f"{name}.train.log"
-    print(f"[{name}] {' '.join(command)}  (log: {log_path})", flush=True)
+    log_path = RUNS / f"{key}.train.log"
+    print(f"[{key}] {' '.join(command)}  (log: {log_path})", flush=True)
     start = time.time()
     with open(log_path, "a") as log:
         process = subprocess.run(
             command, cwd=ROOT, env=run_env(spec_vars, args), stdout=log, stderr=log
         )
     elapsed = time.time() - start
-    clock = RUNS / f"{name}.wallclock.json"
+    clock = RUNS / f"{key}.wallclock.json"
     total = json.loads(clock.read_text())["seconds"] if clock.exists() else 0.0
     clock.write_text(json.dumps({"seconds": total + elapsed}))
     if process.returncode != 0:
-        raise SystemExit(f"[{name}] training failed; see {log_path}")
+        raise SystemExit(f"[{key}] training failed; see {log_path}")
+
+
+def extend(key: str, epochs: int) -> None:
+    """
+    Continue a run that ended after fewer epochs than `epochs` (`--extend`): its config.json gets
+    the new `trainer.num_epochs`, its archive and final metrics move aside, and `train` resumes it
+    with `--recover` from its last checkpoint (optimizer, LR schedule and metric tracker continue
+    where they stopped). The epochs it had are recorded as `extended_from_epochs`.
+    """
+    out = RUNS / key
+    config_path = out / "config.json"
+    config = json.loads(config_path.read_text())
+    trained = config["trainer"]["num_epochs"]
+    if trained >= epochs:
+        return
+    if not list(out.glob(f"training_state_e{trained}_*.th")):
+        raise SystemExit(f"[{key}] cannot extend: no checkpoint of epoch {trained} in {out}")
+    print(f"[{key}] extending from {trained} to {epochs} epochs", flush=True)
+    config["trainer"]["num_epochs"] = epochs
+    config_path.write_text(json.dumps(config, indent=4))
+    (out / "model.tar.gz").rename(out / f"model_{trained}_epochs.tar.gz")
+    (out / "metrics.json").rename(out / f"metrics_{trained}_epochs.json")
+    history = out / "extended_from_epochs.json"
+    earlier = json.loads(history.read_text()) if history.exists() else []
+    history.write_text(json.dumps(earlier + [trained]))
 
 
 def evaluate(name: str, args) -> Dict[str, Any]:
     _, spec_vars, test_file, _ = RUN_SPECS[name]
-    out = RUNS / name
+    key = run_key(name, args.seed)
+    out = RUNS / key
     archive = out / "model.tar.gz"
     test_metrics = out / "test_metrics.json"
     if not test_metrics.exists() or test_metrics.stat().st_mtime < archive.stat().st_mtime:
@@ -219,7 +275,7 @@ def evaluate(name: str, args) -> Dict[str, Any]:
     dev = [m.get("validation_f1-measure-overall", 0.0) for m in per_epoch]
     best_epoch = max(range(len(dev)), key=dev.__getitem__)
     test = json.loads(test_metrics.read_text())
-    clock = RUNS / f"{name}.wallclock.json"
+    clock = RUNS / f"{key}.wallclock.json"
     result = {
         "test_f1": 100.0 * test["f1-measure-overall"],
         "dev_f1": 100.0 * dev[best_epoch],
@@ -240,7 +296,7 @@ def evaluate(name: str, args) -> Dict[str, Any]:
         result["flops_per_token"] = float(flops_per_token(model))
         result["flops_breakdown"] = {k: float(v) for k, v in flops_breakdown(model).items()}
     except ImportError as error:  # the FLOPs counter is optional for this script
-        print(f"[{name}] no FLOPs: {error}")
+        print(f"[{key}] no FLOPs: {error}")
     return result
 
 
@@ -253,9 +309,10 @@ def dev_f1_by_epoch(out: Path):
 
 
 def record_dev_only(name: str, args) -> None:
-    """A recipe-search run: its dev F1 per epoch and wall-clock, under `recipe_search.<name>`."""
-    out = RUNS / name
-    clock = RUNS / f"{name}.wallclock.json"
+    """A recipe-search run: its dev F1 per epoch and wall-clock, under `recipe_search.<run>`."""
+    key = run_key(name, args.seed)
+    out = RUNS / key
+    clock = RUNS / f"{key}.wallclock.json"
     dev = dev_f1_by_epoch(out)
     result = {
         "config": f"training_configs/tagging/{RUN_SPECS[name][0]}.jsonnet",
@@ -268,11 +325,15 @@ def record_dev_only(name: str, args) -> None:
         "train_wallclock_s": (
             json.loads(clock.read_text())["seconds"] if clock.exists() else training_seconds(out)
         ),
-        "command": reproduce_command(name) + " --dev-only",
+        "command": reproduce_command(name, args.seed) + " --dev-only",
     }
-    print(f"[{name}] {json.dumps(result)}", flush=True)
+    history = out / "extended_from_epochs.json"
+    if history.exists():
+        # trained first for these epochs, then continued (--extend) to epochs_trained
+        result["extended_from_epochs"] = json.loads(history.read_text())
+    print(f"[{key}] {json.dumps(result)}", flush=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    write_results({"recipe_search": {**results.get("recipe_search", {}), name: result}})
+    write_results({"recipe_search": {**results.get("recipe_search", {}), key: result}})
 
 
 def training_seconds(out: Path) -> Optional[float]:
@@ -315,11 +376,13 @@ def lm_finetune_report() -> Dict[str, Any]:
     return report
 
 
-def reproduce_command(name: str) -> str:
+def reproduce_command(name: str, seed: Optional[int] = None) -> str:
     """The command that trains `name` as it was trained: epochs and LMs read from its config."""
-    config = json.loads((RUNS / name / "config.json").read_text())
+    config = json.loads((RUNS / run_key(name, seed) / "config.json").read_text())
     command = f"python benchmarks/tagging_benchmark.py --runs {name}"
     command += f" --epochs {config['trainer']['num_epochs']}"
+    if seed is not None:
+        command += f" --seed {seed}"
     embedders = config["model"]["text_field_embedder"]["token_embedders"]
     if "lm" in embedders:
         lm = embedders["lm"]
@@ -343,6 +406,8 @@ SUMMARY_ROWS = (
     ("chunk_ldnet_lm_init", "CoNLL-00 chunking", "chunk_vanilla_lm_init", 95.0),
     ("chunk_vanilla_glove", "CoNLL-00 chunking", None, 95.0),
     ("chunk_ldnet_glove", "CoNLL-00 chunking", "chunk_vanilla_glove", 95.0),
+    ("chunk_vanilla_glove_sgd", "CoNLL-00 chunking", None, 95.0),
+    ("chunk_ldnet_glove_sgd", "CoNLL-00 chunking", "chunk_vanilla_glove_sgd", 95.0),
 )
 TAGGERS = {
     "vanilla": "no LM (char CNN + words)",
@@ -402,20 +467,21 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
     if not search:
         return table
     # the recipe search of issue 13: dev F1 only, each run against the config it changes
-    baseline = results.get("ner_vanilla_glove")
     search_rows = []
-    if baseline:
-        search_rows.append(
-            [
-                "ner_vanilla_glove (baseline)",
-                "training_configs/tagging/ner_vanilla_glove.jsonnet",
-                baseline["dev_f1_by_epoch"],
-            ]
-        )
+    for baseline in ("ner_vanilla_glove", "ner_ldnet_glove", "chunk_ldnet_glove"):
+        if results.get(baseline):
+            search_rows.append(
+                [
+                    f"{baseline} (Adam, the configs' own recipe)",
+                    f"training_configs/tagging/{baseline}.jsonnet",
+                    results[baseline]["dev_f1_by_epoch"],
+                ]
+            )
     for name, run in sorted(search.items()):
         search_rows.append([name, run["config"], run["dev_f1_by_epoch"]])
     recipe = {
-        "caption": "Recipe search (issue 13), CoNLL-03 dev (eng.testa) F1 per epoch; the test "
+        "caption": "Recipe search (issue 13), dev F1 per epoch (NER: CoNLL-03 eng.testa; "
+        "chunking: every 10th sentence of CoNLL-00 train.txt, held out from training); the test "
         "file is never read by these runs (`--dev-only`). Commands: recipe_search.<run>.command.",
         "columns": ["run", "config", "dev F1 by epoch"],
         "rows": search_rows,
@@ -442,6 +508,13 @@ def main() -> None:
     parser.add_argument("--forward-lm", default=ROOT / "runs" / "lm_forward" / "model.tar.gz")
     parser.add_argument("--backward-lm", default=ROOT / "runs" / "lm_backward" / "model.tar.gz")
     parser.add_argument("--threads", type=int, default=1, help="OMP threads per training run")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run goes to "
+        "runs/tagging/<run>_seed<N> and its results under that key",
+    )
     parser.add_argument("--skip-train", action="store_true", help="only evaluate trained runs")
     parser.add_argument(
         "--finalize-partial",
@@ -450,6 +523,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--lm-finetune-report", action="store_true", help="also record the LM fine-tuning effect"
+    )
+    parser.add_argument(
+        "--extend",
+        action="store_true",
+        help="continue a finished run to --epochs (resumed from its last checkpoint)",
     )
     parser.add_argument("--notes", help="free text for the report (what limited the runs)")
     parser.add_argument(
@@ -463,7 +541,8 @@ def main() -> None:
     if args.notes:
         write_results({"notes": args.notes})
     for name in args.runs:
-        out = RUNS / name
+        key = run_key(name, args.seed)
+        out = RUNS / key
         if (
             args.finalize_partial
             and not (out / "model.tar.gz").exists()
@@ -471,23 +550,28 @@ def main() -> None:
         ):
             from allennlp.models.archival import archive_model
 
-            print(f"[{name}] stopped early: archiving its best checkpoint")
+            print(f"[{key}] stopped early: archiving its best checkpoint")
             archive_model(str(out))
         elif not args.skip_train:
             train(name, args)
         if args.dev_only or RUN_SPECS[name][3] is None:
             record_dev_only(name, args)
             continue
-        if not (RUNS / name / "model.tar.gz").exists():
-            print(f"[{name}] not trained yet; skipped")
+        if not (out / "model.tar.gz").exists():
+            print(f"[{key}] not trained yet; skipped")
             continue
         result = evaluate(name, args)
-        result["command"] = reproduce_command(name)
-        print(f"[{name}] {json.dumps(result)}", flush=True)
+        result["command"] = reproduce_command(name, args.seed)
+        if args.seed is not None:
+            result["seed"] = args.seed
+        print(f"[{key}] {json.dumps(result)}", flush=True)
+        # a run with --seed adds a seed to its run's figures (seed_means); the results key
+        # holds the run with AllenNLP's default seeds
+        updates = {} if args.seed is not None else {RUN_SPECS[name][3]: result["test_f1"]}
         write_results(
             {
-                RUN_SPECS[name][3]: result["test_f1"],
-                name: result,
+                **updates,
+                key: result,
                 "command": "python benchmarks/tagging_benchmark.py [--runs ...] [--epochs N]"
                 " [--forward-lm ... --backward-lm ...] [--finalize-partial]",
             }

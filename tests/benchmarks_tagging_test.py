@@ -1,0 +1,114 @@
+"""
+benchmarks/tagging_benchmark.py without training (seconds, no ../shared/data): `--seed N` trains
+into its own folder with AllenNLP's three seeds set and records under its own key, `--extend`
+continues a finished run from its last checkpoint, and `--dev-only` never evaluates.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from benchmarks import tagging_benchmark as bench
+
+
+class FakeAllenNLP:
+    """Stands in for `subprocess.run`: records each `allennlp` command and writes what `train`
+    would (config.json, one metrics file per epoch, the archive)."""
+
+    def __init__(self):
+        self.commands: List[List[str]] = []
+
+    def __call__(self, command, **kwargs):
+        self.commands.append(list(command))
+        out = Path(command[command.index("-s") + 1])
+        overrides = json.loads(command[command.index("-o") + 1]) if "-o" in command else {}
+        epochs = overrides.get("trainer.num_epochs", 3)
+        out.mkdir(parents=True, exist_ok=True)
+        config = {"trainer": {"num_epochs": epochs}, "model": {"text_field_embedder": {}}}
+        config["model"]["text_field_embedder"]["token_embedders"] = {}
+        config.update({k: v for k, v in overrides.items() if k.endswith("_seed")})
+        (out / "config.json").write_text(json.dumps(config))
+        first = len(list(out.glob("metrics_epoch_*.json")))
+        for epoch in range(first, epochs):
+            f1 = 0.5 + 0.01 * epoch
+            (out / f"metrics_epoch_{epoch}.json").write_text(
+                json.dumps({"validation_f1-measure-overall": f1, "training_duration": "0:01:00"})
+            )
+        (out / f"training_state_e{epochs}_b0.th").write_text("")
+        (out / "metrics.json").write_text("{}")
+        (out / "model.tar.gz").write_text("archive")
+        return subprocess.CompletedProcess(command, 0)
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    fake = FakeAllenNLP()
+    monkeypatch.setattr(bench, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(bench, "RESULTS", tmp_path / "tagging.json")
+    monkeypatch.setattr(bench.subprocess, "run", fake)
+    return fake
+
+
+def run_main(monkeypatch, *argv: str) -> dict:
+    monkeypatch.setattr(sys, "argv", ["tagging_benchmark.py", *argv])
+    bench.main()
+    return json.loads(bench.RESULTS.read_text())
+
+
+def test_a_seed_trains_into_its_own_folder_with_allennlps_three_seeds(fake, monkeypatch):
+    args = ("--runs", "ner_vanilla_glove_sgd", "--epochs", "2", "--dev-only")
+    run_main(monkeypatch, *args)
+    results = run_main(monkeypatch, *args, "--seed", "2")
+    assert len(fake.commands) == 2
+    default, seeded = (json.loads(c[c.index("-o") + 1]) for c in fake.commands)
+    assert default == {"trainer.num_epochs": 2}
+    assert seeded == {"trainer.num_epochs": 2, "random_seed": 2, "numpy_seed": 2, "pytorch_seed": 2}
+    assert fake.commands[1][fake.commands[1].index("-s") + 1].endswith(
+        "ner_vanilla_glove_sgd_seed2"
+    )
+    search = results["recipe_search"]
+    assert search["ner_vanilla_glove_sgd"]["dev_f1_by_epoch"] == [50.0, 51.0]
+    assert search["ner_vanilla_glove_sgd_seed2"]["command"] == (
+        "python benchmarks/tagging_benchmark.py --runs ner_vanilla_glove_sgd --epochs 2 --seed 2"
+        " --dev-only"
+    )
+    # --dev-only never evaluates
+    assert not any(c[1] == "evaluate" for c in fake.commands)
+
+
+def test_extend_continues_a_finished_run_from_its_last_checkpoint(fake, monkeypatch):
+    run_main(monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "2", "--dev-only")
+    # without --extend, a finished run is not trained again
+    run_main(monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "4", "--dev-only")
+    assert len(fake.commands) == 1
+    results = run_main(
+        monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "4", "--extend", "--dev-only"
+    )
+    assert len(fake.commands) == 2 and fake.commands[1][-1] == "--recover"
+    out = bench.RUNS / "ner_vanilla_glove_sgd"
+    assert (out / "model_2_epochs.tar.gz").read_text() == "archive"
+    record = results["recipe_search"]["ner_vanilla_glove_sgd"]
+    assert record["dev_f1_by_epoch"] == [50.0, 51.0, 52.0, 53.0]
+    assert record["extended_from_epochs"] == [2]
+    assert record["completed"] is True
+
+
+def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
+    run_main(monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "2", "--dev-only")
+    (bench.RUNS / "ner_vanilla_glove_sgd" / "training_state_e2_b0.th").unlink()
+    with pytest.raises(SystemExit, match="cannot extend: no checkpoint of epoch 2"):
+        run_main(
+            monkeypatch,
+            "--runs",
+            "ner_vanilla_glove_sgd",
+            "--epochs",
+            "4",
+            "--extend",
+            "--dev-only",
+        )
+    # nothing was moved
+    assert (bench.RUNS / "ner_vanilla_glove_sgd" / "model.tar.gz").exists()
