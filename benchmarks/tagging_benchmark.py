@@ -421,6 +421,38 @@ TAGGERS = {
 }
 
 
+# Issue 13's results keys -> the run behind each (its config header says what chose it on dev).
+# Each key holds the mean test F1 over the run's seeds (`<run>` with AllenNLP's default seeds and
+# every `<run>_seed<N>` evaluated); `final.<key>` lists them. A key whose run has no test F1 yet
+# keeps its earlier value, and `final.<key>.run` says so.
+FINAL_RUNS = {
+    "conll03_test_f1_ldnet": "ner_ldnet_glove_sgd",
+    "conll03_test_f1_vanilla": "ner_vanilla_glove_sgd",
+}
+
+
+def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
+    """The mean over seeds of each of FINAL_RUNS' runs that has a test F1."""
+    final = {}
+    for key, name in FINAL_RUNS.items():
+        by_seed = {}
+        for run, record in sorted(results.items()):
+            if not isinstance(record, dict) or "test_f1" not in record:
+                continue
+            if run == name:
+                by_seed["default"] = record["test_f1"]
+            elif run.startswith(f"{name}_seed") and run[len(name) + 5 :].isdigit():
+                by_seed[run[len(name) + 5 :]] = record["test_f1"]
+        if by_seed:
+            final[key] = {
+                "run": name,
+                "test_f1_by_seed": {seed: round(f1, 2) for seed, f1 in by_seed.items()},
+                "seeds": len(by_seed),
+                "mean": sum(by_seed.values()) / len(by_seed),
+            }
+    return final
+
+
 def summary(results: Dict[str, Any]) -> Dict[str, Any]:
     """The F1 table of BENCHMARKS.md, from the per-run results."""
     rows = []
@@ -463,9 +495,13 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
         ],
         "rows": rows,
     }
+    tables = [table]
+    final = results.get("final")
+    if final:
+        tables.insert(0, final_table(final))
     search = results.get("recipe_search")
     if not search:
-        return table
+        return tables
     # the recipe search of issue 13: dev F1 only, each run against the config it changes
     search_rows = []
     for baseline in ("ner_vanilla_glove", "ner_ldnet_glove", "chunk_ldnet_glove"):
@@ -486,13 +522,57 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
         "columns": ["run", "config", "dev F1 by epoch"],
         "rows": search_rows,
     }
-    return [table, recipe]
+    return tables + [recipe]
+
+
+FINAL_GOALS = {
+    "conll03_test_f1_ldnet": 91.0,
+    "conll03_test_f1_vanilla": 90.0,
+    "conll00_test_f1_ldnet": 95.0,
+    "conll00_test_f1_vanilla": None,
+}
+
+
+def final_table(final: Dict[str, Any]) -> Dict[str, Any]:
+    """Issue 13's headline keys: each run's test F1 per seed and the mean."""
+    rows = []
+    for key, record in final.items():
+        goal = FINAL_GOALS.get(key)
+        mean = round(record["mean"], 2)
+        rows.append(
+            [
+                key,
+                record["run"],
+                record["test_f1_by_seed"],
+                mean,
+                goal,
+                None if goal is None else ("met" if mean >= goal else "missed"),
+            ]
+        )
+    pairs = [("conll03_test_f1_ldnet", "conll03_test_f1_vanilla", 1.0)]
+    pairs.append(("conll00_test_f1_ldnet", "conll00_test_f1_vanilla", None))
+    for ldnet, vanilla, goal in pairs:
+        if ldnet in final and vanilla in final:
+            gain = round(final[ldnet]["mean"] - final[vanilla]["mean"], 2)
+            verdict = None if goal is None else ("met" if gain >= goal else "missed")
+            rows.append([f"{ldnet} - {vanilla}", "gain of LD-Net", None, gain, goal, verdict])
+    return {
+        "caption": "Issue 13's results: the final runs (chosen on dev, test read once per "
+        "model), test F1 per seed ('default' = AllenNLP's seeds, N = --seed N) and their mean, "
+        "which is what the key holds.",
+        "columns": ["key", "run", "test F1 by seed", "mean", "goal", ""],
+        "rows": rows,
+    }
 
 
 def write_results(updates: Dict[str, Any]) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results.update(updates)
+    final = final_results(results)
+    if final:
+        results["final"] = final
+        results.update({key: record["mean"] for key, record in final.items()})
     results["title"] = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking (issue 4)"
     results["summary"] = summary(results)
     results["hardware"] = (

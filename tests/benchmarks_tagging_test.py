@@ -112,3 +112,34 @@ def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
         )
     # nothing was moved
     assert (bench.RUNS / "ner_vanilla_glove_sgd" / "model.tar.gz").exists()
+
+
+def record(test_f1: float) -> dict:
+    return {"test_f1": test_f1, "dev_f1": 93.0, "epochs_trained": 20}
+
+
+def test_the_headline_keys_hold_the_mean_over_seeds(fake):
+    bench.write_results(
+        {
+            "conll03_test_f1_ldnet": 81.43,  # an earlier run's figure, replaced
+            "ner_ldnet_glove_sgd": record(91.0),
+            "ner_ldnet_glove_sgd_seed2": record(90.5),
+            "ner_ldnet_glove_sgd_seed2_extra": record(10.0),  # not a seed of the run
+            "ner_vanilla_glove_sgd": record(90.0),
+        }
+    )
+    results = json.loads(bench.RESULTS.read_text())
+    assert results["conll03_test_f1_ldnet"] == 90.75
+    assert results["final"]["conll03_test_f1_ldnet"]["test_f1_by_seed"] == {
+        "default": 91.0,
+        "2": 90.5,
+    }
+    assert results["conll03_test_f1_vanilla"] == 90.0
+    headline = results["summary"][0]
+    assert headline["rows"][-1][:4] == [
+        "conll03_test_f1_ldnet - conll03_test_f1_vanilla",
+        "gain of LD-Net",
+        None,
+        0.75,
+    ]
+    assert headline["rows"][-1][5] == "missed"  # the goal is +1.0
