@@ -244,7 +244,7 @@ def main() -> None:
     log = out / f"pruning_benchmark_{args.task}.log"
     phase1 = Path(args.phase1_dir or ROOT / "runs" / "tagging" / f"{args.task}_ldnet_glove")
     config_name = args.config or f"{args.task}_ldnet_glove_prune"
-    stem = config_name
+    stem = Path(config_name).name  # recipe/<config> -> <config>
     phase2 = out / stem
     pruned = out / f"{stem.replace('_prune', '_pruned')}.tar.gz"
     report_file = out / f"{stem}_report.json"
@@ -379,6 +379,14 @@ def main() -> None:
             for key, value in result.items()
         }
     )
+    earlier = prefix + "earlier_phase1"
+    if previous.get(prefix + "phase1_dir", str(phase1)) != str(phase1):
+        # another phase-1 tagger was pruned before: its figures stay, under <prefix>earlier_phase1
+        results[earlier] = {
+            key: value for key, value in previous.items() if key not in ("summary", earlier)
+        }
+    elif earlier in previous:
+        results[earlier] = previous[earlier]
     if "phase2_wallclock_s" not in timings:
         # phase 2 was not (re)trained by this run: what earlier runs measured of the same phase-2
         # model (its wall-clock, the timings of a --no-speed run) stays

@@ -6,6 +6,7 @@ LD-Net's learning-rate schedule (Liu et al., 2018; the official `train_seq.py`):
 import torch
 
 from allennlp.common.checks import ConfigurationError
+from allennlp.training.optimizers import MultiOptimizer
 from allennlp.training.learning_rate_schedulers.learning_rate_scheduler import (
     LearningRateScheduler,
     _PyTorchLearningRateSchedulerWrapper,
@@ -38,7 +39,38 @@ class InverseTimeDecay(_PyTorchLearningRateSchedulerWrapper):
     ) -> None:
         if decay < 0:
             raise ConfigurationError(f"inverse_time_decay: decay must be >= 0, got {decay}.")
-        lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lr_lambda=_InverseTime(decay), last_epoch=last_epoch
+        # AllenNLP's `multi` optimizer steps its own optimizers, whose param groups are not its
+        # own: each one gets the schedule (a scheduler on the wrapper would change nothing)
+        optimizers = (
+            list(optimizer.optimizers.values())
+            if isinstance(optimizer, MultiOptimizer)
+            else [optimizer]
         )
-        super().__init__(lr_scheduler)
+        schedulers = [
+            torch.optim.lr_scheduler.LambdaLR(
+                each, lr_lambda=_InverseTime(decay), last_epoch=last_epoch
+            )
+            for each in optimizers
+        ]
+        super().__init__(schedulers[0] if len(schedulers) == 1 else _Together(schedulers))
+
+
+class _Together:
+    """Several torch schedulers stepped, saved and restored as one."""
+
+    def __init__(self, schedulers) -> None:
+        self.schedulers = schedulers
+
+    def step(self) -> None:
+        for scheduler in self.schedulers:
+            scheduler.step()
+
+    def get_last_lr(self):
+        return [lr for scheduler in self.schedulers for lr in scheduler.get_last_lr()]
+
+    def state_dict(self):
+        return {"schedulers": [scheduler.state_dict() for scheduler in self.schedulers]}
+
+    def load_state_dict(self, state_dict) -> None:
+        for scheduler, state in zip(self.schedulers, state_dict["schedulers"]):
+            scheduler.load_state_dict(state)

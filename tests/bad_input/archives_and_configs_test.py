@@ -42,7 +42,7 @@ DIMENSION_ERRORS = {
         # issue 13's recipe search
         + [f"recipe/ner_vanilla_glove_{v}" for v in ["min2", "nowords", "sgd", "char_lstm"]]
         + ["recipe/ner_ldnet_glove_sgd", "recipe/chunk_ldnet_glove_sgd"]
-        + ["recipe/chunk_vanilla_glove_sgd"]
+        + ["recipe/chunk_vanilla_glove_sgd", "recipe/ner_ldnet_glove_sgd_prune"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),

@@ -9,8 +9,8 @@
 // (average_batch=True), AllenNLP's CrfTagger returns the SUM over the batch, so the same balance
 // between task loss and penalty needs λ0 = 0.05 · batch_size here.
 //
-// mask_optimizer: 'adam' (default) trains the masks with the tagger's Adam at their own lr
-// `mask_lr`; 'sgd' is the official recipe for the masks: SGD, momentum 0.9, lr 0.015 on the
+// mask_optimizer: 'adam' (default) trains the masks with Adam at their own lr `mask_lr` (the
+// tagger's own Adam, or, for a tagger trained with SGD, an Adam of their own); 'sgd' is the official recipe for the masks: SGD, momentum 0.9, lr 0.015 on the
 // batch-averaged loss, i.e. 0.015 / batch_size on AllenNLP's summed loss (AllenNLP's `multi`
 // optimizer: the tagger's own optimizer for everything else).
 {
@@ -44,9 +44,14 @@
       // At 0.2, CoNLL-03's unneeded masks reached 0 within ~40 steps and stayed there; a noisier
       // task may need less (chunk_ldnet_prune uses 0.05). (LD-Net used plain SGD for many
       // epochs; we cannot afford that here.)
-      optimizer: if mask_optimizer == 'adam' then
+      optimizer: if mask_optimizer == 'adam' && phase1.trainer.optimizer.type == 'adam' then
         phase1.trainer.optimizer + {parameter_groups: [[['layer_mask'], {lr: mask_lr}]]}
-      else {
+      else if mask_optimizer == 'adam' then {
+        // a tagger trained with SGD (recipe/): its SGD for everything else, Adam for the masks
+        type: 'multi',
+        optimizers: {default: phase1.trainer.optimizer, masks: {type: 'adam', lr: mask_lr}},
+        parameter_groups: [[['layer_mask'], {optimizer_name: 'masks'}]],
+      } else {
         type: 'multi',
         optimizers: {
           default: phase1.trainer.optimizer,
