@@ -7,6 +7,11 @@ import json
 import os
 import subprocess
 
+from allennlp.data.data_loaders import SimpleDataLoader
+from allennlp.models.archival import load_archive
+from allennlp.training.util import evaluate
+
+import ldnet_allennlp  # noqa: F401
 from tests.cli import PROJECT_ROOT
 from tests.conftest import FIXTURES_ROOT
 from tests.lm.lm_archives import build_lm_archive_ext_vars
@@ -34,9 +39,17 @@ def test_one_command_trains_evaluates_tags_and_skips_finished_steps(tmp_path):
     }
     first = run_script([str(conll)], env)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "allennlp train ner_ldnet_glove" in first.stdout
+    assert "allennlp train recipe/ner_ldnet_glove_sgd" in first.stdout
+    # the script's test F1 is the archive's on eng.testb, as AllenNLP's evaluate computes it
     metrics = json.loads((tmp_path / "ner_ldnet" / "test_metrics.json").read_text())
-    assert 0.0 <= metrics["f1-measure-overall"] <= 1.0
+    archive = load_archive(str(tmp_path / "ner_ldnet" / "model.tar.gz"))
+    loader = SimpleDataLoader(
+        list(archive.validation_dataset_reader.read(str(conll / "eng.testb"))), batch_size=8
+    )
+    loader.index_with(archive.model.vocab)
+    expected = evaluate(archive.model, loader)["f1-measure-overall"]
+    assert metrics["f1-measure-overall"] == expected
+    assert f"test F1 {100 * expected:.2f}" in first.stdout
     prediction = json.loads((tmp_path / "ner_ldnet" / "predictions.jsonl").read_text())
     assert prediction["tokens"][:2] == ["Maria", "Lopez"]
     assert len(prediction["tags"]) == len(prediction["tokens"])
