@@ -51,12 +51,16 @@ TAGGERS = {
     "ner": {
         "task": "ner",
         "what": "LD-Net NER tagger for English (CoNLL-03 PER/LOC/ORG/MISC, BIOUL): GloVe 6B 50d "
-        "+ char CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF; "
-        "weights stored in fp16",
+        "+ char CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF, "
+        "trained with LD-Net's SGD recipe; weights stored in fp16; the frozen LM weights are not "
+        "in the archive: it refers to pretrained:lm_forward / pretrained:lm_backward and checks "
+        "the sha256 of their weights when loaded",
         "data": "CoNLL-03 eng.train (model picked on eng.testa; F1 on eng.testb)",
         "f1_key": "conll03_f1",
         "results_prefix": "",
-        "prune_flags": "--fp16",
+        "prune_flags": "--fp16 --reference-lms",
+        "phase1_run": "ner_ldnet_glove_sgd",
+        "pruned_fp16": "runs/pruning_sgd/ner_ldnet_glove_sgd_pruned_fp16.tar.gz",
     },
     "chunk": {
         "task": "chunk",
@@ -70,6 +74,8 @@ TAGGERS = {
         "f1_key": "conll00_f1",
         "results_prefix": "conll00_",
         "prune_flags": "--fp16 --reference-lms",
+        "phase1_run": "chunk_ldnet_glove",
+        "pruned_fp16": "runs/pruning/chunk_ldnet_glove_pruned_fp16.tar.gz",
     },
 }
 for _name, _tagger in TAGGERS.items():
@@ -81,13 +87,12 @@ for _name, _tagger in TAGGERS.items():
         "predictor": "ldnet_tagger",
         "data": _tagger["data"],
         "commands": [
-            f"python benchmarks/tagging_benchmark.py --runs {_task}_ldnet_glove ... (phase 1; its "
-            f"command: {_task}_ldnet_glove.command in benchmarks/results/tagging.json)",
+            f"python benchmarks/tagging_benchmark.py --runs {_tagger['phase1_run']} ... (phase 1; "
+            f"its command: {_tagger['phase1_run']}.command in benchmarks/results/tagging.json)",
             "python benchmarks/pruning_benchmark.py --task "
             f"{_task} ... (phase 2 + ldnet-prune {_tagger['prune_flags']}; the commands are under "
             f"{_tagger['results_prefix']}commands in benchmarks/results/pruning.json)",
-            f"cp runs/pruning/{_task}_ldnet_glove_pruned_fp16.tar.gz "
-            f"pretrained/{_task}_ldnet_pruned.tar.gz",
+            f"cp {_tagger['pruned_fp16']} pretrained/{_task}_ldnet_pruned.tar.gz",
             "python scripts/pretrained_manifest.py",
         ],
     }
