@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT  # noqa: E402
@@ -428,6 +428,8 @@ TAGGERS = {
 FINAL_RUNS = {
     "conll03_test_f1_ldnet": "ner_ldnet_glove_sgd",
     "conll03_test_f1_vanilla": "ner_vanilla_glove_sgd",
+    "conll00_test_f1_ldnet": "chunk_ldnet_glove_sgd",
+    "conll00_test_f1_vanilla": "chunk_vanilla_glove_sgd",
 }
 
 
@@ -451,6 +453,30 @@ def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
                 "mean": sum(by_seed.values()) / len(by_seed),
             }
     return final
+
+
+def limits(results: Dict[str, Any]) -> List[str]:
+    """What the final runs' own records say limits their F1: epochs (was dev F1 still rising at
+    the last epoch?), the dev-test gap, the cost of an epoch on this CPU, the seeds run."""
+    lines = []
+    for key, record in results.get("final", {}).items():
+        run = results[record["run"]]
+        dev, epochs = run["dev_f1_by_epoch"], run["epochs_trained"]
+        best = run["best_epoch"]
+        trend = (
+            "its last epoch: dev F1 still rising when it stopped"
+            if best == epochs - 1
+            else f"then no better for {epochs - 1 - best} more epoch(s)"
+        )
+        minutes = run["train_wallclock_s"] / 60 / epochs if run.get("train_wallclock_s") else None
+        lines.append(
+            f"{key} ({record['run']}): best dev F1 {dev[best]:.2f} at epoch {best + 1} of "
+            f"{epochs}, {trend}; test {run['test_f1']:.2f}, {run['dev_f1'] - run['test_f1']:.2f} "
+            "below dev"
+            + (f"; {minutes:.1f} min per epoch on one core" if minutes else "")
+            + f"; {record['seeds']} seed(s)"
+        )
+    return lines
 
 
 def summary(results: Dict[str, Any]) -> Dict[str, Any]:
@@ -573,7 +599,8 @@ def write_results(updates: Dict[str, Any]) -> None:
     if final:
         results["final"] = final
         results.update({key: record["mean"] for key, record in final.items()})
-    results["title"] = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking (issue 4)"
+        results["final_limits"] = limits(results)
+    results["title"] = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking (issues 4 and 13)"
     results["summary"] = summary(results)
     results["hardware"] = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), no GPU"
