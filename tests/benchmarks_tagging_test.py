@@ -115,7 +115,14 @@ def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
 
 
 def record(test_f1: float) -> dict:
-    return {"test_f1": test_f1, "dev_f1": 93.0, "epochs_trained": 20}
+    return {
+        "test_f1": test_f1,
+        "dev_f1": 93.0,
+        "dev_f1_by_epoch": [92.0, 93.0, 92.5],
+        "best_epoch": 1,
+        "epochs_trained": 3,
+        "train_wallclock_s": 360.0,
+    }
 
 
 def test_the_headline_keys_hold_the_mean_over_seeds(fake):
@@ -143,3 +150,8 @@ def test_the_headline_keys_hold_the_mean_over_seeds(fake):
         0.75,
     ]
     assert headline["rows"][-1][5] == "missed"  # the goal is +1.0
+    assert results["final_limits"][0] == (
+        "conll03_test_f1_ldnet (ner_ldnet_glove_sgd): best dev F1 93.00 at epoch 2 of 3, then no "
+        "better for 1 more epoch(s); test 91.00, 2.00 below dev; 2.0 min per epoch on one core; "
+        "2 seed(s)"
+    )
