@@ -12,6 +12,7 @@ import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any, Dict
 
 ROOT = Path(__file__).resolve().parent.parent
 PRETRAINED = ROOT / "pretrained"
@@ -51,16 +52,14 @@ TAGGERS = {
     "ner": {
         "task": "ner",
         "what": "LD-Net NER tagger for English (CoNLL-03 PER/LOC/ORG/MISC, BIOUL): GloVe 6B 50d "
-        "+ char CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF, "
-        "trained with LD-Net's SGD recipe; weights stored in fp16; the frozen LM weights are not "
-        "in the archive: it refers to pretrained:lm_forward / pretrained:lm_backward and checks "
-        "the sha256 of their weights when loaded",
+        "+ char CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF; "
+        "weights stored in fp16",
         "data": "CoNLL-03 eng.train (model picked on eng.testa; F1 on eng.testb)",
         "f1_key": "conll03_f1",
         "results_prefix": "",
-        "prune_flags": "--fp16 --reference-lms",
-        "phase1_run": "ner_ldnet_glove_sgd",
-        "pruned_fp16": "runs/pruning_sgd/ner_ldnet_glove_sgd_pruned_fp16.tar.gz",
+        "prune_flags": "--fp16",
+        "phase1_run": "ner_ldnet_glove",
+        "pruned_fp16": "runs/pruning/ner_ldnet_glove_pruned_fp16.tar.gz",
     },
     "chunk": {
         "task": "chunk",
@@ -106,6 +105,15 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def pruning_record(results: Dict[str, Any], prefix: str, phase1_run: str) -> Dict[str, Any]:
+    """The keys of pruning.json for the pruning of `phase1_run`: the task's current keys, or the
+    ones kept under `<prefix>earlier_phase1` when another phase-1 tagger was pruned since."""
+    for record in (results, results.get(f"{prefix}earlier_phase1", {})):
+        if Path(record.get(f"{prefix}phase1_dir", "")).name == phase1_run:
+            return record
+    raise SystemExit(f"benchmarks/results/pruning.json has no pruning of {phase1_run}")
+
+
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     from allennlp.models.archival import load_archive
@@ -114,7 +122,7 @@ def main() -> None:
     from ldnet_allennlp.tagging.flops import flops_per_token
 
     lm_results = json.loads((RESULTS / "lm.json").read_text())
-    pruning = json.loads((RESULTS / "pruning.json").read_text())
+    all_pruning = json.loads((RESULTS / "pruning.json").read_text())
     manifest = {}
     for name, entry in ENTRIES.items():
         path = PRETRAINED / entry["file"]
@@ -140,6 +148,7 @@ def main() -> None:
         if entry["kind"] == "tagger":
             tagger = TAGGERS[name]
             prefix, f1_key = tagger["results_prefix"], tagger["f1_key"]
+            pruning = pruning_record(all_pruning, prefix, tagger["phase1_run"])
             facts["test_f1"] = pruning[f"{f1_key}_pruned_fp16"]
             facts["test_f1_fp32"] = pruning[f"{f1_key}_pruned"]
             facts["test_f1_unpruned"] = pruning[f"{f1_key}_unpruned"]
