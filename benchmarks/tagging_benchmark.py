@@ -173,10 +173,19 @@ def word_vectors_file(args) -> Path:
     return RUNS / f"lm_word_vectors_lower_{Path(args.forward_lm).parent.name}.txt"
 
 
+SEED_SUFFIX = "_seed"
+
+
 def run_key(name: str, seed: Optional[int]) -> str:
     """The run's folder under runs/tagging/ and its key in the results: `<run>` for AllenNLP's
     default seeds (random 13370, numpy 1337, torch 133), `<run>_seed<N>` for `--seed N`."""
-    return name if seed is None else f"{name}_seed{seed}"
+    return name if seed is None else f"{name}{SEED_SUFFIX}{seed}"
+
+
+def epoch_metrics(out: Path) -> List[Dict[str, Any]]:
+    """AllenNLP's metrics_epoch_<N>.json of a run, in epoch order."""
+    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
+    return [json.loads(p.read_text()) for p in epochs]
 
 
 def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
@@ -270,8 +279,7 @@ def evaluate(name: str, args) -> Dict[str, Any]:
             check=True,
             capture_output=True,
         )
-    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
-    per_epoch = [json.loads(p.read_text()) for p in epochs]
+    per_epoch = epoch_metrics(out)
     dev = [m.get("validation_f1-measure-overall", 0.0) for m in per_epoch]
     best_epoch = max(range(len(dev)), key=dev.__getitem__)
     test = json.loads(test_metrics.read_text())
@@ -301,10 +309,8 @@ def evaluate(name: str, args) -> Dict[str, Any]:
 
 
 def dev_f1_by_epoch(out: Path):
-    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
     return [
-        round(100.0 * json.loads(p.read_text()).get("validation_f1-measure-overall", 0.0), 2)
-        for p in epochs
+        round(100.0 * m.get("validation_f1-measure-overall", 0.0), 2) for m in epoch_metrics(out)
     ]
 
 
@@ -339,10 +345,10 @@ def record_dev_only(name: str, args) -> None:
 def training_seconds(out: Path) -> Optional[float]:
     """The last epoch's `training_duration` (AllenNLP's own clock), for a run stopped before the
     benchmark could time it."""
-    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
+    epochs = epoch_metrics(out)
     if not epochs:
         return None
-    hours, minutes, seconds = json.loads(epochs[-1].read_text())["training_duration"].split(":")
+    hours, minutes, seconds = epochs[-1]["training_duration"].split(":")
     return 3600 * int(hours) + 60 * int(minutes) + float(seconds)
 
 
@@ -443,8 +449,8 @@ def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
                 continue
             if run == name:
                 by_seed["default"] = record["test_f1"]
-            elif run.startswith(f"{name}_seed") and run[len(name) + 5 :].isdigit():
-                by_seed[run[len(name) + 5 :]] = record["test_f1"]
+            elif run.startswith(name + SEED_SUFFIX) and run[len(name + SEED_SUFFIX) :].isdigit():
+                by_seed[run[len(name + SEED_SUFFIX) :]] = record["test_f1"]
         if by_seed:
             final[key] = {
                 "run": name,
