@@ -8,6 +8,7 @@ the fixture text), once per session. A config that reads a variable missing from
 a message naming it.
 """
 
+import json
 from pathlib import Path
 from typing import Callable, Dict, List
 
@@ -152,3 +153,33 @@ def test_config_trains_on_fixtures(config: Path, ext_vars, tmp_path):
     train_model(params, serialization_dir=str(tmp_path / "run"))
     assert (tmp_path / "run" / "model.tar.gz").exists()
     assert user_warnings(tmp_path / "run") == []
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["recipe/ner_ldnet_glove_sgd_prune_sticky", "recipe/chunk_ldnet_glove_sgd_prune_sticky"],
+)
+def test_sticky_phase2_ends_within_budget_on_fixtures(config: str, ext_vars, tmp_path):
+    """
+    Phase 2 with `sticky_zeros` from a fixture phase-1 tagger: the live layers never rise from
+    one epoch to the next, and the run ends within the budget of 2, with a best checkpoint that
+    is within it (what `ldnet-prune` exports).
+    """
+    params = load_config(CONFIGS_ROOT / "tagging" / f"{config}.jsonnet", ext_vars)
+    # fixture-sized: more optimizer steps per epoch (batch 2) and a penalty to match
+    penalty = {"type": "layer_selection", "lambda0": 2.0, "budget": 2}
+    overrides = {
+        "trainer.num_epochs": 4,
+        "data_loader.batch_size": 2,
+        "model.regularizer": {"regexes": [["layer_mask", penalty]]},
+    }
+    params = Params(with_overrides(params.as_dict(quiet=True), overrides))
+    train_model(params, serialization_dir=str(tmp_path / "run"))
+    epochs = sorted(
+        (tmp_path / "run").glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1])
+    )
+    live = [json.loads(path.read_text())["training_live_layers"] for path in epochs]
+    assert live == sorted(live, reverse=True)
+    assert live[-1] <= 2
+    final = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert final["best_validation_f1-measure-overall-within-budget"] >= 0

@@ -66,8 +66,16 @@ class LayerPruningCallback(TrainerCallback):
     every epoch the primary writes every worker's masks and decisions (live layers, budget gate,
     within-budget metric, best-so-far) to `layer_pruning_workers.json`.
 
+    With `sticky_zeros`, a mask that has reached 0 stays at 0: the projection after every step
+    puts it back to 0 whatever the optimizer did (its layer is removed for good). The number of
+    live layers can then only fall, so a run that reaches its budget ends within it. This is a
+    deviation from LD-Net, whose masks may come back to life (with our optimisers they did, and
+    runs ended over budget: benchmarks/results/pruning.json). The dead masks are the zeros of
+    the masks themselves, so `--recover` needs no extra state.
+
     Config keys: `start_epoch` (int, default 0), `gated_metric` (str, default
-    `"f1-measure-overall"`), `record_every` (int, default 10: batches between mask records).
+    `"f1-measure-overall"`), `record_every` (int, default 10: batches between mask records),
+    `sticky_zeros` (bool, default false).
     """
 
     def __init__(
@@ -76,6 +84,7 @@ class LayerPruningCallback(TrainerCallback):
         start_epoch: int = 0,
         gated_metric: str = "f1-measure-overall",
         record_every: int = 10,
+        sticky_zeros: bool = False,
     ) -> None:
         super().__init__(serialization_dir)
         if start_epoch < 0:
@@ -87,12 +96,15 @@ class LayerPruningCallback(TrainerCallback):
         self.start_epoch = start_epoch
         self.gated_metric = gated_metric
         self.record_every = record_every
+        self.sticky_zeros = sticky_zeros
         self.history: List[Dict[str, Any]] = []
         # this worker's masks and decisions after every epoch (`epoch_record`)
         self.epochs: List[Dict[str, Any]] = []
         self.steps = 0
         self._masks: List[Tuple[str, torch.nn.Parameter]] = []
         self._budget: Optional[int] = None
+        # with `sticky_zeros`: per mask parameter, where it was 0 after the last projection
+        self._dead: List[torch.Tensor] = []
 
     # -- trainer hooks -------------------------------------------------------------------------
 
@@ -131,6 +143,7 @@ class LayerPruningCallback(TrainerCallback):
             trainer._epochs_completed, getattr(trainer, "_start_after_epochs_completed", 0)
         )
         self._set_active(epochs_completed >= self.start_epoch)
+        self._dead = [mask.detach() == 0 for _, mask in self._masks]
         self._add_metrics_to(model)
         if not self.history:
             self._record(epoch=epochs_completed)
@@ -188,10 +201,16 @@ class LayerPruningCallback(TrainerCallback):
             mask.requires_grad_(active)
 
     def project(self) -> None:
-        """The proximal step of LD-Net: clamp every mask onto [0, 1], in place."""
+        """
+        The proximal step of LD-Net: clamp every mask onto [0, 1], in place (with
+        `sticky_zeros`, first put every mask that was 0 back to 0).
+        """
         with torch.no_grad():
-            for _, mask in self._masks:
+            for (_, mask), dead in zip(self._masks, self._dead):
+                if self.sticky_zeros:
+                    mask.masked_fill_(dead, 0.0)
                 mask.clamp_(0.0, 1.0)
+            self._dead = [mask.detach() == 0 for _, mask in self._masks]
 
     def live_layers(self) -> int:
         return sum(int((mask > 0).sum()) for _, mask in self._masks)

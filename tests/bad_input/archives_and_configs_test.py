@@ -43,6 +43,7 @@ DIMENSION_ERRORS = {
         + [f"recipe/ner_vanilla_glove_{v}" for v in ["min2", "nowords", "sgd", "char_lstm"]]
         + ["recipe/ner_ldnet_glove_sgd", "recipe/chunk_ldnet_glove_sgd"]
         + ["recipe/chunk_vanilla_glove_sgd", "recipe/ner_ldnet_glove_sgd_prune"]
+        + [f"recipe/{task}_ldnet_glove_sgd_prune_sticky" for task in ["ner", "chunk"]]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),

@@ -61,6 +61,31 @@ def test_projection_after_training_steps_only(tmp_path):
     assert torch.allclose(model.embedder.layer_mask.detach(), expected)
 
 
+@pytest.mark.parametrize("sticky", [False, True])
+def test_sticky_zeros_keep_a_dead_mask_dead(tmp_path, sticky):
+    model = ToyModel()
+    callback = LayerPruningCallback(str(tmp_path), sticky_zeros=sticky)
+    trainer = start(callback, model)
+    mask = model.embedder.layer_mask
+    with torch.no_grad():
+        mask.copy_(torch.tensor([[1.0, 0.5, -0.3], [0.2, 1.0, 1.0]]))
+    batch(callback, trainer, is_training=True)  # [0, 2] is clamped to 0: it dies
+    with torch.no_grad():  # an optimizer step that would bring it back, and kill [1, 0]
+        mask.add_(torch.tensor([[0.0, 0.0, 0.4], [-0.5, 0.0, 0.0]]))
+    batch(callback, trainer, is_training=True)
+    revived = 0.0 if sticky else 0.4
+    expected = torch.tensor([[1.0, 0.5, revived], [0.0, 1.0, 1.0]])
+    assert torch.allclose(mask.detach(), expected)
+    assert model.get_metrics()["live_layers"] == (4 if sticky else 5)
+    # `--recover`: a fresh callback takes the zeros of the restored masks as dead
+    restored = LayerPruningCallback(str(tmp_path), sticky_zeros=sticky)
+    trainer = start(restored, model, epochs_completed=1)
+    with torch.no_grad():
+        mask.add_(torch.tensor([[0.0, 0.0, 0.0], [0.3, 0.0, 0.0]]))
+    batch(restored, trainer, is_training=True)
+    assert mask[1, 0].item() == pytest.approx(0.0 if sticky else 0.3)
+
+
 def test_metrics_live_layers_and_budget_gate(tmp_path):
     model = ToyModel(budget=2)
     callback = LayerPruningCallback(str(tmp_path))

@@ -13,8 +13,13 @@
 // tagger's own Adam, or, for a tagger trained with SGD, an Adam of their own); 'sgd' is the official recipe for the masks: SGD, momentum 0.9, lr 0.015 on the
 // batch-averaged loss, i.e. 0.015 / batch_size on AllenNLP's summed loss (AllenNLP's `multi`
 // optimizer: the tagger's own optimizer for everything else).
+//
+// sticky_zeros: true keeps a mask that has reached 0 at 0 (the `layer_pruning` callback's
+// option): not in LD-Net, whose masks may come back to life. With it the live-layer count can
+// only fall, so a run that reaches its budget ends within it.
 {
-  prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2, mask_lr=0.2, mask_optimizer='adam')::
+  prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2, mask_lr=0.2, mask_optimizer='adam',
+        sticky_zeros=false)::
     assert mask_optimizer == 'adam' || mask_optimizer == 'sgd' : "mask_optimizer: 'adam' or 'sgd'";
     phase1 + {
     // the phase-1 vocabulary, so that the phase-1 weights fit
@@ -66,7 +71,7 @@
       callbacks: phase1.trainer.callbacks + [
         // masks trainable from epoch 0, clamped after each step, logged, plotted
         // (layer_masks.png in the serialization dir)
-        {type: 'layer_pruning', start_epoch: 0},
+        {type: 'layer_pruning', start_epoch: 0, sticky_zeros: sticky_zeros},
       ],
     },
   },
