@@ -410,7 +410,7 @@ def phase2_summary(run: Path) -> Dict[str, Any]:
     return {
         "epochs": len(epochs),
         "completed": (run / "metrics.json").exists(),
-        "live_layers_by_epoch": [m.get("training_live_layers") for m in epochs],
+        "live_layers_by_epoch": [epoch_live_layers(m) for m in epochs],
         "dev_f1_by_epoch": [m.get("validation_f1-measure-overall") for m in epochs],
         "dev_f1_within_budget_by_epoch": [
             m.get("validation_f1-measure-overall-within-budget") for m in epochs
@@ -419,9 +419,19 @@ def phase2_summary(run: Path) -> Dict[str, Any]:
     }
 
 
+def epoch_live_layers(metrics: Dict[str, Any]) -> Any:
+    """
+    The live LM layers (both directions) at the end of an epoch: those the epoch's validation
+    ran with, i.e. the checkpoint's (the last training batch's metrics were read before its
+    projection, which for sticky zeros counted dead masks an optimizer step had moved off 0,
+    before the callback counted the projected masks).
+    """
+    return metrics.get("validation_live_layers", metrics.get("training_live_layers"))
+
+
 def live_layers_by_epoch(phase2: Path) -> List[Any]:
     """The live LM layers (both directions) at the end of each phase-2 epoch."""
-    return [m.get("training_live_layers") for m in phase2_epochs(phase2)]
+    return [epoch_live_layers(m) for m in phase2_epochs(phase2)]
 
 
 SUMMARY_COLUMNS = ["task", "model", "LM layers kept", "test F1", "FLOPs/token"]

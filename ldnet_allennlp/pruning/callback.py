@@ -212,8 +212,23 @@ class LayerPruningCallback(TrainerCallback):
                 mask.clamp_(0.0, 1.0)
             self._dead = [mask.detach() == 0 for _, mask in self._masks]
 
+    def projected_masks(self) -> List[Tuple[str, torch.Tensor]]:
+        """
+        The masks as the next projection leaves them (clamped; with `sticky_zeros`, dead ones
+        at 0): AllenNLP computes a batch's metrics after the optimizer step and before
+        `on_batch` projects, so the metrics read these, not the raw parameters (an optimizer
+        step may move a dead mask off 0 until the projection puts it back).
+        """
+        projected = []
+        for (name, mask), dead in zip(self._masks, self._dead):
+            value = mask.detach().clamp(0.0, 1.0)
+            if self.sticky_zeros:
+                value = value.masked_fill(dead, 0.0)
+            projected.append((name, value))
+        return projected
+
     def live_layers(self) -> int:
-        return sum(int((mask > 0).sum()) for _, mask in self._masks)
+        return sum(int((mask > 0).sum()) for _, mask in self.projected_masks())
 
     def budget_gate(self) -> Optional[List[bool]]:
         """
@@ -222,7 +237,9 @@ class LayerPruningCallback(TrainerCallback):
         """
         if self._budget is None:
             return None
-        return [layer_selection_terms(mask).reg0 > self._budget for _, mask in self._masks]
+        return [
+            layer_selection_terms(mask).reg0 > self._budget for _, mask in self.projected_masks()
+        ]
 
     def epoch_record(self, trainer, metrics: Dict[str, Any], epoch: int) -> Dict[str, Any]:
         """This worker's masks and pruning decisions after `epoch`."""
@@ -268,7 +285,7 @@ class LayerPruningCallback(TrainerCallback):
 
     def describe(self) -> str:
         parts = []
-        for name, mask in self._masks:
+        for name, mask in self.projected_masks():
             for row, direction in enumerate(DIRECTIONS):
                 values = " ".join(f"{value:.2f}" for value in mask[row].tolist())
                 parts.append(f"{name}.{direction}=[{values}]")
@@ -276,7 +293,7 @@ class LayerPruningCallback(TrainerCallback):
 
     def mask_metrics(self) -> Dict[str, float]:
         metrics: Dict[str, float] = {"live_layers": float(self.live_layers())}
-        for name, mask in self._masks:
+        for name, mask in self.projected_masks():
             for row, direction in enumerate(DIRECTIONS):
                 for layer, value in enumerate(mask[row].tolist()):
                     metrics[f"_layer_mask/{name}/{direction}_{layer}"] = value
