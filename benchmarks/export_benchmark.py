@@ -22,7 +22,7 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
    predictor, which loads spaCy whatever the input); and spaCy's share: a process that only
    imports it and loads its tokenizer.
 
-    .venv/bin/python benchmarks/export_benchmark.py   # the shipped pruned NER tagger
+    .venv/bin/python benchmarks/export_benchmark.py   # the shipped pruned NER tagger (ner_pruned)
 
 Writes benchmarks/results/export.json (or `--output`).
 """

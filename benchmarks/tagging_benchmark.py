@@ -308,6 +308,44 @@ def evaluate(name: str, args) -> Dict[str, Any]:
     return result
 
 
+def ship(name: str, args) -> Dict[str, Any]:
+    """
+    The run's tagger as `pretrained/` ships it: `allennlp ldnet-prune --keep-all-layers --fp16
+    --reference-lms` (no layer removed; weights in fp16; the frozen LM weights left out, named
+    `pretrained:lm_*` when they are the shipped LMs) into `<run dir>/model_fp16.tar.gz`, and that
+    archive's test F1 (the same model in half precision: a check that fp16 costs nothing, not a
+    choice).
+    """
+    _, spec_vars, test_file, _ = RUN_SPECS[name]
+    out = RUNS / run_key(name, args.seed)
+    archive, shipped = out / "model.tar.gz", out / "model_fp16.tar.gz"
+    test_metrics = out / "test_metrics_fp16.json"
+    env = run_env(spec_vars, args)
+    if not shipped.exists() or shipped.stat().st_mtime < archive.stat().st_mtime:
+        subprocess.run(
+            [ALLENNLP, "ldnet-prune", str(archive), "-o", str(shipped), "--keep-all-layers"]
+            + ["--fp16", "--reference-lms", "--include-package", "ldnet_allennlp"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    if not test_metrics.exists() or test_metrics.stat().st_mtime < shipped.stat().st_mtime:
+        subprocess.run(
+            [ALLENNLP, "evaluate", str(shipped), test_file, "--output-file", str(test_metrics)]
+            + ["--include-package", "ldnet_allennlp"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    return {
+        "test_f1_fp16": 100.0 * json.loads(test_metrics.read_text())["f1-measure-overall"],
+        "fp16_archive": os.path.relpath(shipped, ROOT),
+        "fp16_archive_bytes": shipped.stat().st_size,
+    }
+
+
 def dev_f1_by_epoch(out: Path):
     return [
         round(100.0 * m.get("validation_f1-measure-overall", 0.0), 2) for m in epoch_metrics(out)
@@ -642,6 +680,12 @@ def main() -> None:
         action="store_true",
         help="continue a finished run to --epochs (resumed from its last checkpoint)",
     )
+    parser.add_argument(
+        "--ship",
+        action="store_true",
+        help="also write <run dir>/model_fp16.tar.gz, the tagger as pretrained/ ships it "
+        "(fp16, LMs by reference), and record its test F1 (test_f1_fp16)",
+    )
     parser.add_argument("--notes", help="free text for the report (what limited the runs)")
     parser.add_argument(
         "--dev-only",
@@ -674,6 +718,11 @@ def main() -> None:
             print(f"[{key}] not trained yet; skipped")
             continue
         result = evaluate(name, args)
+        if args.ship:
+            result.update(ship(name, args))
+            result["ship_command"] = "python benchmarks/tagging_benchmark.py " + " ".join(
+                sys.argv[1:]
+            )
         result["command"] = reproduce_command(name, args.seed)
         if args.seed is not None:
             result["seed"] = args.seed

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's demo, with the real `allennlp` commands (all offline):
-#   0. the shipped, pruned NER tagger and chunker (pretrained/) tag new sentences  (ldnet-tag)
+#   0. the shipped NER tagger and chunker (pretrained/) tag new sentences          (ldnet-tag)
 # then the whole LD-Net chain on the bundled fixtures:
 #   1. pre-train a tiny forward and backward dense LM           (allennlp train)
 #   2. train the LD-Net NER tagger on their features            (allennlp train)
@@ -29,14 +29,14 @@ run() {  # run LOG COMMAND...: quiet on success, the log's tail on failure
   "$@" > "$OUT/$log" 2>&1 || { tail -40 "$OUT/$log"; echo "failed: $* (log: $OUT/$log)"; exit 1; }
 }
 
-echo "== 0. allennlp ldnet-tag: the shipped pruned NER tagger (pretrained/MANIFEST.json: ner) on new sentences"
+echo "== 0. allennlp ldnet-tag: the shipped NER tagger (pretrained/MANIFEST.json: ner) on new sentences"
 $BIN/allennlp ldnet-tag --model ner --include-package ldnet_allennlp \
   "Chancellor Helmut Kohl met Jacques Chirac in Bonn." \
   "Maria Lopez said Reuters visited Lake Geneva on Monday." \
   "Shares of Siemens rose 3 percent in Frankfurt after the European Commission approved the deal." \
   > $OUT/ldnet_tag.txt 2> $OUT/ldnet_tag.log || { tail -30 $OUT/ldnet_tag.log; exit 1; }
 sed 's/^/   /' $OUT/ldnet_tag.txt
-echo "   ... and the shipped pruned chunker (pretrained/MANIFEST.json: chunk):"
+echo "   ... and the shipped chunker (pretrained/MANIFEST.json: chunk):"
 $BIN/allennlp ldnet-tag --model chunk --include-package ldnet_allennlp \
   "The quick brown fox jumped over the lazy dog." \
   > $OUT/ldnet_chunk.txt 2> $OUT/ldnet_chunk.log || { tail -30 $OUT/ldnet_chunk.log; exit 1; }

@@ -5,9 +5,11 @@ continues a finished run from its last checkpoint, and `--dev-only` never evalua
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import List
 
 import pytest
@@ -155,3 +157,40 @@ def test_the_headline_keys_hold_the_mean_over_seeds(fake):
         "better for 1 more epoch(s); test 91.00, 2.00 below dev; 2.0 min per epoch on one core; "
         "2 seed(s)"
     )
+
+
+def test_ship_exports_the_tagger_as_pretrained_ships_it_and_scores_that_file(fake, monkeypatch):
+    out = bench.RUNS / "ner_ldnet_glove_sgd"
+    out.mkdir(parents=True)
+    (out / "model.tar.gz").write_text("archive")
+    commands = []
+
+    def allennlp(command, **kwargs):
+        commands.append(list(command))
+        if command[1] == "ldnet-prune":
+            Path(command[command.index("-o") + 1]).write_text("fp16 archive")
+        if command[1] == "evaluate":
+            f1 = {"f1-measure-overall": 0.9066}
+            Path(command[command.index("--output-file") + 1]).write_text(json.dumps(f1))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(bench.subprocess, "run", allennlp)
+    args = SimpleNamespace(seed=None, forward_lm="f.tar.gz", backward_lm="b.tar.gz", threads=1)
+    shipped = bench.ship("ner_ldnet_glove_sgd", args)
+    assert shipped == {
+        "test_f1_fp16": pytest.approx(90.66),
+        "fp16_archive": os.path.relpath(out / "model_fp16.tar.gz", bench.ROOT),
+        "fp16_archive_bytes": len("fp16 archive"),
+    }
+    prune, evaluate = commands
+    assert prune[1:5] == [
+        "ldnet-prune",
+        str(out / "model.tar.gz"),
+        "-o",
+        str(out / "model_fp16.tar.gz"),
+    ]
+    assert {"--keep-all-layers", "--fp16", "--reference-lms"} <= set(prune)
+    assert evaluate[1:3] == ["evaluate", str(out / "model_fp16.tar.gz")]
+    # done once: a second call reuses the archive and its test metrics
+    assert bench.ship("ner_ldnet_glove_sgd", args) == shipped
+    assert len(commands) == 2

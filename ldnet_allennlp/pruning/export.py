@@ -132,7 +132,11 @@ def _encoder_attribute(lm: Model) -> str:
 
 
 def prune_archive(
-    archive_path: str, output_path: str, fp16: bool = False, reference_lms: bool = False
+    archive_path: str,
+    output_path: str,
+    fp16: bool = False,
+    reference_lms: bool = False,
+    keep_all_layers: bool = False,
 ) -> PruneReport:
     """
     Writes the physically pruned version of the tagger in `archive_path` to `output_path`
@@ -141,8 +145,15 @@ def prune_archive(
     copies them into the model's fp32 parameters). With `reference_lms`, the frozen LM weights
     are left out of the archive (`store_lm_weights: false`, see `DenseBiLm`): it refers to the
     LM archives, named `pretrained:<name>` when they are the shipped ones (else by absolute
-    path), and keeps only the sha256 of their weights.
+    path), and keeps only the sha256 of their weights. With `keep_all_layers`, no layer is
+    removed (masks are ignored): what changes is only what `fp16` and `reference_lms` change, e.g.
+    to ship an un-pruned tagger small; one of them must then be set.
     """
+    if keep_all_layers and not (fp16 or reference_lms):
+        raise ConfigurationError(
+            "--keep-all-layers without --fp16 or --reference-lms would write the same tagger "
+            f"again as {output_path}; add one of them (or prune: leave --keep-all-layers out)."
+        )
     if os.path.isdir(output_path):
         raise ConfigurationError(f"--output-file {output_path} is a directory; name a file.")
     try:
@@ -164,7 +175,7 @@ def prune_archive(
     surviving: Dict[str, Dict[str, List[int]]] = {}
     for name, embedder in embedders:
         report.kept_layers_before[name] = embedder.kept_layers()
-        surviving[name] = surviving_layers(embedder)
+        surviving[name] = embedder.kept_layers() if keep_all_layers else surviving_layers(embedder)
         report.kept_layers_after[name] = surviving[name]
         block = _config_block(model_config, name)
         block["forward_kept_layers"] = surviving[name]["forward"]
@@ -174,7 +185,7 @@ def prune_archive(
             block["store_lm_weights"] = False
     if reference_lms:
         _name_lm_archives(model_config)
-    if report.kept_layers_after == report.kept_layers_before:
+    if report.kept_layers_after == report.kept_layers_before and not keep_all_layers:
         raise ConfigurationError(
             f"{archive_path}: no layer has a mask of 0, so there is nothing to remove (kept "
             f"layers: {report.kept_layers_before}). Is this archive pruned already, or was it "

@@ -1,5 +1,5 @@
 """
-The shipped pruned NER tagger (`pretrained/MANIFEST.json`'s "ner"), exported by
+The shipped NER tagger (`pretrained/MANIFEST.json`'s "ner"), exported by
 `allennlp ldnet-export`, gives on the whole of CoNLL-03 eng.testb exactly the output of the
 `ldnet_tagger` predictor (`allennlp predict`): tokens, tags and spans of every sentence, in
 batches of 32 on both sides. Skipped, saying why, where the test file or the shipped tagger is
@@ -28,7 +28,7 @@ BATCH_SIZE = 32
 def shipped_ner_tagger() -> Path:
     entry = manifest().get("ner")
     if entry is None:
-        pytest.skip("pretrained/MANIFEST.json has no 'ner' entry (the shipped pruned NER tagger)")
+        pytest.skip("pretrained/MANIFEST.json has no 'ner' entry (the shipped NER tagger)")
     path = pretrained_dir() / entry["file"]
     if not path.exists():
         pytest.skip(f"the shipped NER tagger {path} is not here")

@@ -166,6 +166,29 @@ def test_reference_lms_leaves_the_frozen_lm_weights_out(phase1, tmp_path, monkey
     assert predictions(tmp_path / "ref.tar.gz", SENTENCES) == predictions(masked, SENTENCES)
 
 
+def test_keep_all_layers_ships_an_unpruned_tagger_by_reference(phase1, tmp_path):
+    # masks all 1 (an un-pruned tagger): nothing is removed, only the LM weights are left out
+    report = prune_archive(
+        str(phase1), str(tmp_path / "ref.tar.gz"), reference_lms=True, keep_all_layers=True
+    )
+    name = "text_field_embedder.token_embedder_lm"
+    every_layer = {"forward": [0, 1, 2], "backward": [0, 1, 2]}
+    assert report.kept_layers_before[name] == report.kept_layers_after[name] == every_layer
+    assert report.parameters_after == report.parameters_before
+    assert report.flops_per_token_after == report.flops_per_token_before
+    assert (tmp_path / "ref.tar.gz").stat().st_size < phase1.stat().st_size
+    with tarfile.open(tmp_path / "ref.tar.gz") as archive:
+        config = json.load(archive.extractfile("config.json"))
+    assert (
+        config["model"]["text_field_embedder"]["token_embedders"]["lm"]["store_lm_weights"] is False
+    )
+    assert predictions(tmp_path / "ref.tar.gz", SENTENCES) == predictions(phase1, SENTENCES)
+    # and with nothing else asked, it would only copy the tagger: refused, nothing written
+    with pytest.raises(ConfigurationError, match="--keep-all-layers without --fp16"):
+        prune_archive(str(phase1), str(tmp_path / "copy.tar.gz"), keep_all_layers=True)
+    assert not (tmp_path / "copy.tar.gz").exists()
+
+
 def test_a_direction_pruned_of_every_layer_keeps_its_token_embeddings(phase1, tmp_path):
     # what LD-Net's budget of 2 can give: one LM loses every layer (here the forward one)
     masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[0.0, 0.0, 0.0], [0.7, 0.0, 0.0]])

@@ -1,6 +1,6 @@
 """
 `allennlp ldnet-prune model.tar.gz -o pruned.tar.gz [--report-file report.json] [--fp16]
-[--reference-lms]`:
+[--reference-lms] [--keep-all-layers]`:
 LD-Net's final pruning step (`ldnet_allennlp.pruning.export.prune_archive`) as an AllenNLP
 subcommand.
 """
@@ -42,13 +42,23 @@ class LdnetPrune(Subcommand):
             help="leave the frozen LM weights out of the archive: it refers to the LM archives "
             "(pretrained:<name> for the shipped LMs) and checks their sha256 when loaded",
         )
+        subparser.add_argument(
+            "--keep-all-layers",
+            action="store_true",
+            help="remove no layer (ignore the masks): only --fp16 / --reference-lms change the "
+            "tagger, e.g. to ship an un-pruned tagger small",
+        )
         subparser.set_defaults(func=prune_from_args)
         return subparser
 
 
 def prune_from_args(args: argparse.Namespace) -> None:
     report = prune_archive(
-        args.archive_file, args.output_file, fp16=args.fp16, reference_lms=args.reference_lms
+        args.archive_file,
+        args.output_file,
+        fp16=args.fp16,
+        reference_lms=args.reference_lms,
+        keep_all_layers=args.keep_all_layers,
     )
     for name, before in report.kept_layers_before.items():
         after = report.kept_layers_after[name]
