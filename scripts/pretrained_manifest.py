@@ -98,15 +98,17 @@ for _name, _tagger in FULL_TAGGERS.items():
 PRUNED_TAGGERS = {
     "ner_pruned": {
         "task": "ner",
-        "what": "LD-Net NER tagger for English (CoNLL-03 PER/LOC/ORG/MISC, BIOUL): GloVe 6B 50d "
-        "+ char CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF; "
-        "weights stored in fp16",
+        "what": "LD-Net NER tagger for English (CoNLL-03 PER/LOC/ORG/MISC, BIOUL): ner (LD-Net's "
+        "SGD recipe) pruned to a budget of 2 LM layers by "
+        "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky.jsonnet (LD-Net's "
+        "penalty, masks that reach 0 stay at 0), word BiLSTM, CRF; weights stored in fp16; the "
+        "LMs by reference, as for ner",
         "data": "CoNLL-03 eng.train (model picked on eng.testa; F1 on eng.testb)",
         "f1_key": "conll03_f1",
         "results_prefix": "",
-        "prune_flags": "--fp16",
-        "phase1_run": "ner_ldnet_glove",
-        "pruned_fp16": "runs/pruning/ner_ldnet_glove_pruned_fp16.tar.gz",
+        "prune_flags": "--fp16 --reference-lms",
+        "phase1_run": "ner_ldnet_glove_sgd",
+        "pruned_fp16": "runs/pruning_sgd/ner_ldnet_glove_sgd_pruned_sticky_fp16.tar.gz",
     },
     "chunk_pruned": {
         "task": "chunk",

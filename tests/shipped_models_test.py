@@ -72,7 +72,7 @@ def test_a_shipped_chunker_exists():
     assert "chunk" in TAGGERS, "pretrained/MANIFEST.json lists no chunker"
 
 
-@pytest.mark.parametrize("name", ["ner", "chunk", "chunk_pruned"])
+@pytest.mark.parametrize("name", TAGGERS)
 def test_the_tagger_refers_to_the_shipped_lms(name):
     config = load_archive(str(pretrained_dir() / ENTRIES[name]["file"])).config
     lm = config["model"]["text_field_embedder"]["token_embedders"]["lm"].as_dict(quiet=True)
