@@ -201,6 +201,12 @@ def train(name: str, args) -> None:
     out = RUNS / key
     if (out / "model.tar.gz").exists() and args.epochs and args.extend:
         extend(key, args.epochs)
+    interrupted = not (out / "metrics.json").exists() and any(out.glob("training_state_e*"))
+    if (out / "model.tar.gz").exists() and interrupted:
+        # `allennlp train` archives the best epoch so far when it is stopped (SIGTERM, Ctrl-C):
+        # that is not a finished run; keep it aside and resume from the last checkpoint
+        (out / "model.tar.gz").rename(out / "model_interrupted.tar.gz")
+        print(f"[{key}] stopped before its last epoch: resuming with --recover")
     if (out / "model.tar.gz").exists():
         print(f"[{key}] already trained: {out / 'model.tar.gz'}")
         return
