@@ -270,21 +270,27 @@ def extend(key: str, epochs: int) -> None:
     history.write_text(json.dumps(earlier + [trained]))
 
 
+def evaluate_once(archive: Path, test_file: str, output: Path, env: Dict[str, str]) -> None:
+    """`allennlp evaluate` of `archive` on `test_file` into `output`, unless `output` is already
+    there and newer than the archive (the test is read once per model)."""
+    if not output.exists() or output.stat().st_mtime < archive.stat().st_mtime:
+        subprocess.run(
+            [ALLENNLP, "evaluate", str(archive), test_file, "--output-file", str(output)]
+            + ["--include-package", "ldnet_allennlp"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+
+
 def evaluate(name: str, args) -> Dict[str, Any]:
     _, spec_vars, test_file, _ = RUN_SPECS[name]
     key = run_key(name, args.seed)
     out = RUNS / key
     archive = out / "model.tar.gz"
     test_metrics = out / "test_metrics.json"
-    if not test_metrics.exists() or test_metrics.stat().st_mtime < archive.stat().st_mtime:
-        subprocess.run(
-            [ALLENNLP, "evaluate", str(archive), test_file, "--output-file", str(test_metrics)]
-            + ["--include-package", "ldnet_allennlp"],
-            cwd=ROOT,
-            env=run_env(spec_vars, args),
-            check=True,
-            capture_output=True,
-        )
+    evaluate_once(archive, test_file, test_metrics, run_env(spec_vars, args))
     per_epoch = epoch_metrics(out)
     dev = [m.get("validation_f1-measure-overall", 0.0) for m in per_epoch]
     best_epoch = max(range(len(dev)), key=dev.__getitem__)
@@ -336,15 +342,7 @@ def ship(name: str, args) -> Dict[str, Any]:
             check=True,
             capture_output=True,
         )
-    if not test_metrics.exists() or test_metrics.stat().st_mtime < shipped.stat().st_mtime:
-        subprocess.run(
-            [ALLENNLP, "evaluate", str(shipped), test_file, "--output-file", str(test_metrics)]
-            + ["--include-package", "ldnet_allennlp"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+    evaluate_once(shipped, test_file, test_metrics, env)
     return {
         "test_f1_fp16": 100.0 * json.loads(test_metrics.read_text())["f1-measure-overall"],
         "fp16_archive": os.path.relpath(shipped, ROOT),
