@@ -157,7 +157,11 @@ def test_config_trains_on_fixtures(config: Path, ext_vars, tmp_path):
 
 @pytest.mark.parametrize(
     "config",
-    ["recipe/ner_ldnet_glove_sgd_prune_sticky", "recipe/chunk_ldnet_glove_sgd_prune_sticky"],
+    [
+        "recipe/ner_ldnet_glove_sgd_prune_sticky",
+        "recipe/chunk_ldnet_glove_sgd_prune_sticky",
+        "recipe/chunk_ldnet_glove_sgd_prune_l1",
+    ],
 )
 def test_sticky_phase2_ends_within_budget_on_fixtures(config: str, ext_vars, tmp_path):
     """
@@ -166,8 +170,11 @@ def test_sticky_phase2_ends_within_budget_on_fixtures(config: str, ext_vars, tmp
     is within it (what `ldnet-prune` exports).
     """
     params = load_config(CONFIGS_ROOT / "tagging" / f"{config}.jsonnet", ext_vars)
-    # fixture-sized: more optimizer steps per epoch (batch 2) and a penalty to match
-    penalty = {"type": "layer_selection", "lambda0": 2.0, "budget": 2}
+    # fixture-sized: more optimizer steps per epoch (batch 2) and a penalty to match (the
+    # config's other penalty settings, e.g. reg1_scale, kept)
+    penalty = dict(params.as_dict(quiet=True)["model"]["regularizer"]["regexes"][0][1])
+    assert penalty["budget"] == 2
+    penalty["lambda0"] = 2.0
     overrides = {
         "trainer.num_epochs": 4,
         "data_loader.batch_size": 2,

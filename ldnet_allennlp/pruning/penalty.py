@@ -7,10 +7,13 @@ it. For the per-layer masks `z` of the forward and the backward LM:
     reg1 = Σ_{z_i > 0} z_i    L1 on the live masks
 
     penalty = λ0 · (reg3_fwd + reg3_bwd)
-              + [reg0_fwd + reg0_bwd > budget] · λ0 · (reg1_fwd + reg1_bwd)
+              + [reg0_fwd + reg0_bwd > budget] · reg1_scale · λ0 · (reg1_fwd + reg1_bwd)
 
 `budget` (the official λ1) is the number of layers, both directions together, allowed to survive.
-This is the only place the formula is written.
+`reg1_scale` is 1 in LD-Net. Then a mask at exactly 1 feels no penalty over budget
+(d/dz = λ0 (1 − 2z) + λ0 = 0 at z = 1), so a mask that the task gradient holds at 1 never
+leaves it; `reg1_scale > 1` makes that slope `(reg1_scale − 1) · λ0 > 0` (a deviation from
+LD-Net: a config that uses it says so and why). This is the only place the formula is written.
 """
 
 from typing import NamedTuple
@@ -38,17 +41,21 @@ def layer_selection_terms(layer_mask: torch.Tensor) -> LayerSelectionTerms:
     return LayerSelectionTerms(reg3=reg3, reg0=int(alive.sum().item()), reg1=reg1)
 
 
-def layer_selection_penalty(layer_mask: torch.Tensor, lambda0: float, budget: int) -> torch.Tensor:
+def layer_selection_penalty(
+    layer_mask: torch.Tensor, lambda0: float, budget: int, reg1_scale: float = 1.0
+) -> torch.Tensor:
     terms = layer_selection_terms(layer_mask)
     penalty = lambda0 * terms.reg3
     if terms.reg0 > budget:
-        penalty = penalty + lambda0 * terms.reg1
+        penalty = penalty + reg1_scale * lambda0 * terms.reg1
     return penalty
 
 
-def check_penalty_config(lambda0: float, budget: int) -> None:
+def check_penalty_config(lambda0: float, budget: int, reg1_scale: float = 1.0) -> None:
     if lambda0 < 0:
         raise ConfigurationError(f"layer_selection: lambda0 must be >= 0, got {lambda0}")
+    if reg1_scale < 0:
+        raise ConfigurationError(f"layer_selection: reg1_scale must be >= 0, got {reg1_scale}")
     if budget < 1:
         raise ConfigurationError(
             f"layer_selection: budget must be >= 1, got {budget}. The budget counts the layers "
@@ -73,13 +80,15 @@ class LayerSelectionRegularizer(Regularizer):
     AllenNLP only regularizes parameters that require gradients, so the penalty is on exactly
     while the masks are being trained (the pruning callback decides when).
 
-    Config keys: `lambda0` (float >= 0, official 0.05), `budget` (int >= 1, official 2).
+    Config keys: `lambda0` (float >= 0, official 0.05), `budget` (int >= 1, official 2),
+    `reg1_scale` (float >= 0, official 1.0: the weight of the L1 term relative to λ0).
     """
 
-    def __init__(self, lambda0: float = 0.05, budget: int = 2) -> None:
-        check_penalty_config(lambda0, budget)
+    def __init__(self, lambda0: float = 0.05, budget: int = 2, reg1_scale: float = 1.0) -> None:
+        check_penalty_config(lambda0, budget, reg1_scale)
         self.lambda0 = lambda0
         self.budget = budget
+        self.reg1_scale = reg1_scale
 
     def __call__(self, parameter: torch.Tensor) -> torch.Tensor:
-        return layer_selection_penalty(parameter, self.lambda0, self.budget)
+        return layer_selection_penalty(parameter, self.lambda0, self.budget, self.reg1_scale)

@@ -62,3 +62,33 @@ def test_regularizer_reaches_only_a_trainable_layer_mask():
 def test_bad_config(lambda0, budget):
     with pytest.raises(ConfigurationError, match="lambda0|budget"):
         LayerSelectionRegularizer(lambda0=lambda0, budget=budget)
+
+
+def test_reg1_scale_gives_a_mask_at_one_a_slope():
+    z = torch.tensor([[1.0, 0.5, 0.0], [0.25, 0.0, 1.0]], requires_grad=True)
+    # LD-Net's penalty: over budget, the slope at z = 1 is λ0 (1 − 2) + λ0 = 0
+    layer_selection_penalty(z, lambda0=0.1, budget=2).backward()
+    assert z.grad[0, 0].item() == pytest.approx(0.0)
+    z.grad = None
+    # reg1_scale 1.5: λ0·reg3 + 1.5·λ0·reg1, slope at z = 1 is 0.5·λ0
+    scaled = layer_selection_penalty(z, lambda0=0.1, budget=2, reg1_scale=1.5)
+    assert scaled.item() == pytest.approx(0.1 * 0.4375 + 1.5 * 0.1 * 2.75)
+    scaled.backward()
+    expected = 0.1 * (1 - 2 * z.detach()) + 1.5 * 0.1 * (z.detach() > 0).float()
+    assert torch.allclose(z.grad, expected)
+    assert z.grad[0, 0].item() == pytest.approx(0.05)
+    assert z.grad[1, 2].item() == pytest.approx(0.05)
+    # within budget the L1 term is off, whatever its scale
+    within = layer_selection_penalty(z, lambda0=0.1, budget=4, reg1_scale=1.5)
+    assert within.item() == pytest.approx(0.1 * 0.4375)
+
+
+def test_reg1_scale_from_a_config():
+    regularizer = LayerSelectionRegularizer.from_params(
+        Params({"lambda0": 5.0, "budget": 2, "reg1_scale": 1.2})
+    )
+    z = torch.ones(2, 6)
+    # 12 live masks at 1: reg3 = 0, reg1 = 12
+    assert regularizer(z).item() == pytest.approx(1.2 * 5.0 * 12)
+    with pytest.raises(ConfigurationError, match="reg1_scale"):
+        LayerSelectionRegularizer(lambda0=0.05, budget=2, reg1_scale=-1.0)

@@ -17,9 +17,12 @@
 // sticky_zeros: true keeps a mask that has reached 0 at 0 (the `layer_pruning` callback's
 // option): not in LD-Net, whose masks may come back to life. With it the live-layer count can
 // only fall, so a run that reaches its budget ends within it.
+//
+// reg1_scale: the weight of the L1 term relative to λ0 (1 in LD-Net; the penalty's docstring,
+// ldnet_allennlp/pruning/penalty.py, says why a mask at exactly 1 never leaves it with 1).
 {
   prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2, mask_lr=0.2, mask_optimizer='adam',
-        sticky_zeros=false)::
+        sticky_zeros=false, reg1_scale=1.0)::
     assert mask_optimizer == 'adam' || mask_optimizer == 'sgd' : "mask_optimizer: 'adam' or 'sgd'";
     phase1 + {
     // the phase-1 vocabulary, so that the phase-1 weights fit
@@ -34,7 +37,7 @@
         type: 'layer_selection',
         lambda0: lambda0_per_sentence * phase1.data_loader.batch_size,
         budget: budget,
-      }]]},
+      } + (if reg1_scale != 1.0 then {reg1_scale: reg1_scale} else {})]]},
       // start from the phase-1 weights
       initializer: {regexes: [['.*', {
         type: 'pretrained',
