@@ -116,6 +116,31 @@ def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
     assert (bench.RUNS / "ner_vanilla_glove_sgd" / "model.tar.gz").exists()
 
 
+def test_a_run_archived_on_sigterm_resumes_instead_of_counting_as_trained(fake, monkeypatch):
+    # what `allennlp train` leaves when it is stopped after 2 of 5 epochs: the best epoch so
+    # far archived, checkpoints, no metrics.json
+    out = bench.RUNS / "ner_vanilla_glove_sgd_seed2"
+    out.mkdir(parents=True)
+    (out / "config.json").write_text(json.dumps({"trainer": {"num_epochs": 5}}))
+    for epoch in range(2):
+        (out / f"metrics_epoch_{epoch}.json").write_text(
+            json.dumps({"validation_f1-measure-overall": 0.5, "training_duration": "0:01:00"})
+        )
+    (out / "training_state_e1_b0.th").write_text("")
+    (out / "model.tar.gz").write_text("best of 2 epochs")
+    args = ("--runs", "ner_vanilla_glove_sgd", "--epochs", "5", "--seed", "2", "--dev-only")
+    results = run_main(monkeypatch, *args)
+    # resumed from its checkpoint, the early archive kept aside
+    assert len(fake.commands) == 1 and fake.commands[0][-1] == "--recover"
+    assert (out / "model_interrupted.tar.gz").read_text() == "best of 2 epochs"
+    assert (out / "model.tar.gz").read_text() == "archive"
+    record = results["recipe_search"]["ner_vanilla_glove_sgd_seed2"]
+    assert len(record["dev_f1_by_epoch"]) == 5 and record["completed"] is True
+    # a finished run (metrics.json written) is not trained again
+    run_main(monkeypatch, *args)
+    assert len(fake.commands) == 1
+
+
 def record(test_f1: float) -> dict:
     return {
         "test_f1": test_f1,
