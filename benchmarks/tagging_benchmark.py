@@ -11,7 +11,9 @@ CoNLL-03 NER and CoNLL-00 chunking into `runs/tagging/<run>/`, scores the test s
 Re-runnable and resumable: a run whose `model.tar.gz` exists is not trained again; a run whose
 serialization dir exists without an archive is resumed with `allennlp train --recover` (so the
 `--epochs` of a resumed run must be the one it was started with).  Wall-clock is summed over
-all the (resumed) training processes of a run.  Several invocations may run at once (one per
+all the (resumed) training processes of a run (`train_wallclock_s`; where a process was killed
+with its benchmark call, which then recorded nothing, AllenNLP's own epoch clock summed over
+the processes, when that is larger).  Several invocations may run at once (one per
 run); each merges its figures into the JSON file.
 
 LM fine-tuning on the task text (ELMo domain transfer): the commands are in
@@ -295,7 +297,6 @@ def evaluate(name: str, args) -> Dict[str, Any]:
     dev = [m.get("validation_f1-measure-overall", 0.0) for m in per_epoch]
     best_epoch = max(range(len(dev)), key=dev.__getitem__)
     test = json.loads(test_metrics.read_text())
-    clock = RUNS / f"{key}.wallclock.json"
     result = {
         "test_f1": 100.0 * test["f1-measure-overall"],
         "dev_f1": 100.0 * dev[best_epoch],
@@ -304,7 +305,7 @@ def evaluate(name: str, args) -> Dict[str, Any]:
         "best_epoch": best_epoch,
         # false: the run was stopped (time budget) and its best checkpoint archived
         "completed": (out / "metrics.json").exists(),
-        "train_wallclock_s": json.loads(clock.read_text())["seconds"] if clock.exists() else None,
+        "train_wallclock_s": train_wallclock(key),
     }
     try:
         from allennlp.models.archival import load_archive
@@ -360,7 +361,6 @@ def record_dev_only(name: str, args) -> None:
     """A recipe-search run: its dev F1 per epoch and wall-clock, under `recipe_search.<run>`."""
     key = run_key(name, args.seed)
     out = RUNS / key
-    clock = RUNS / f"{key}.wallclock.json"
     dev = dev_f1_by_epoch(out)
     result = {
         "config": f"training_configs/tagging/{RUN_SPECS[name][0]}.jsonnet",
@@ -370,9 +370,7 @@ def record_dev_only(name: str, args) -> None:
         # false: stopped before its last epoch (an archive may still exist: AllenNLP archives the
         # best epoch when a run is interrupted)
         "completed": (out / "metrics.json").exists(),
-        "train_wallclock_s": (
-            json.loads(clock.read_text())["seconds"] if clock.exists() else training_seconds(out)
-        ),
+        "train_wallclock_s": train_wallclock(key),
         "command": reproduce_command(name, args.seed) + " --dev-only",
     }
     history = out / "extended_from_epochs.json"
@@ -385,13 +383,32 @@ def record_dev_only(name: str, args) -> None:
 
 
 def training_seconds(out: Path) -> Optional[float]:
-    """The last epoch's `training_duration` (AllenNLP's own clock), for a run stopped before the
-    benchmark could time it."""
-    epochs = epoch_metrics(out)
-    if not epochs:
-        return None
-    hours, minutes, seconds = epochs[-1]["training_duration"].split(":")
-    return 3600 * int(hours) + 60 * int(minutes) + float(seconds)
+    """
+    AllenNLP's own clock summed over a run's training processes: each epoch's
+    `training_duration` counts from the start of its process, so a process's time is the
+    duration of its last epoch, and a resumed (`--recover`) process starts again from 0.
+    """
+    total, last = 0.0, None
+    for metrics in epoch_metrics(out):
+        hours, minutes, seconds = metrics["training_duration"].split(":")
+        duration = 3600 * int(hours) + 60 * int(minutes) + float(seconds)
+        if last is not None and duration < last:  # a new process began
+            total += last
+        last = duration
+    return None if last is None else total + last
+
+
+def train_wallclock(key: str) -> Optional[float]:
+    """
+    The wall-clock of the run's training: what the benchmark timed around its `allennlp train`
+    calls, or, when that is smaller (a call killed with its benchmark process records nothing),
+    `training_seconds`.
+    """
+    clock = RUNS / f"{key}.wallclock.json"
+    timed = json.loads(clock.read_text())["seconds"] if clock.exists() else None
+    epochs = training_seconds(RUNS / key)
+    candidates = [seconds for seconds in (timed, epochs) if seconds is not None]
+    return max(candidates) if candidates else None
 
 
 def lm_finetune_report() -> Dict[str, Any]:

@@ -141,6 +141,22 @@ def test_a_run_archived_on_sigterm_resumes_instead_of_counting_as_trained(fake, 
     assert len(fake.commands) == 1
 
 
+def test_wallclock_counts_every_process_of_a_resumed_run(fake):
+    out = bench.RUNS / "ner_vanilla_glove_sgd_seed2"
+    out.mkdir(parents=True)
+    # two processes: epochs 0-2 (killed; the benchmark recorded no wall-clock), then 3-4
+    durations = ["0:03:00", "0:06:00", "0:09:30", "0:02:50", "0:05:40"]
+    for epoch, duration in enumerate(durations):
+        (out / f"metrics_epoch_{epoch}.json").write_text(
+            json.dumps({"training_duration": duration})
+        )
+    assert bench.training_seconds(out) == 570 + 340
+    (bench.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 350.0}')
+    assert bench.train_wallclock("ner_vanilla_glove_sgd_seed2") == 910
+    (bench.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 930.0}')
+    assert bench.train_wallclock("ner_vanilla_glove_sgd_seed2") == 930
+
+
 def record(test_f1: float) -> dict:
     return {
         "test_f1": test_f1,
