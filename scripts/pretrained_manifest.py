@@ -112,18 +112,18 @@ PRUNED_TAGGERS = {
     },
     "chunk_pruned": {
         "task": "chunk",
-        "what": "LD-Net chunker for English (CoNLL-00 phrase chunks, BIOUL): GloVe 6B 50d + char "
-        "CNN + the shipped LMs' features pruned to a budget of 2 layers, word BiLSTM, CRF; "
-        "weights stored in fp16; the frozen LM weights are not in the archive: it refers to "
-        "pretrained:lm_forward / pretrained:lm_backward and checks the sha256 of their weights "
-        "when loaded",
+        "what": "LD-Net chunker for English (CoNLL-00 phrase chunks, BIOUL): chunk (LD-Net's SGD "
+        "recipe) pruned to a budget of 2 LM layers by "
+        "training_configs/tagging/recipe/chunk_ldnet_glove_sgd_prune_l1.jsonnet (LD-Net's "
+        "penalty with its L1 term weighted 1.2, masks that reach 0 stay at 0), word BiLSTM, CRF; "
+        "weights stored in fp16; the LMs by reference, as for ner",
         "data": "CoNLL-00 train.txt less one sentence in ten (i % 10 == 9; the model is picked on "
         "those 893 sentences; F1 on test.txt)",
         "f1_key": "conll00_f1",
         "results_prefix": "conll00_",
         "prune_flags": "--fp16 --reference-lms",
-        "phase1_run": "chunk_ldnet_glove",
-        "pruned_fp16": "runs/pruning/chunk_ldnet_glove_pruned_fp16.tar.gz",
+        "phase1_run": "chunk_ldnet_glove_sgd",
+        "pruned_fp16": "runs/pruning_sgd/chunk_ldnet_glove_sgd_pruned_l1_fp16.tar.gz",
     },
 }
 for _name, _tagger in PRUNED_TAGGERS.items():
