@@ -521,26 +521,31 @@ def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def limits(results: Dict[str, Any]) -> List[str]:
-    """What the final runs' own records say limits their F1: epochs (was dev F1 still rising at
-    the last epoch?), the dev-test gap, the cost of an epoch on this CPU, the seeds run."""
+    """What the final runs' own records say limits their F1, one line per key and seed: epochs
+    (was dev F1 still rising at the last epoch?), the dev-test gap, the cost of an epoch on this
+    CPU."""
     lines = []
     for key, record in results.get("final", {}).items():
-        run = results[record["run"]]
-        dev, epochs = run["dev_f1_by_epoch"], run["epochs_trained"]
-        best = run["best_epoch"]
-        trend = (
-            "its last epoch: dev F1 still rising when it stopped"
-            if best == epochs - 1
-            else f"then no better for {epochs - 1 - best} more epoch(s)"
-        )
-        minutes = run["train_wallclock_s"] / 60 / epochs if run.get("train_wallclock_s") else None
-        lines.append(
-            f"{key} ({record['run']}): best dev F1 {dev[best]:.2f} at epoch {best + 1} of "
-            f"{epochs}, {trend}; test {run['test_f1']:.2f}, {run['dev_f1'] - run['test_f1']:.2f} "
-            "below dev"
-            + (f"; {minutes:.1f} min per epoch on one core" if minutes else "")
-            + f"; {record['seeds']} seed(s)"
-        )
+        for seed in record.get("test_f1_by_seed", {"default": None}):
+            name = record["run"] if seed == "default" else run_key(record["run"], int(seed))
+            run = results.get(name)
+            if not run:
+                continue
+            dev, epochs = run["dev_f1_by_epoch"], run["epochs_trained"]
+            best = run["best_epoch"]
+            trend = (
+                "its last epoch: dev F1 still rising when it stopped"
+                if best == epochs - 1
+                else f"then no better for {epochs - 1 - best} more epoch(s)"
+            )
+            wallclock = run.get("train_wallclock_s")
+            minutes = wallclock / 60 / epochs if wallclock else None
+            lines.append(
+                f"{key} ({name}): best dev F1 {dev[best]:.2f} at epoch {best + 1} of "
+                f"{epochs}, {trend}; test {run['test_f1']:.2f}, "
+                f"{run['dev_f1'] - run['test_f1']:.2f} below dev"
+                + (f"; {minutes:.1f} min per epoch on one core" if minutes else "")
+            )
     return lines
 
 
