@@ -36,8 +36,8 @@
       model: {
         type: "distillation_student",
         sentence_pair: pair,
-        // Randomly initialised word vectors (no pretrained embeddings are available offline;
-        // the paper uses word2vec).
+        // Randomly initialised word vectors (the paper starts from word2vec; GloVe 6B 50d is
+        // installed, `glove_tokens` / `glove_embedding`, but the students have not tried it).
         text_field_embedder: {
           token_embedders: { tokens: { type: "embedding", embedding_dim: embedding_dim } },
         },
