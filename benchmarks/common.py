@@ -48,6 +48,16 @@ def run_allennlp(
         raise SystemExit(f"allennlp {args[0]} exited with {process.returncode}; see {log}")
 
 
+def duration_seconds(text: str) -> float:
+    """AllenNLP's `training_duration` (`str(datetime.timedelta)`: "[N day[s], ]H:MM:SS[.f]")."""
+    days = 0
+    if "day" in text:
+        day_part, text = text.split(",", 1)
+        days = int(day_part.split()[0])
+    hours, minutes, seconds = text.strip().split(":")
+    return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
 def load_results(name: str) -> Dict[str, Any]:
     """`benchmarks/results/<name>.json`, or {} if it does not exist yet."""
     path = RESULTS_DIR / f"{name}.json"

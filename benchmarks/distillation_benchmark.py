@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import DATA, ROOT, hardware, run_allennlp  # noqa: E402
+from benchmarks.common import DATA, ROOT, duration_seconds, hardware, run_allennlp  # noqa: E402
 from benchmarks.common import load_results as _load, save_results as _save  # noqa: E402
 
 CONFIGS = ROOT / "training_configs" / "distillation"
@@ -273,16 +273,6 @@ def best_dev_accuracy(serialization_dir: Path) -> float:
 
 def test_accuracy(model_dir: Path) -> float:
     return round(100.0 * json.loads((model_dir / "test_metrics.json").read_text())["accuracy"], 2)
-
-
-def duration_seconds(text: str) -> float:
-    """AllenNLP's `training_duration` (`str(datetime.timedelta)`: "[N day[s], ]H:MM:SS[.f]")."""
-    days = 0
-    if "day" in text:
-        day_part, text = text.split(",", 1)
-        days = int(day_part.split()[0])
-    hours, minutes, seconds = text.strip().split(":")
-    return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
 
 
 def train(config: str, serialization_dir: Path, overrides: Dict[str, Any], env, log) -> None:

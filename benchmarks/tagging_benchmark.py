@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT  # noqa: E402
+from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT, duration_seconds  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "tagging.json"
 RUNS = ROOT / "runs" / "tagging"
@@ -390,8 +390,7 @@ def training_seconds(out: Path) -> Optional[float]:
     """
     total, last = 0.0, None
     for metrics in epoch_metrics(out):
-        hours, minutes, seconds = metrics["training_duration"].split(":")
-        duration = 3600 * int(hours) + 60 * int(minutes) + float(seconds)
+        duration = duration_seconds(metrics["training_duration"])
         if last is not None and duration < last:  # a new process began
             total += last
         last = duration
