@@ -107,3 +107,21 @@ def read_sentences(path) -> List[List[str]]:
     if current:
         sentences.append(current)
     return sentences
+
+
+def trained(serialization_dir: Path) -> bool:
+    """
+    Whether `allennlp train` finished in `serialization_dir`. A run stopped before its last epoch
+    (SIGTERM, Ctrl-C) also leaves a `model.tar.gz`, of its best epoch so far, but no
+    `metrics.json`; that archive is moved aside to `model_interrupted.tar.gz`, so that the run is
+    resumed (`--recover` from its last checkpoint) instead of being taken as trained.
+    """
+    archive = serialization_dir / "model.tar.gz"
+    interrupted = not (serialization_dir / "metrics.json").exists() and any(
+        serialization_dir.glob("training_state_e*")
+    )
+    if archive.exists() and interrupted:
+        archive.rename(serialization_dir / "model_interrupted.tar.gz")
+        print(f"[{serialization_dir.name}] stopped before its last epoch: resuming with --recover")
+        return False
+    return archive.exists()

@@ -52,7 +52,14 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import DATA, ROOT, duration_seconds, hardware, run_allennlp  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    DATA,
+    ROOT,
+    duration_seconds,
+    hardware,
+    run_allennlp,
+    trained,
+)
 from benchmarks.common import load_results as _load, save_results as _save  # noqa: E402
 
 CONFIGS = ROOT / "training_configs" / "distillation"
@@ -278,9 +285,10 @@ def test_accuracy(model_dir: Path) -> float:
 def train(config: str, serialization_dir: Path, overrides: Dict[str, Any], env, log) -> None:
     """
     `allennlp train`, unless the model is there. A serialization dir left by an interrupted run
-    (config.json, no model.tar.gz) is continued with `--recover`; any other leftover is replaced.
+    (config.json, and no model.tar.gz or only the one `allennlp train` leaves when it is stopped:
+    `trained`) is continued with `--recover`; any other leftover is replaced.
     """
-    if (serialization_dir / "model.tar.gz").exists():
+    if trained(serialization_dir):
         return
     resume = (serialization_dir / "config.json").exists()
     args = ["train", str(CONFIGS / config), "-s", str(serialization_dir)]
@@ -379,7 +387,7 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
     pin_settings(task, run_dir, {"teacher_epochs": teacher_epochs, "teacher_lr": args.teacher_lr})
 
     def teacher():
-        if (teacher_dir / "model.tar.gz").exists():
+        if trained(teacher_dir):
             return False
         overrides = {
             "train_data_path": train_path,
@@ -450,7 +458,7 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
             student_env[f"{upper}_TRANSFER_SET_AUG"] = str(transfer_aug[n_iter])
 
         def student(student_dir=student_dir, variant=variant, overrides=overrides, e=student_env):
-            if (student_dir / "model.tar.gz").exists():
+            if trained(student_dir):
                 return False
             train(f"{task}_{variant}.jsonnet", student_dir, overrides, e, log)
             return True

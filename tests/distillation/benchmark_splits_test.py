@@ -230,6 +230,29 @@ def test_interrupted_training_is_recovered_and_settings_are_pinned(benchmark_env
         run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(old))
 
 
+def test_a_model_archived_on_sigterm_is_resumed_not_taken_as_trained(benchmark_env, monkeypatch):
+    # `allennlp train` stopped after 1 of its epochs archives the best epoch so far: a
+    # model.tar.gz with checkpoints and no metrics.json. That teacher must be resumed, and no
+    # transfer set labelled with it.
+    tmp_path, fake = benchmark_env
+    run_dir = tmp_path / "run"
+    run_main(monkeypatch, "--stage", "split", "--run-dir", str(run_dir), *SST2_ARGS[:4])
+    teacher = run_dir / "sst2_teacher"
+    teacher.mkdir(parents=True)
+    (teacher / "config.json").write_text("{}")
+    (teacher / "training_state_e0_b0.th").write_text("")
+    (teacher / "model.tar.gz").write_text("best of 1 epoch")
+    run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4])
+    first = fake.calls[0]["args"]
+    assert first[:2] == ["train", str(bench.CONFIGS / "sst2_teacher.jsonnet")]
+    assert "--recover" in first
+    assert (teacher / "model_interrupted.tar.gz").read_text() == "best of 1 epoch"
+    # a finished run (metrics.json written by the fake) is not trained again
+    calls = len(fake.calls)
+    run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4])
+    assert not any(c["args"][0] == "train" for c in fake.calls[calls:])
+
+
 def test_earlier_figures_are_kept(benchmark_env, monkeypatch):
     results_dir = benchmarks.common.RESULTS_DIR
     results_dir.mkdir()
