@@ -41,7 +41,14 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT, duration_seconds  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    ALLENNLP,
+    CONLL00,
+    CONLL03,
+    ROOT,
+    duration_seconds,
+    trained,
+)
 
 RESULTS = ROOT / "benchmarks" / "results" / "tagging.json"
 RUNS = ROOT / "runs" / "tagging"
@@ -178,10 +185,15 @@ def word_vectors_file(args) -> Path:
 SEED_SUFFIX = "_seed"
 
 
-def run_key(name: str, seed: Optional[int]) -> str:
+LM_LABEL_INFIX = "_lm-"
+
+
+def run_key(name: str, seed: Optional[int], lm_label: Optional[str] = None) -> str:
     """The run's folder under runs/tagging/ and its key in the results: `<run>` for AllenNLP's
-    default seeds (random 13370, numpy 1337, torch 133), `<run>_seed<N>` for `--seed N`."""
-    return name if seed is None else f"{name}{SEED_SUFFIX}{seed}"
+    default seeds (random 13370, numpy 1337, torch 133), `<run>_seed<N>` for `--seed N`, with
+    `_lm-<label>` after `<run>` for `--lm-label <label>` (a study of other LMs)."""
+    key = name if lm_label is None else f"{name}{LM_LABEL_INFIX}{lm_label}"
+    return key if seed is None else f"{key}{SEED_SUFFIX}{seed}"
 
 
 def epoch_metrics(out: Path) -> List[Dict[str, Any]]:
@@ -199,17 +211,11 @@ def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
 
 def train(name: str, args) -> None:
     config, spec_vars, _, _ = RUN_SPECS[name]
-    key = run_key(name, args.seed)
+    key = run_key(name, args.seed, args.lm_label)
     out = RUNS / key
     if (out / "model.tar.gz").exists() and args.epochs and args.extend:
         extend(key, args.epochs)
-    interrupted = not (out / "metrics.json").exists() and any(out.glob("training_state_e*"))
-    if (out / "model.tar.gz").exists() and interrupted:
-        # `allennlp train` archives the best epoch so far when it is stopped (SIGTERM, Ctrl-C):
-        # that is not a finished run; keep it aside and resume from the last checkpoint
-        (out / "model.tar.gz").rename(out / "model_interrupted.tar.gz")
-        print(f"[{key}] stopped before its last epoch: resuming with --recover")
-    if (out / "model.tar.gz").exists():
+    if trained(out):
         print(f"[{key}] already trained: {out / 'model.tar.gz'}")
         return
     command = [
@@ -288,7 +294,7 @@ def evaluate_once(archive: Path, test_file: str, output: Path, env: Dict[str, st
 
 def evaluate(name: str, args) -> Dict[str, Any]:
     _, spec_vars, test_file, _ = RUN_SPECS[name]
-    key = run_key(name, args.seed)
+    key = run_key(name, args.seed, args.lm_label)
     out = RUNS / key
     archive = out / "model.tar.gz"
     test_metrics = out / "test_metrics.json"
@@ -330,7 +336,7 @@ def ship(name: str, args) -> Dict[str, Any]:
     choice).
     """
     _, spec_vars, test_file, _ = RUN_SPECS[name]
-    out = RUNS / run_key(name, args.seed)
+    out = RUNS / run_key(name, args.seed, args.lm_label)
     archive, shipped = out / "model.tar.gz", out / "model_fp16.tar.gz"
     test_metrics = out / "test_metrics_fp16.json"
     env = run_env(spec_vars, args)
@@ -358,8 +364,9 @@ def dev_f1_by_epoch(out: Path):
 
 
 def record_dev_only(name: str, args) -> None:
-    """A recipe-search run: its dev F1 per epoch and wall-clock, under `recipe_search.<run>`."""
-    key = run_key(name, args.seed)
+    """A recipe-search run: its dev F1 per epoch and wall-clock, under `recipe_search.<run>`
+    (`lm_study.<run>` for a run on other LMs, `--lm-label`)."""
+    key = run_key(name, args.seed, args.lm_label)
     out = RUNS / key
     dev = dev_f1_by_epoch(out)
     result = {
@@ -371,7 +378,7 @@ def record_dev_only(name: str, args) -> None:
         # best epoch when a run is interrupted)
         "completed": (out / "metrics.json").exists(),
         "train_wallclock_s": train_wallclock(key),
-        "command": reproduce_command(name, args.seed) + " --dev-only",
+        "command": reproduce_command(name, args.seed, args.lm_label) + " --dev-only",
     }
     history = out / "extended_from_epochs.json"
     if history.exists():
@@ -379,7 +386,9 @@ def record_dev_only(name: str, args) -> None:
         result["extended_from_epochs"] = json.loads(history.read_text())
     print(f"[{key}] {json.dumps(result)}", flush=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    write_results({"recipe_search": {**results.get("recipe_search", {}), key: result}})
+    # runs on other LMs (--lm-label) are a study of the LMs, not a recipe choice
+    section = "recipe_search" if args.lm_label is None else "lm_study"
+    write_results({section: {**results.get(section, {}), key: result}})
 
 
 def training_seconds(out: Path) -> Optional[float]:
@@ -440,13 +449,15 @@ def lm_finetune_report() -> Dict[str, Any]:
     return report
 
 
-def reproduce_command(name: str, seed: Optional[int] = None) -> str:
+def reproduce_command(name: str, seed: Optional[int] = None, lm_label: Optional[str] = None) -> str:
     """The command that trains `name` as it was trained: epochs and LMs read from its config."""
-    config = json.loads((RUNS / run_key(name, seed) / "config.json").read_text())
+    config = json.loads((RUNS / run_key(name, seed, lm_label) / "config.json").read_text())
     command = f"python benchmarks/tagging_benchmark.py --runs {name}"
     command += f" --epochs {config['trainer']['num_epochs']}"
     if seed is not None:
         command += f" --seed {seed}"
+    if lm_label is not None:
+        command += f" --lm-label {lm_label}"
     embedders = config["model"]["text_field_embedder"]["token_embedders"]
     if "lm" in embedders:
         lm = embedders["lm"]
@@ -594,6 +605,8 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
     final = results.get("final")
     if final:
         tables.insert(0, final_table(final))
+    if results.get("lm_passes"):
+        tables.append(lm_passes_table(results["lm_passes"]))
     search = results.get("recipe_search")
     if not search:
         return tables
@@ -618,6 +631,43 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
         "rows": search_rows,
     }
     return tables + [recipe]
+
+
+def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
+    """`lm_passes` (benchmarks/lm_passes_benchmark.py): dev F1 against LM passes and epochs."""
+    epochs = study["epochs"]
+    rows = []
+    for row in study["rows"]:
+        lms, dev = row["lms"], row["dev_f1_by_epoch"]
+        perplexity = None
+        if lms:
+            perplexity = [lms[d]["dev_perplexity"] for d in ("forward", "backward")]
+        rows.append(
+            [
+                row["run"],
+                "none" if lms is None else lms["passes"],
+                perplexity,
+                dev,
+                dev[epochs - 1] if len(dev) >= epochs else None,
+                max(dev) if dev else None,
+            ]
+        )
+    return {
+        "caption": "Dev F1 (CoNLL-03 eng.testa) against LM passes: the final NER recipe on LMs of "
+        "the shipped size and vocabulary that saw 0 (initialised only) or more passes over the LM "
+        "corpus, beside the shipped LMs' taggers and the no-LM taggers over the same first "
+        f"{epochs} epochs. LM dev perplexity on the LM corpus' held-out sentences. Commands: "
+        "lm_passes.commands and each row's command.",
+        "columns": [
+            "run",
+            "LM passes",
+            "LM dev perplexity (fwd, bwd)",
+            "dev F1 by epoch",
+            f"dev F1 at epoch {epochs}",
+            "best dev F1",
+        ],
+        "rows": rows,
+    }
 
 
 FINAL_GOALS = {
@@ -691,6 +741,11 @@ def main() -> None:
         help="AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run goes to "
         "runs/tagging/<run>_seed<N> and its results under that key",
     )
+    parser.add_argument(
+        "--lm-label",
+        help="names the LMs given with --forward-lm/--backward-lm in a study of other LMs (with "
+        "--dev-only): the run goes to runs/tagging/<run>_lm-<label>, recorded under that key",
+    )
     parser.add_argument("--skip-train", action="store_true", help="only evaluate trained runs")
     parser.add_argument(
         "--finalize-partial",
@@ -718,12 +773,17 @@ def main() -> None:
         help="recipe search: record dev F1 per epoch under recipe_search.<run>, never read test",
     )
     args = parser.parse_args()
+    if args.lm_label is not None and not args.dev_only:
+        # a study's taggers are compared on dev; test F1 stays for the runs the results keys hold
+        parser.error("--lm-label needs --dev-only")
+    if args.lm_label is not None and not args.lm_label.replace("_", "").isalnum():
+        parser.error(f"--lm-label {args.lm_label!r}: use letters, digits and '_'")
     if args.lm_finetune_report:
         write_results({"lm_finetune": lm_finetune_report()})
     if args.notes:
         write_results({"notes": args.notes})
     for name in args.runs:
-        key = run_key(name, args.seed)
+        key = run_key(name, args.seed, args.lm_label)
         out = RUNS / key
         if (
             args.finalize_partial
@@ -748,7 +808,7 @@ def main() -> None:
             result["ship_command"] = "python benchmarks/tagging_benchmark.py " + " ".join(
                 sys.argv[1:]
             )
-        result["command"] = reproduce_command(name, args.seed)
+        result["command"] = reproduce_command(name, args.seed, args.lm_label)
         if args.seed is not None:
             result["seed"] = args.seed
         print(f"[{key}] {json.dumps(result)}", flush=True)

@@ -267,6 +267,11 @@ def train(args) -> None:
     output.mkdir(parents=True, exist_ok=True)
     log = {"direction": args.direction, "settings": settings, "args": vars(args), "passes": []}
     log["dev_perplexity_start"] = evaluate(model, dev_data, device, backward)
+    if args.passes == 0:  # the untrained LM (seeded initialisation): the "0 passes" point
+        torch.save(model.state_dict(), output / f"lm_{args.direction}.th")
+        log["best_dev_perplexity"] = log["dev_perplexity_start"]
+        (output / f"lm_{args.direction}.json").write_text(json.dumps(log, indent=2))
+        return
     started, best = time.time(), float("inf")
     for epoch in range(args.passes):
         tokens, nll, count, t0 = 0, 0.0, 0, time.time()
@@ -365,7 +370,7 @@ def main(argv=None) -> None:
     t = commands.add_parser("train")
     t.add_argument("--pack", required=True)
     t.add_argument("--direction", choices=sorted(LM_CONFIG), required=True)
-    t.add_argument("--passes", type=int, default=10)
+    t.add_argument("--passes", type=int, default=10, help="0 saves the initialised LM")
     t.add_argument("--max-seconds", type=float, default=480)
     t.add_argument("--batch-size", type=int, default=128)
     t.add_argument("--lr", type=float, default=0.002)

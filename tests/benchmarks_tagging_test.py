@@ -82,6 +82,42 @@ def test_a_seed_trains_into_its_own_folder_with_allennlps_three_seeds(fake, monk
     assert not any(c[1] == "evaluate" for c in fake.commands)
 
 
+def test_an_lm_label_trains_into_its_own_folder_and_records_under_lm_study(fake, monkeypatch):
+    args = ("--runs", "ner_ldnet_glove_sgd", "--epochs", "2", "--dev-only", "--lm-label", "pass1")
+    args += ("--forward-lm", "f1.tar.gz", "--backward-lm", "b1.tar.gz")
+    results = run_main(monkeypatch, *args)
+    (command,) = fake.commands
+    assert command[command.index("-s") + 1] == str(bench.RUNS / "ner_ldnet_glove_sgd_lm-pass1")
+    record = results["lm_study"]["ner_ldnet_glove_sgd_lm-pass1"]
+    assert record["dev_f1_by_epoch"] == [50.0, 51.0]
+    assert record["command"] == (
+        "python benchmarks/tagging_benchmark.py --runs ner_ldnet_glove_sgd --epochs 2"
+        " --lm-label pass1 --dev-only"
+    )
+    # a study of LMs is not a recipe choice, and its runs never read test
+    assert "recipe_search" not in results
+    assert not any(c[1] == "evaluate" for c in fake.commands)
+    # the same recipe with the default LMs is another run
+    run_main(monkeypatch, "--runs", "ner_ldnet_glove_sgd", "--epochs", "2", "--dev-only")
+    assert fake.commands[1][fake.commands[1].index("-s") + 1] == str(
+        bench.RUNS / "ner_ldnet_glove_sgd"
+    )
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [((), "--lm-label needs --dev-only"), (("--dev-only", "--lm-label", "a/b"), "use letters")],
+)
+def test_an_lm_label_is_refused_without_dev_only_or_as_a_path(
+    fake, monkeypatch, capsys, extra, message
+):
+    argv = ["--runs", "ner_ldnet_glove_sgd", "--lm-label", "pass1", *extra]
+    with pytest.raises(SystemExit) as error:
+        run_main(monkeypatch, *argv)
+    assert error.value.code == 2 and message in capsys.readouterr().err
+    assert fake.commands == []
+
+
 def test_extend_continues_a_finished_run_from_its_last_checkpoint(fake, monkeypatch):
     run_main(monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "2", "--dev-only")
     # without --extend, a finished run is not trained again
@@ -220,7 +256,9 @@ def test_ship_exports_the_tagger_as_pretrained_ships_it_and_scores_that_file(fak
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(bench.subprocess, "run", allennlp)
-    args = SimpleNamespace(seed=None, forward_lm="f.tar.gz", backward_lm="b.tar.gz", threads=1)
+    args = SimpleNamespace(
+        seed=None, lm_label=None, forward_lm="f.tar.gz", backward_lm="b.tar.gz", threads=1
+    )
     shipped = bench.ship("ner_ldnet_glove_sgd", args)
     assert shipped == {
         "test_f1_fp16": pytest.approx(90.66),

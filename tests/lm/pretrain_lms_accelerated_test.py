@@ -84,3 +84,27 @@ def test_trained_weights_archive_and_score_as_logged(pack_dir, tmp_path, directi
     loader.index_with(archive.model.vocab)
     metrics = evaluate(archive.model, loader)
     assert metrics["perplexity"] == pytest.approx(log["best_dev_perplexity"], rel=1e-4)
+
+
+def test_zero_passes_keeps_the_seeded_initialisation(pack_dir, tmp_path):
+    # the "0 passes" LM of benchmarks/lm_passes_benchmark.py: no step taken, same seed -> same LM
+    import torch
+
+    states = []
+    for out in (tmp_path / "a", tmp_path / "b"):
+        run(
+            "train", "--pack", str(pack_dir), "--direction", "forward", "--passes", "0",
+            "--seed", "5", "--output", str(out),
+        )  # fmt: skip
+        log = json.loads((out / "lm_forward.json").read_text())
+        assert log["passes"] == [] and log["best_dev_perplexity"] == log["dev_perplexity_start"]
+        states.append(torch.load(out / "lm_forward.th"))
+    assert states[0].keys() == states[1].keys()
+    assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
+    # a different seed initialises differently: the file is the initialisation, not a constant
+    run(
+        "train", "--pack", str(pack_dir), "--direction", "forward", "--passes", "0",
+        "--seed", "6", "--output", str(tmp_path / "c"),
+    )  # fmt: skip
+    other = torch.load(tmp_path / "c" / "lm_forward.th")
+    assert not all(torch.equal(states[0][k], other[k]) for k in states[0])

@@ -1,0 +1,194 @@
+"""
+Dev F1 against LM passes (issue 13): the shipped NER recipe (`ner_ldnet_glove_sgd`) trained on
+forward/backward LMs that saw P passes over the LM corpus, compared at equal epochs with the same
+tagger on the shipped LMs and with the no-LM tagger (`ner_vanilla_glove_sgd`).
+
+    python benchmarks/lm_passes_benchmark.py --passes 0 1 --epochs 8
+
+For each P, every step is skipped when its output exists, so an interrupted call resumes (an LM
+pass that was interrupted starts again; a tagger resumes with `allennlp train --recover`):
+
+1. `pack` (once): the LM corpus of `scripts/prepare_lm_corpus.py` plus the CoNLL-03 and CoNLL-00
+   train words, as token ids, with the shipped LMs' vocabulary, so that every LM has the shipped
+   LMs' size and vocabulary and differs from them only in what it was trained on.
+2. The LMs: `scripts/pretrain_lms_accelerated.py train --passes P` with the shipped LMs' first
+   stage settings (batch 256, Adam lr 0.002, seed 13; `--passes 0` keeps the seeded
+   initialisation), then `archive`. The shipped LMs had 30 passes (`lm.json`).
+3. The tagger: `tagging_benchmark.py --runs ner_ldnet_glove_sgd --lm-label passP --epochs E
+   --dev-only` (dev F1 per epoch on eng.testa; the test file is never read).
+4. `tagging.json`'s `lm_passes`: per LM pair its passes, tokens, seconds and dev perplexity, and
+   the tagger's dev F1 per epoch; beside them, for the first E epochs, the shipped LMs' taggers
+   (every seed) and the no-LM taggers, read from their records.
+
+The forward and backward LMs of a P train side by side, everything else one process at a time,
+each with `--threads` threads. Calls with different `--passes` may run at once: each adds its
+taggers to `tagging.json` (`lm_study.<run>`), and `lm_passes` is rebuilt from all of them.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import tagging_benchmark  # noqa: E402
+from benchmarks.common import CONLL00, CONLL03, ROOT  # noqa: E402
+
+PYTHON = sys.executable
+LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
+STUDY = ROOT / "runs" / "lm_passes"
+SHIPPED = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
+SHIPPED_PASSES = 30  # lm.json: pretrain_accelerated_{forward,backward}.passes
+TAGGER, NO_LM = "ner_ldnet_glove_sgd", "ner_vanilla_glove_sgd"
+# the first stage of the shipped LMs (lm.json, pretrain_accelerated_*.stages[0])
+LM_SETTINGS = ["--batch-size", "256", "--lr", "0.002", "--seed", "13"]
+
+
+def run(command: List[Any], threads: int) -> None:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    print("+", " ".join(map(str, command)), flush=True)
+    if subprocess.run(list(map(str, command)), cwd=ROOT, env=env).returncode != 0:
+        raise SystemExit(f"failed: {' '.join(map(str, command))}")
+
+
+def pack(threads: int) -> Path:
+    """The corpus as ids under the shipped LMs' vocabulary (`runs/lm_passes/pack`)."""
+    out = STUDY / "pack"
+    if (out / "pack.json").exists():
+        return out
+    data = ROOT / "runs" / "lm_data"
+    if not (data / "train.txt").exists():
+        run([PYTHON, ROOT / "scripts" / "prepare_lm_corpus.py", "--output", data], threads)
+    vocabulary = STUDY / "shipped_vocabulary"
+    if not vocabulary.exists():
+        import tarfile
+
+        with tarfile.open(SHIPPED["forward"]) as tar:
+            members = [m for m in tar.getmembers() if m.name.startswith("vocabulary")]
+            tar.extractall(STUDY / "shipped", members=members)
+        (STUDY / "shipped" / "vocabulary").rename(vocabulary)
+    command = [PYTHON, LM_SCRIPT, "pack", "--train", data / "train.txt"]
+    command += ["--train-conll", CONLL03["CONLL03_TRAIN_DATA_PATH"]]
+    command += ["--train-conll", CONLL00["CONLL00_TRAIN_DATA_PATH"]]
+    command += ["--vocabulary", vocabulary, "--dev", data / "dev.txt", "--output", out]
+    run(command, threads)
+    return out
+
+
+def train_lms(passes: int, pack_dir: Path, threads: int) -> Dict[str, Path]:
+    """The forward and backward LMs after `passes` passes, side by side; their archives."""
+    out = STUDY / f"pass{passes}"
+    archives = {d: out / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    processes = []
+    for direction in ("forward", "backward"):
+        log = out / f"lm_{direction}.json"
+        if log.exists() and len(json.loads(log.read_text()).get("passes", [])) >= passes:
+            continue  # trained (an interrupted pass left no log entry: it starts again)
+        command = [PYTHON, LM_SCRIPT, "train", "--pack", pack_dir, "--direction", direction]
+        command += ["--passes", str(passes), "--max-seconds", "1e9", *LM_SETTINGS]
+        command += ["--output", out]
+        print("+", " ".join(map(str, command)), flush=True)
+        out.mkdir(parents=True, exist_ok=True)
+        handle = open(out / f"train_{direction}.log", "a")
+        processes.append((subprocess.Popen(list(map(str, command)), env=env, stdout=handle), log))
+    for process, log in processes:
+        if process.wait() != 0:
+            raise SystemExit(f"LM training failed; see {log.parent}/train_*.log")
+    for direction, archive in archives.items():
+        if not archive.exists():
+            command = [PYTHON, LM_SCRIPT, "archive", "--pack", pack_dir, "--direction", direction]
+            command += ["--weights", out / f"lm_{direction}.th", "--output", archive]
+            run(command, threads)
+    return archives
+
+
+def train_tagger(passes: int, archives: Dict[str, Path], epochs: int, threads: int) -> None:
+    command = [PYTHON, ROOT / "benchmarks" / "tagging_benchmark.py", "--runs", TAGGER]
+    command += ["--lm-label", f"pass{passes}", "--epochs", str(epochs), "--dev-only"]
+    command += ["--forward-lm", archives["forward"], "--backward-lm", archives["backward"]]
+    command += ["--threads", str(threads)]
+    run(command, threads)
+
+
+def lm_record(passes: int) -> Dict[str, Any]:
+    """What the LM training logs say: tokens, seconds and dev perplexity per direction."""
+    record: Dict[str, Any] = {"passes": passes}
+    for direction in ("forward", "backward"):
+        log = json.loads((STUDY / f"pass{passes}" / f"lm_{direction}.json").read_text())
+        done = log["passes"]
+        record[direction] = {
+            "dev_perplexity": round(log["best_dev_perplexity"], 2),
+            "tokens": sum(p["tokens"] for p in done),
+            "seconds": round(sum(p["seconds"] for p in done), 1),
+            "tokens_per_sec": [p["tokens_per_sec"] for p in done],
+            "device": log.get("device", "cpu"),
+        }
+    return record
+
+
+def study(epochs: int, command: str) -> Dict[str, Any]:
+    """`lm_passes`: every LM pair of the study and its tagger's dev F1 by epoch, beside the
+    shipped LMs' and the no-LM taggers' first `epochs` epochs."""
+    results = json.loads(tagging_benchmark.RESULTS.read_text())
+    lm_json = json.loads((ROOT / "benchmarks" / "results" / "lm.json").read_text())
+    prefix = tagging_benchmark.run_key(TAGGER, None, "pass")
+    rows = []
+    for key, record in sorted(results.get("lm_study", {}).items()):
+        passes = key[len(prefix) :]
+        if key.startswith(prefix) and passes.isdigit():
+            rows.append({"lms": lm_record(int(passes)), "run": key, **record})
+    shipped = {"passes": SHIPPED_PASSES}
+    for direction in ("forward", "backward"):
+        perplexity = lm_json[f"pretrain_accelerated_{direction}"]["best_dev_perplexity"]
+        shipped[direction] = {"dev_perplexity": perplexity}
+    for run, lms in ((TAGGER, shipped), (NO_LM, None)):
+        for name in sorted(results):
+            seed = name[len(run + tagging_benchmark.SEED_SUFFIX) :]
+            if name == run or (
+                name.startswith(run + tagging_benchmark.SEED_SUFFIX) and seed.isdigit()
+            ):
+                record = results[name]
+                dev = record["dev_f1_by_epoch"][:epochs]
+                rows.append({"lms": lms, "run": name, "dev_f1_by_epoch": dev, **pick(record)})
+    rows.sort(key=lambda row: -1 if row["lms"] is None else row["lms"]["passes"])
+    commands = results.get("lm_passes", {}).get("commands", [])
+    return {
+        "commands": commands + ([command] if command not in commands else []),
+        "epochs": epochs,
+        "rows": rows,
+    }
+
+
+def pick(record: Dict[str, Any]) -> Dict[str, Any]:
+    return {"command": record["command"], "epochs_trained": record["epochs_trained"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--passes", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--epochs", type=int, default=8, help="tagger epochs per LM pair")
+    parser.add_argument("--threads", type=int, default=1, help="threads per process")
+    parser.add_argument(
+        "--record-only", action="store_true", help="only (re)write lm_passes from finished runs"
+    )
+    args = parser.parse_args()
+    if any(p < 0 for p in args.passes):
+        parser.error("--passes: counts of passes are >= 0")
+    started = time.time()
+    if not args.record_only:
+        pack_dir = pack(args.threads)
+        for passes in args.passes:
+            archives = train_lms(passes, pack_dir, args.threads)
+            train_tagger(passes, archives, args.epochs, args.threads)
+    command = "python benchmarks/lm_passes_benchmark.py " + " ".join(sys.argv[1:])
+    tagging_benchmark.write_results({"lm_passes": study(args.epochs, command)})
+    print(f"lm_passes written to {tagging_benchmark.RESULTS} ({time.time() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
