@@ -58,6 +58,15 @@ def test_one_command_trains_evaluates_tags_and_skips_finished_steps(tmp_path):
     second = run_script([str(conll)], env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "allennlp train" not in second.stdout
+    # a run stopped before its last epoch leaves the archive of its best epoch so far, without
+    # metrics.json: re-running resumes it instead of evaluating that archive as if finished
+    out = tmp_path / "ner_ldnet"
+    assert list(out.glob("training_state_e*"))
+    (out / "metrics.json").unlink()
+    third = run_script([str(conll)], env)
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert "--recover" in third.stdout and "stopped before its last epoch" in third.stdout
+    assert (out / "model_interrupted.tar.gz").exists() and (out / "metrics.json").exists()
 
 
 def test_a_folder_without_eng_train_gets_the_usage(tmp_path):
