@@ -407,6 +407,12 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
         sizes["teacher_seconds_per_epoch_per_1k_train"] = round(
             1000 * seconds / split["train_rows"], 1
         )
+    if args.stop_after == "teacher":
+        # where a budget stops the pipeline: a re-run without --stop-after goes on from here
+        sizes["stopped_after"] = "teacher"
+        save_results(results)
+        return
+    sizes.pop("stopped_after", None)
     save_results(results)
 
     transfer_plain = run_dir / "transfer" / f"{task}.jsonl"
@@ -814,6 +820,12 @@ def main() -> None:
     parser.add_argument("--pair-n-iter", type=int, nargs="+", default=[8, 20], help="SICK override")
     parser.add_argument("--student-epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--stop-after",
+        choices=["teacher"],
+        help="end each task's pipeline after this stage (recorded as sizes.<task>.stopped_after); "
+        "re-running without it continues from there",
+    )
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
     parser.add_argument("--speed-data", help="speed: TSV of sentences (default SST-2 test.tsv)")
     parser.add_argument("--speed-sentences", type=int, default=872, help="speed: at batch 64")

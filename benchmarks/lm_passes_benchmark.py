@@ -110,7 +110,9 @@ def train_lms(passes: int, pack_dir: Path, threads: int) -> Dict[str, Path]:
 def train_tagger(passes: int, archives: Dict[str, Path], epochs: int, threads: int) -> None:
     command = [PYTHON, ROOT / "benchmarks" / "tagging_benchmark.py", "--runs", TAGGER]
     command += ["--lm-label", f"pass{passes}", "--epochs", str(epochs), "--dev-only"]
-    command += ["--forward-lm", archives["forward"], "--backward-lm", archives["backward"]]
+    # relative to the project root, as the recorded commands give them
+    forward, backward = (os.path.relpath(archives[d], ROOT) for d in ("forward", "backward"))
+    command += ["--forward-lm", forward, "--backward-lm", backward]
     command += ["--threads", str(threads)]
     run(command, threads)
 

@@ -253,6 +253,24 @@ def test_a_model_archived_on_sigterm_is_resumed_not_taken_as_trained(benchmark_e
     assert not any(c["args"][0] == "train" for c in fake.calls[calls:])
 
 
+def test_stop_after_the_teacher_then_go_on_from_there(benchmark_env, monkeypatch):
+    tmp_path, fake = benchmark_env
+    run_dir = str(tmp_path / "run")
+    results = run_main(
+        monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS, "--stop-after", "teacher"
+    )
+    assert [call["args"][0] for call in fake.calls] == ["train"]  # the teacher only
+    assert results["sizes"]["sst2"]["stopped_after"] == "teacher"
+    assert results["sst2_dev_acc_teacher"] == 80.0
+    assert "sst2_test_acc_teacher" not in results and not fake.sst2_test.exists()
+    assert results["commands"][0]["command"].endswith("--stop-after teacher")
+    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS)
+    later = [call["args"][0] for call in fake.calls[1:]]
+    assert later[0] == "distill-transfer-set" and later.count("train") == 4  # students only
+    assert "stopped_after" not in results["sizes"]["sst2"]
+    assert "sst2_test_acc_distilled_aug" in results
+
+
 def test_earlier_figures_are_kept(benchmark_env, monkeypatch):
     results_dir = benchmarks.common.RESULTS_DIR
     results_dir.mkdir()
