@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import tagging_benchmark  # noqa: E402
@@ -133,7 +133,7 @@ def lm_record(passes: int) -> Dict[str, Any]:
     return record
 
 
-def study(epochs: int, command: str) -> Dict[str, Any]:
+def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
     """`lm_passes`: every LM pair of the study and its tagger's dev F1 by epoch, beside the
     shipped LMs' and the no-LM taggers' first `epochs` epochs."""
     results = json.loads(tagging_benchmark.RESULTS.read_text())
@@ -160,7 +160,7 @@ def study(epochs: int, command: str) -> Dict[str, Any]:
     rows.sort(key=lambda row: -1 if row["lms"] is None else row["lms"]["passes"])
     commands = results.get("lm_passes", {}).get("commands", [])
     return {
-        "commands": commands + ([command] if command not in commands else []),
+        "commands": commands + ([command] if command and command not in commands else []),
         "epochs": epochs,
         "rows": rows,
     }
@@ -187,7 +187,9 @@ def main() -> None:
         for passes in args.passes:
             archives = train_lms(passes, pack_dir, args.threads)
             train_tagger(passes, archives, args.epochs, args.threads)
-    command = "python benchmarks/lm_passes_benchmark.py " + " ".join(sys.argv[1:])
+    # --record-only measures nothing: the commands that trained the rows stay the record
+    command = None if args.record_only else "python benchmarks/lm_passes_benchmark.py "
+    command = command and command + " ".join(sys.argv[1:])
     tagging_benchmark.write_results({"lm_passes": study(args.epochs, command)})
     print(f"lm_passes written to {tagging_benchmark.RESULTS} ({time.time() - started:.0f} s)")
 

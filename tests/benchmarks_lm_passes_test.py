@@ -88,3 +88,17 @@ def test_every_command_is_kept_and_the_report_shows_the_table(results):
     written = json.loads(bench.RESULTS.read_text())
     assert written["lm_passes"]["commands"] == [first, second]
     assert written["summary"][-1]["caption"].startswith("Dev F1 (CoNLL-03 eng.testa) against LM")
+
+
+def test_the_limits_line_gives_the_late_mean_of_each_row(results):
+    record = study.study(2, "c")
+    line = bench.lm_passes_limit(record)
+    # mean over epoch 2 alone (epochs 2-2): the second half of 2 epochs
+    assert line.startswith(
+        "dev F1 against LM passes (lm_passes), mean over epochs 2-2: no LM: 87.0"
+    )
+    assert (
+        "0 LM passes (LM dev perplexity 11632/11632): 86.5 (ner_ldnet_glove_sgd_lm-pass0)" in line
+    )
+    assert bench.late_mean([1.0, 2.0, 3.0, 5.0], 4) == 4.0
+    assert bench.late_mean([1.0, 2.0, 3.0], 4) is None  # fewer epochs than compared

@@ -277,3 +277,17 @@ def test_ship_exports_the_tagger_as_pretrained_ships_it_and_scores_that_file(fak
     # done once: a second call reuses the archive and its test metrics
     assert bench.ship("ner_ldnet_glove_sgd", args) == shipped
     assert len(commands) == 2
+
+
+def test_reproduce_commands_give_paths_inside_the_project_relative_to_it(fake):
+    out = bench.RUNS / "ner_ldnet_glove_sgd_lm-pass1"
+    out.mkdir(parents=True)
+    lm = {"forward_lm_archive": str(bench.ROOT / "runs/lm/f.tar.gz")}
+    lm["backward_lm_archive"] = "/elsewhere/b.tar.gz"
+    config = {"trainer": {"num_epochs": 8}, "model": {"text_field_embedder": {}}}
+    config["model"]["text_field_embedder"]["token_embedders"] = {"lm": lm}
+    (out / "config.json").write_text(json.dumps(config))
+    assert bench.reproduce_command("ner_ldnet_glove_sgd", None, "pass1") == (
+        "python benchmarks/tagging_benchmark.py --runs ner_ldnet_glove_sgd --epochs 8"
+        " --lm-label pass1 --forward-lm runs/lm/f.tar.gz --backward-lm /elsewhere/b.tar.gz"
+    )
