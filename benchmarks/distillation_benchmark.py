@@ -739,7 +739,10 @@ def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
             rows.append(row)
         columns = ["task", "teacher (MiniLM-L6)", "BiLSTM, gold labels", "distilled"]
         columns += ["distilled + augmentation", "gain over BiLSTM", "teacher - student"]
-        tables.append({"caption": caption, "columns": columns, "rows": rows})
+        if any(value is not None for row in rows for value in row[1:]):
+            tables.append({"caption": caption, "columns": columns, "rows": rows})
+    if results.get("student_speedup_b1") is None:  # a run without the speed stage
+        return tables
     speed_rows = []
     for name in ("teacher", "student"):
         speed_rows.append(

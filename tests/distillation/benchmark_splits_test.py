@@ -264,6 +264,10 @@ def test_stop_after_the_teacher_then_go_on_from_there(benchmark_env, monkeypatch
     assert results["sst2_dev_acc_teacher"] == 80.0
     assert "sst2_test_acc_teacher" not in results and not fake.sst2_test.exists()
     assert results["commands"][0]["command"].endswith("--stop-after teacher")
+    # the report shows what was measured: the dev table with the teacher, no empty tables
+    (dev_table,) = results["summary"]
+    assert dev_table["caption"].startswith("Dev accuracy")
+    assert dev_table["rows"] == [["SST-2", 80.0, None, None, None, None, None]]
     results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS)
     later = [call["args"][0] for call in fake.calls[1:]]
     assert later[0] == "distill-transfer-set" and later.count("train") == 4  # students only
