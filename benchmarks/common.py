@@ -125,3 +125,11 @@ def trained(serialization_dir: Path) -> bool:
         print(f"[{serialization_dir.name}] stopped before its last epoch: resuming with --recover")
         return False
     return archive.exists()
+
+
+if __name__ == "__main__":
+    # `python -m benchmarks.common trained DIR`: exit 0 if `allennlp train` finished in DIR (for
+    # the shell scripts; see `trained`)
+    if sys.argv[1:2] != ["trained"] or len(sys.argv) != 3:
+        raise SystemExit("usage: python -m benchmarks.common trained SERIALIZATION_DIR")
+    sys.exit(0 if trained(Path(sys.argv[2])) else 1)

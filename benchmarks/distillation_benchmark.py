@@ -412,7 +412,6 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
         sizes["stopped_after"] = "teacher"
         save_results(results)
         return
-    sizes.pop("stopped_after", None)
     save_results(results)
 
     transfer_plain = run_dir / "transfer" / f"{task}.jsonl"

@@ -49,10 +49,13 @@ TAGGER, NO_LM = "ner_ldnet_glove_sgd", "ner_vanilla_glove_sgd"
 LM_SETTINGS = ["--batch-size", "256", "--lr", "0.002", "--seed", "13"]
 
 
+def thread_env(threads: int) -> Dict[str, str]:
+    return dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+
+
 def run(command: List[Any], threads: int) -> None:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     print("+", " ".join(map(str, command)), flush=True)
-    if subprocess.run(list(map(str, command)), cwd=ROOT, env=env).returncode != 0:
+    if subprocess.run(list(map(str, command)), cwd=ROOT, env=thread_env(threads)).returncode:
         raise SystemExit(f"failed: {' '.join(map(str, command))}")
 
 
@@ -84,7 +87,6 @@ def train_lms(passes: int, pack_dir: Path, threads: int) -> Dict[str, Path]:
     """The forward and backward LMs after `passes` passes, side by side; their archives."""
     out = STUDY / f"pass{passes}"
     archives = {d: out / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     processes = []
     for direction in ("forward", "backward"):
         log = out / f"lm_{direction}.json"
@@ -97,7 +99,9 @@ def train_lms(passes: int, pack_dir: Path, threads: int) -> Dict[str, Path]:
         print("+", " ".join(map(str, command)), flush=True)
         out.mkdir(parents=True, exist_ok=True)
         handle = open(out / f"train_{direction}.log", "a")
-        processes.append((subprocess.Popen(list(map(str, command)), env=env, stdout=handle), log))
+        processes.append(
+            (subprocess.Popen(list(map(str, command)), env=thread_env(threads), stdout=handle), log)
+        )
     for process, log in processes:
         if process.wait() != 0:
             raise SystemExit(f"LM training failed; see {log.parent}/train_*.log")
@@ -151,14 +155,10 @@ def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
         perplexity = lm_json[f"pretrain_accelerated_{direction}"]["best_dev_perplexity"]
         shipped[direction] = {"dev_perplexity": perplexity}
     for run, lms in ((TAGGER, shipped), (NO_LM, None)):
-        for name in sorted(results):
-            seed = name[len(run + tagging_benchmark.SEED_SUFFIX) :]
-            if name == run or (
-                name.startswith(run + tagging_benchmark.SEED_SUFFIX) and seed.isdigit()
-            ):
-                record = results[name]
-                dev = record["dev_f1_by_epoch"][:epochs]
-                rows.append({"lms": lms, "run": name, "dev_f1_by_epoch": dev, **pick(record)})
+        for name in tagging_benchmark.seed_runs(results, run).values():
+            record = results[name]
+            dev = record["dev_f1_by_epoch"][:epochs]
+            rows.append({"lms": lms, "run": name, "dev_f1_by_epoch": dev, **pick(record)})
     rows.sort(key=lambda row: -1 if row["lms"] is None else row["lms"]["passes"])
     commands = results.get("lm_passes", {}).get("commands", [])
     return {

@@ -39,8 +39,7 @@ for direction in $DIRECTIONS; do
   out="runs/lm_$direction"
   # finished = an archive and metrics.json; a run stopped before its last epoch leaves the
   # archive of its best epoch so far without metrics.json: `trained` moves it aside
-  if "$PYTHON" -c 'import sys; from pathlib import Path; from benchmarks.common import trained
-sys.exit(0 if trained(Path(sys.argv[1])) else 1)' "$out"; then
+  if "$PYTHON" -m benchmarks.common trained "$out"; then
     echo "$out/model.tar.gz exists; skipping $direction"
     continue
   fi

@@ -515,18 +515,28 @@ FINAL_RUNS = {
 }
 
 
+def seed_runs(results: Dict[str, Any], name: str) -> Dict[str, str]:
+    """`name`'s runs among the keys of `results`, by seed: "default" -> `<run>` (AllenNLP's
+    seeds), "N" -> `<run>_seed<N>`."""
+    runs = {}
+    for run in sorted(results):
+        seed = run[len(name + SEED_SUFFIX) :]
+        if run == name:
+            runs["default"] = run
+        elif run.startswith(name + SEED_SUFFIX) and seed.isdigit():
+            runs[seed] = run
+    return runs
+
+
 def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
     """The mean over seeds of each of FINAL_RUNS' runs that has a test F1."""
     final = {}
     for key, name in FINAL_RUNS.items():
-        by_seed = {}
-        for run, record in sorted(results.items()):
-            if not isinstance(record, dict) or "test_f1" not in record:
-                continue
-            if run == name:
-                by_seed["default"] = record["test_f1"]
-            elif run.startswith(name + SEED_SUFFIX) and run[len(name + SEED_SUFFIX) :].isdigit():
-                by_seed[run[len(name + SEED_SUFFIX) :]] = record["test_f1"]
+        by_seed = {
+            seed: results[run]["test_f1"]
+            for seed, run in seed_runs(results, name).items()
+            if isinstance(results[run], dict) and "test_f1" in results[run]
+        }
         if by_seed:
             final[key] = {
                 "run": name,

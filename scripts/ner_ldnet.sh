@@ -23,8 +23,6 @@ if [ $# -ne 1 ] || [ ! -f "$1/eng.train" ]; then
   exit 2
 fi
 BIN=.venv/bin
-TRAINED='import sys; from pathlib import Path; from benchmarks.common import trained
-sys.exit(0 if trained(Path(sys.argv[1])) else 1)'
 OUT=${NER_LDNET_DIR:-runs/ner_ldnet}
 CONFIG=${NER_CONFIG:-recipe/ner_ldnet_glove_sgd}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
@@ -49,7 +47,7 @@ echo "== 1. LMs: $FORWARD_LM_ARCHIVE $BACKWARD_LM_ARCHIVE"
 
 # finished = an archive and metrics.json; a run stopped before its last epoch (Ctrl-C, SIGTERM)
 # leaves the archive of its best epoch so far without metrics.json: `trained` moves it aside
-if ! $BIN/python -c "$TRAINED" "$OUT"; then
+if ! $BIN/python -m benchmarks.common trained "$OUT"; then
   resume=()
   [ -f "$OUT/config.json" ] && resume=(--recover)
   overrides='{}'
