@@ -29,11 +29,12 @@ taggers to `tagging.json` (`lm_study.<run>`), and `lm_passes` is rebuilt from al
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import tagging_benchmark  # noqa: E402
@@ -44,6 +45,9 @@ LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
 STUDY = ROOT / "runs" / "lm_passes"
 SHIPPED = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
 SHIPPED_PASSES = 30  # lm.json: pretrain_accelerated_{forward,backward}.passes
+SHIPPED_SIZE = (6, 128)  # training_configs/lm/dense_lm_*.jsonnet: num_layers, hidden_size
+# an LM pair's label: `pass<P>` for the shipped size, `<layers>x<hidden>_pass<P>` for another
+LABEL = re.compile(r"(?:(\d+)x(\d+)_)?pass(\d+)$")
 TAGGER, NO_LM = "ner_ldnet_glove_sgd", "ner_vanilla_glove_sgd"
 # the first stage of the shipped LMs (lm.json, pretrain_accelerated_*.stages[0])
 LM_SETTINGS = ["--batch-size", "256", "--lr", "0.002", "--seed", "13"]
@@ -83,9 +87,43 @@ def pack(threads: int) -> Path:
     return out
 
 
-def train_lms(passes: int, pack_dir: Path, threads: int) -> Dict[str, Path]:
-    """The forward and backward LMs after `passes` passes, side by side; their archives."""
-    out = STUDY / f"pass{passes}"
+def label(passes: int, size: Tuple[int, int]) -> str:
+    return f"pass{passes}" if size == SHIPPED_SIZE else f"{size[0]}x{size[1]}_pass{passes}"
+
+
+def parse_label(text: str) -> Optional[Tuple[int, Tuple[int, int]]]:
+    """(passes, (layers, hidden)) of a `label`, None for anything else."""
+    match = LABEL.match(text)
+    if match is None:
+        return None
+    layers, hidden, passes = match.groups()
+    return int(passes), (int(layers), int(hidden)) if layers else SHIPPED_SIZE
+
+
+def sized_pack(pack_dir: Path, size: Tuple[int, int]) -> Path:
+    """`pack_dir` with the LMs' dense layers resized to `size` = (num_layers, hidden_size):
+    the same corpus and vocabulary (linked), everything else of the model as shipped."""
+    if size == SHIPPED_SIZE:
+        return pack_dir
+    out = STUDY / f"pack_{size[0]}x{size[1]}"
+    if (out / "pack.json").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("train.npz", "dev.npz", "vocabulary"):
+        if not (out / name).exists():
+            (out / name).symlink_to((pack_dir / name).resolve())
+    facts = json.loads((pack_dir / "pack.json").read_text())
+    for settings in facts["model_settings"].values():
+        settings["encoder"].update(num_layers=size[0], hidden_size=size[1])
+    (out / "pack.json").write_text(json.dumps(facts, indent=2))
+    return out
+
+
+def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) -> Dict[str, Path]:
+    """The forward and backward LMs of `size` after `passes` passes, side by side; their
+    archives."""
+    pack_dir = sized_pack(pack_dir, size)
+    out = STUDY / label(passes, size)
     archives = {d: out / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
     processes = []
     for direction in ("forward", "backward"):
@@ -113,9 +151,9 @@ def train_lms(passes: int, pack_dir: Path, threads: int) -> Dict[str, Path]:
     return archives
 
 
-def train_tagger(passes: int, archives: Dict[str, Path], epochs: int, threads: int) -> None:
+def train_tagger(lm_label: str, archives: Dict[str, Path], epochs: int, threads: int) -> None:
     command = [PYTHON, ROOT / "benchmarks" / "tagging_benchmark.py", "--runs", TAGGER]
-    command += ["--lm-label", f"pass{passes}", "--epochs", str(epochs), "--dev-only"]
+    command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
     # relative to the project root, as the recorded commands give them
     forward, backward = (os.path.relpath(archives[d], ROOT) for d in ("forward", "backward"))
     command += ["--forward-lm", forward, "--backward-lm", backward]
@@ -123,11 +161,14 @@ def train_tagger(passes: int, archives: Dict[str, Path], epochs: int, threads: i
     run(command, threads)
 
 
-def lm_record(passes: int) -> Dict[str, Any]:
-    """What the LM training logs say: tokens, seconds and dev perplexity per direction."""
-    record: Dict[str, Any] = {"passes": passes}
+def lm_record(lm_label: str) -> Dict[str, Any]:
+    """What the LM training logs of `lm_label` say: size; tokens, seconds and dev perplexity per
+    direction; `cpu_hours`, the two directions' training seconds on CPU together (None when
+    either trained elsewhere)."""
+    passes, (layers, hidden) = parse_label(lm_label)
+    record: Dict[str, Any] = {"passes": passes, "num_layers": layers, "hidden_size": hidden}
     for direction in ("forward", "backward"):
-        log = json.loads((STUDY / f"pass{passes}" / f"lm_{direction}.json").read_text())
+        log = json.loads((STUDY / lm_label / f"lm_{direction}.json").read_text())
         done = log["passes"]
         record[direction] = {
             "dev_perplexity": round(log["best_dev_perplexity"], 2),
@@ -136,6 +177,9 @@ def lm_record(passes: int) -> Dict[str, Any]:
             "tokens_per_sec": [p["tokens_per_sec"] for p in done],
             "device": log.get("device", "cpu"),
         }
+    on_cpu = all(record[d]["device"] == "cpu" for d in ("forward", "backward"))
+    seconds = sum(record[d]["seconds"] for d in ("forward", "backward"))
+    record["cpu_hours"] = round(seconds / 3600, 2) if on_cpu else None
     return record
 
 
@@ -144,22 +188,24 @@ def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
     shipped LMs' and the no-LM taggers' first `epochs` epochs."""
     results = json.loads(tagging_benchmark.RESULTS.read_text())
     lm_json = json.loads((ROOT / "benchmarks" / "results" / "lm.json").read_text())
-    prefix = tagging_benchmark.run_key(TAGGER, None, "pass")
+    prefix = tagging_benchmark.run_key(TAGGER, None, "")
     rows = []
     for key, record in sorted(results.get("lm_study", {}).items()):
-        passes = key[len(prefix) :]
-        if key.startswith(prefix) and passes.isdigit():
-            rows.append({"lms": lm_record(int(passes)), "run": key, **record})
-    shipped = {"passes": SHIPPED_PASSES}
+        lm_label = key[len(prefix) :]
+        if key.startswith(prefix) and parse_label(lm_label) is not None:
+            rows.append({"lms": lm_record(lm_label), "run": key, **record})
+    shipped = {"passes": SHIPPED_PASSES, "num_layers": SHIPPED_SIZE[0]}
+    shipped.update(hidden_size=SHIPPED_SIZE[1], cpu_hours=None)  # trained on a GPU
     for direction in ("forward", "backward"):
-        perplexity = lm_json[f"pretrain_accelerated_{direction}"]["best_dev_perplexity"]
-        shipped[direction] = {"dev_perplexity": perplexity}
+        log = lm_json[f"pretrain_accelerated_{direction}"]
+        shipped[direction] = {"dev_perplexity": log["best_dev_perplexity"]}
+        shipped[direction]["tokens"] = log["tokens_seen"]
     for run, lms in ((TAGGER, shipped), (NO_LM, None)):
         for name in tagging_benchmark.seed_runs(results, run).values():
             record = results[name]
             dev = record["dev_f1_by_epoch"][:epochs]
             rows.append({"lms": lms, "run": name, "dev_f1_by_epoch": dev, **pick(record)})
-    rows.sort(key=lambda row: -1 if row["lms"] is None else row["lms"]["passes"])
+    rows.sort(key=lambda row: (-1,) if row["lms"] is None else order(row["lms"]))
     commands = results.get("lm_passes", {}).get("commands", [])
     return {
         "commands": commands + ([command] if command and command not in commands else []),
@@ -168,13 +214,24 @@ def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
     }
 
 
+def order(lms: Dict[str, Any]):
+    """Rows by LM size, then passes."""
+    return lms["num_layers"], lms["hidden_size"], lms["passes"]
+
+
 def pick(record: Dict[str, Any]) -> Dict[str, Any]:
-    return {"command": record["command"], "epochs_trained": record["epochs_trained"]}
+    keys = ("command", "epochs_trained", "train_wallclock_s")
+    return {key: record[key] for key in keys if key in record}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--passes", type=int, nargs="+", default=[0, 1])
+    parser.add_argument(
+        "--lm-size",
+        default=f"{SHIPPED_SIZE[0]}x{SHIPPED_SIZE[1]}",
+        help="the LMs' dense layers, LAYERSxHIDDEN (default: the shipped 6x128)",
+    )
     parser.add_argument("--epochs", type=int, default=8, help="tagger epochs per LM pair")
     parser.add_argument("--threads", type=int, default=1, help="threads per process")
     parser.add_argument(
@@ -183,12 +240,16 @@ def main() -> None:
     args = parser.parse_args()
     if any(p < 0 for p in args.passes):
         parser.error("--passes: counts of passes are >= 0")
+    size = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)", args.lm_size)
+    if size is None:
+        parser.error(f"--lm-size {args.lm_size!r}: give LAYERSxHIDDEN, e.g. 6x64")
+    size = (int(size.group(1)), int(size.group(2)))
     started = time.time()
     if not args.record_only:
         pack_dir = pack(args.threads)
         for passes in args.passes:
-            archives = train_lms(passes, pack_dir, args.threads)
-            train_tagger(passes, archives, args.epochs, args.threads)
+            archives = train_lms(passes, size, pack_dir, args.threads)
+            train_tagger(label(passes, size), archives, args.epochs, args.threads)
     # --record-only measures nothing: the commands that trained the rows stay the record
     command = None if args.record_only else "python benchmarks/lm_passes_benchmark.py "
     command = command and command + " ".join(sys.argv[1:])

@@ -658,26 +658,36 @@ def late_mean(dev: List[float], epochs: int) -> Optional[float]:
     return round(sum(late) / len(late), 2) if len(dev) >= epochs else None
 
 
+def lm_size(lms: Dict[str, Any]) -> str:
+    """`6x128`: an LM pair's dense layers x hidden size (records from before the size study
+    have the shipped 6x128)."""
+    return f"{lms.get('num_layers', 6)}x{lms.get('hidden_size', 128)}"
+
+
 def lm_passes_limit(study: Dict[str, Any]) -> str:
-    """One line of `final_limits`: dev F1 against LM passes at equal epochs (lm_passes)."""
+    """One line of `final_limits`: dev F1 against LM size and passes at equal epochs."""
     epochs, parts = study["epochs"], []
     for row in study["rows"]:
         lms = row["lms"]
-        what = "no LM" if lms is None else f"{lms['passes']} LM passes"
+        what = "no LM" if lms is None else f"{lm_size(lms)} LMs, {lms['passes']} passes"
         if lms is not None:
             perplexity = "/".join(
                 f"{lms[d]['dev_perplexity']:.0f}" for d in ("forward", "backward")
             )
-            what += f" (LM dev perplexity {perplexity})"
+            what += f" (dev perplexity {perplexity}"
+            if lms.get("cpu_hours") is not None:
+                what += f", {lms['cpu_hours']} CPU-hours"
+            what += ")"
         parts.append(f"{what}: {late_mean(row['dev_f1_by_epoch'], epochs)} ({row['run']})")
     return (
-        f"dev F1 against LM passes (lm_passes), mean over epochs {epochs // 2 + 1}-{epochs}: "
-        + "; ".join(parts)
+        f"dev F1 against LM size and passes (lm_passes), mean over epochs "
+        f"{epochs // 2 + 1}-{epochs}: " + "; ".join(parts)
     )
 
 
 def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
-    """`lm_passes` (benchmarks/lm_passes_benchmark.py): dev F1 against LM passes and epochs."""
+    """`lm_passes` (benchmarks/lm_passes_benchmark.py): dev F1 against LM size, passes and
+    epochs, with the LMs' training cost."""
     epochs = study["epochs"]
     rows = []
     for row in study["rows"]:
@@ -685,29 +695,40 @@ def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
         perplexity = None
         if lms:
             perplexity = [lms[d]["dev_perplexity"] for d in ("forward", "backward")]
+        seconds = row.get("train_wallclock_s")
         rows.append(
             [
                 row["run"],
+                "none" if lms is None else lm_size(lms),
                 "none" if lms is None else lms["passes"],
+                None if lms is None else lms.get("cpu_hours"),
                 perplexity,
                 dev,
                 dev[epochs - 1] if len(dev) >= epochs else None,
                 late_mean(dev, epochs),
+                seconds and round(seconds / row["epochs_trained"]),
             ]
         )
     return {
-        "caption": "Dev F1 (CoNLL-03 eng.testa) against LM passes: the final NER recipe on LMs of "
-        "the shipped size and vocabulary that saw 0 (initialised only) or more passes over the LM "
-        "corpus, beside the shipped LMs' taggers and the no-LM taggers over the same first "
-        f"{epochs} epochs. LM dev perplexity on the LM corpus' held-out sentences. Commands: "
-        "lm_passes.commands and each row's command.",
+        "caption": "Dev F1 (CoNLL-03 eng.testa) against LM size and passes: the final NER recipe "
+        "on LMs of the shipped vocabulary and of the shipped size (6 dense layers x 128) or "
+        "another, that saw 0 (initialised only) or more passes over the LM corpus, beside the "
+        "shipped LMs' taggers and the no-LM taggers over the same first "
+        f"{epochs} epochs. LM CPU-hours: both directions' training seconds on this CPU, one "
+        "thread each (the shipped LMs trained on a GPU). LM dev perplexity on the LM corpus' "
+        "held-out sentences. Tagger s/epoch: its training wall-clock over its epochs (one "
+        "thread, beside other jobs; rows trained in different sessions ran on machines of "
+        "different speed). Commands: lm_passes.commands and each row's command.",
         "columns": [
             "run",
+            "LM size",
             "LM passes",
+            "LM CPU-hours",
             "LM dev perplexity (fwd, bwd)",
             "dev F1 by epoch",
             f"dev F1 at epoch {epochs}",
             f"mean dev F1, epochs {epochs // 2 + 1}-{epochs}",
+            "tagger s/epoch",
         ],
         "rows": rows,
     }

@@ -16,8 +16,12 @@ from benchmarks import tagging_benchmark as bench
 def results(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "RESULTS", tmp_path / "tagging.json")
     monkeypatch.setattr(study, "STUDY", tmp_path / "lm_passes")
-    for passes, perplexity in ((0, 11632.1), (1, 190.5)):
-        out = tmp_path / "lm_passes" / f"pass{passes}"
+    for label, passes, perplexity in (
+        ("pass0", 0, 11632.1),
+        ("pass1", 1, 190.5),
+        ("6x64_pass2", 2, 180.0),
+    ):
+        out = tmp_path / "lm_passes" / label
         out.mkdir(parents=True)
         for direction in ("forward", "backward"):
             log = {"best_dev_perplexity": perplexity, "passes": []}
@@ -40,6 +44,8 @@ def results(tmp_path, monkeypatch):
             "lm_study": {
                 "ner_ldnet_glove_sgd_lm-pass1": run([86.0, 88.0]),
                 "ner_ldnet_glove_sgd_lm-pass0": run([84.0, 86.5]),
+                "ner_ldnet_glove_sgd_lm-6x64_pass2": {**run([85.0, 88.5]), "train_wallclock_s": 30},
+                "ner_ldnet_glove_sgd_lm-other": run([1.0]),  # not a study label
                 "ner_vanilla_glove_sgd_lm-pass1": run([1.0]),  # another tagger
             },
         }
@@ -52,6 +58,7 @@ def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(res
     runs = [(row["run"], row["lms"] and row["lms"]["passes"]) for row in record["rows"]]
     assert runs == [
         ("ner_vanilla_glove_sgd", None),
+        ("ner_ldnet_glove_sgd_lm-6x64_pass2", 2),  # by size, then passes
         ("ner_ldnet_glove_sgd_lm-pass0", 0),
         ("ner_ldnet_glove_sgd_lm-pass1", 1),
         ("ner_ldnet_glove_sgd", 30),
@@ -62,22 +69,32 @@ def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(res
     lms = rows["ner_ldnet_glove_sgd_lm-pass1"]["lms"]
     assert lms["forward"]["tokens"] == 1000 and lms["backward"]["dev_perplexity"] == 190.5
     assert rows["ner_ldnet_glove_sgd_lm-pass0"]["lms"]["forward"]["tokens"] == 0
+    # both directions' CPU seconds: 2 passes x 10 s x 2 directions
+    small = rows["ner_ldnet_glove_sgd_lm-6x64_pass2"]["lms"]
+    assert (small["num_layers"], small["hidden_size"], small["cpu_hours"]) == (6, 64, 0.01)
+    assert lms["cpu_hours"] == round(20 / 3600, 2)
     # the shipped LMs' perplexity comes from lm.json
     lm_json = json.loads((bench.ROOT / "benchmarks/results/lm.json").read_text())
     shipped = rows["ner_ldnet_glove_sgd"]["lms"]["forward"]["dev_perplexity"]
     assert shipped == lm_json["pretrain_accelerated_forward"]["best_dev_perplexity"]
+    assert rows["ner_ldnet_glove_sgd"]["lms"]["cpu_hours"] is None  # trained on a GPU
 
     table = bench.lm_passes_table(record)
-    assert table["columns"][4] == "dev F1 at epoch 2"
+    assert table["columns"][6] == "dev F1 at epoch 2"
     by_run = {row[0]: row for row in table["rows"]}
     assert by_run["ner_ldnet_glove_sgd_lm-pass0"][1:] == [
+        "6x128",
         0,
+        0.0,
         [11632.1, 11632.1],
         [84.0, 86.5],
         86.5,
         86.5,
+        None,
     ]
-    assert by_run["ner_vanilla_glove_sgd"][1:3] == ["none", None]
+    assert by_run["ner_ldnet_glove_sgd_lm-6x64_pass2"][1:3] == ["6x64", 2]
+    assert by_run["ner_ldnet_glove_sgd_lm-6x64_pass2"][-1] == 15  # 30 s over 2 epochs
+    assert by_run["ner_vanilla_glove_sgd"][1:4] == ["none", "none", None]
 
 
 def test_every_command_is_kept_and_the_report_shows_the_table(results):
@@ -95,10 +112,39 @@ def test_the_limits_line_gives_the_late_mean_of_each_row(results):
     line = bench.lm_passes_limit(record)
     # mean over epoch 2 alone (epochs 2-2): the second half of 2 epochs
     assert line.startswith(
-        "dev F1 against LM passes (lm_passes), mean over epochs 2-2: no LM: 87.0"
+        "dev F1 against LM size and passes (lm_passes), mean over epochs 2-2: no LM: 87.0"
     )
     assert (
-        "0 LM passes (LM dev perplexity 11632/11632): 86.5 (ner_ldnet_glove_sgd_lm-pass0)" in line
+        "6x128 LMs, 0 passes (dev perplexity 11632/11632, 0.0 CPU-hours): 86.5 "
+        "(ner_ldnet_glove_sgd_lm-pass0)" in line
     )
+    assert "6x64 LMs, 2 passes (dev perplexity 180/180, 0.01 CPU-hours): 88.5" in line
     assert bench.late_mean([1.0, 2.0, 3.0, 5.0], 4) == 4.0
     assert bench.late_mean([1.0, 2.0, 3.0], 4) is None  # fewer epochs than compared
+
+
+def test_sizes_are_labelled_and_packed_with_the_shipped_corpus(tmp_path, monkeypatch):
+    monkeypatch.setattr(study, "STUDY", tmp_path / "lm_passes")
+    assert study.label(3, (6, 128)) == "pass3" and study.label(2, (4, 256)) == "4x256_pass2"
+    assert study.parse_label("pass3") == (3, (6, 128))
+    assert study.parse_label("4x256_pass2") == (2, (4, 256))
+    assert study.parse_label("pass") is None and study.parse_label("x_pass1") is None
+    pack = tmp_path / "pack"
+    (pack / "vocabulary").mkdir(parents=True)
+    for name in ("train.npz", "dev.npz"):
+        (pack / name).write_text(name)
+    encoder = {"input_size": 128, "hidden_size": 128, "num_layers": 6, "dropout": 0.01}
+    settings = {
+        d: {"encoder": dict(encoder), "projection_dim": 256} for d in ("forward", "backward")
+    }
+    (pack / "pack.json").write_text(json.dumps({"vocab_size": 9, "model_settings": settings}))
+    assert study.sized_pack(pack, (6, 128)) == pack  # the shipped size: the pack itself
+    sized = study.sized_pack(pack, (4, 64))
+    assert sized == tmp_path / "lm_passes" / "pack_4x64"
+    assert (sized / "train.npz").read_text() == "train.npz"  # linked, not copied
+    facts = json.loads((sized / "pack.json").read_text())
+    assert facts["vocab_size"] == 9
+    for direction in ("forward", "backward"):
+        resized = facts["model_settings"][direction]
+        assert resized["encoder"] == {**encoder, "hidden_size": 64, "num_layers": 4}
+        assert resized["projection_dim"] == 256
