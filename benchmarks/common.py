@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from ldnet_allennlp.training.finished import trained  # noqa: F401  (the benchmarks' import)
+
 ROOT = Path(__file__).resolve().parent.parent
 # the shared data folder (never copied into the repo); configs read it through these variables
 DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -107,29 +109,3 @@ def read_sentences(path) -> List[List[str]]:
     if current:
         sentences.append(current)
     return sentences
-
-
-def trained(serialization_dir: Path) -> bool:
-    """
-    Whether `allennlp train` finished in `serialization_dir`. A run stopped before its last epoch
-    (SIGTERM, Ctrl-C) also leaves a `model.tar.gz`, of its best epoch so far, but no
-    `metrics.json`; that archive is moved aside to `model_interrupted.tar.gz`, so that the run is
-    resumed (`--recover` from its last checkpoint) instead of being taken as trained.
-    """
-    archive = serialization_dir / "model.tar.gz"
-    interrupted = not (serialization_dir / "metrics.json").exists() and any(
-        serialization_dir.glob("training_state_e*")
-    )
-    if archive.exists() and interrupted:
-        archive.rename(serialization_dir / "model_interrupted.tar.gz")
-        print(f"[{serialization_dir.name}] stopped before its last epoch: resuming with --recover")
-        return False
-    return archive.exists()
-
-
-if __name__ == "__main__":
-    # `python -m benchmarks.common trained DIR`: exit 0 if `allennlp train` finished in DIR (for
-    # the shell scripts; see `trained`)
-    if sys.argv[1:2] != ["trained"] or len(sys.argv) != 3:
-        raise SystemExit("usage: python -m benchmarks.common trained SERIALIZATION_DIR")
-    sys.exit(0 if trained(Path(sys.argv[2])) else 1)

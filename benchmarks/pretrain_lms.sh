@@ -39,7 +39,7 @@ for direction in $DIRECTIONS; do
   out="runs/lm_$direction"
   # finished = an archive and metrics.json; a run stopped before its last epoch leaves the
   # archive of its best epoch so far without metrics.json: `trained` moves it aside
-  if "$PYTHON" -m benchmarks.common trained "$out"; then
+  if "$PYTHON" -m ldnet_allennlp.training.finished "$out"; then
     echo "$out/model.tar.gz exists; skipping $direction"
     continue
   fi

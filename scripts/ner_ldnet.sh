@@ -47,7 +47,7 @@ echo "== 1. LMs: $FORWARD_LM_ARCHIVE $BACKWARD_LM_ARCHIVE"
 
 # finished = an archive and metrics.json; a run stopped before its last epoch (Ctrl-C, SIGTERM)
 # leaves the archive of its best epoch so far without metrics.json: `trained` moves it aside
-if ! $BIN/python -m benchmarks.common trained "$OUT"; then
+if ! $BIN/python -m ldnet_allennlp.training.finished "$OUT"; then
   resume=()
   [ -f "$OUT/config.json" ] && resume=(--recover)
   overrides='{}'
