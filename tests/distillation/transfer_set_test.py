@@ -11,7 +11,12 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.transfer_set import build_transfer_set
+from ldnet_allennlp.distillation.transfer_set import (
+    SORT_WINDOW_BATCHES,
+    build_transfer_set,
+    length_sorted,
+    transfer_set_rows,
+)
 from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
 from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES
@@ -62,6 +67,34 @@ def test_content(uninterrupted):
     assert any("[MASK]" in t for t in texts)
     # the student reader accepts it
     assert len(list(TransferSetReader().read(str(uninterrupted)))) == len(rows)
+
+
+def test_rows_are_written_by_length_within_windows(teacher, uninterrupted):
+    """The file holds exactly `transfer_set_rows`' rows; its window (here all of them: 400 rows
+    at batch size 4) is in order of text length, so that each batch pads little."""
+    header, rows = read_rows(uninterrupted)
+    assert header["length_sorted_window"] == SORT_WINDOW_BATCHES * 4
+    model, reader = teacher
+    examples = [(texts, label) for _, texts, label in reader.read_examples(SST2_TRAIN)][:12]
+    unsorted = transfer_set_rows(examples, RULES, 13)
+    assert len(rows) < header["length_sorted_window"]
+    assert sorted(map(json.dumps, unsorted)) == sorted(
+        json.dumps({k: v for k, v in row.items() if k != "teacher_logits"}) for row in rows
+    )
+    lengths = [len(row["sentence"]) for row in rows]
+    assert lengths == sorted(lengths) and unsorted != [
+        {k: v for k, v in row.items() if k != "teacher_logits"} for row in rows
+    ]
+
+
+def test_length_sorted_keeps_every_row_in_its_window():
+    rows = [{"sentence": "x" * n, "example": i} for i, n in enumerate([5, 1, 3, 3, 9, 2, 7])]
+    pairs = [{"premise": "aaa", "hypothesis": "b"}, {"premise": "a", "hypothesis": "bb"}]
+    ordered = length_sorted(rows, 3)
+    # windows [5, 1, 3], [3, 9, 2], [7]; equal lengths keep their order
+    assert [row["example"] for row in ordered] == [1, 2, 0, 5, 3, 4, 6]
+    assert length_sorted(rows, 100) == sorted(rows, key=lambda row: len(row["sentence"]))
+    assert length_sorted(pairs, 2) == pairs[::-1]  # a pair's length is both texts'
 
 
 def test_deterministic(teacher, uninterrupted, tmp_path):
