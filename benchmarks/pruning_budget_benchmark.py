@@ -1,0 +1,290 @@
+"""
+LD-Net pruning at several layer budgets (issue 15): what each budget of live LM layers costs in
+F1 and buys in speed, for one phase-1 tagger, and the budget chosen on dev.
+
+    python benchmarks/pruning_budget_benchmark.py --task ner --budgets 2 4 6 --epochs 3
+
+1. Phase 1: `--phase1-archive` (default the shipped `pretrained/<task>_ldnet.tar.gz`) laid out as
+   the serialization directory that phase 2 starts from (`phase1_from_archive`:
+   `config.json`, `vocabulary/`, `best.th` with every parameter, the frozen LMs' included, and
+   `model.tar.gz`, the archive itself) in `<out>/<task>_phase1`; or `--phase1-dir`.
+2. Per budget B, phase 2: `--config` (default: the phase-2 config of pruning.json's headline
+   run for the task) with the layer-selection regulariser's budget set to B and `--epochs`
+   epochs (`-o` overrides), into `<out>/<task>_budget<B>` (resumed with `--recover` when
+   interrupted); then `allennlp ldnet-prune`.
+3. F1 of the phase-1 and of each pruned tagger on dev (NER eng.testa; chunking the held-out
+   tenth of train.txt) and on test (`allennlp evaluate`). The budget chosen on dev: the smallest
+   whose pruned dev F1 is at most `--max-dev-loss` (0.3) below the phase-1 tagger's.
+4. Speed, per budget: phase-1 against pruned tagger, interleaved (`pruning_benchmark.speed`:
+   a warm-up round, then the median of `--repeats` rounds, torch threads 1 and 2).
+
+Writes `benchmarks/results/pruning_budget.json`: per task, one row per budget, the dev choice and
+every command. Each step is skipped when its output exists, so a re-run resumes.
+"""
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import pruning_benchmark  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    ROOT,
+    duration_seconds,
+    hardware,
+    load_results,
+    read_sentences,
+    run_allennlp,
+    save_results,
+    trained,
+)
+
+RESULTS = "pruning_budget"
+DEV = {"ner": "CONLL03_DEV_DATA_PATH", "chunk": "CONLL00_TRAIN_DATA_PATH"}
+
+
+def phase1_from_archive(archive: Path, out: Path) -> Path:
+    """
+    `archive` (a tagger with `layer_selection` LM features) as the serialization directory phase 2
+    starts from: `config.json`, `vocabulary/`, `model.tar.gz` (a copy of `archive`) and
+    `best.th`, every parameter and buffer of the loaded model, the frozen LMs' included (an
+    archive made with `--reference-lms` leaves them out of its own weights), in float32.
+    """
+    if (out / "best.th").exists():
+        return out
+    import torch
+    from allennlp.models.archival import load_archive
+
+    import ldnet_allennlp  # noqa: F401  (registers the models for load_archive)
+
+    loaded = load_archive(str(archive))
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    loaded.config.to_file(str(partial / "config.json"))
+    loaded.model.vocab.save_to_files(str(partial / "vocabulary"))
+    model = loaded.model
+    weights = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    weights.update(model.state_dict())
+    weights = {
+        name: tensor.detach().float() if tensor.is_floating_point() else tensor.detach()
+        for name, tensor in weights.items()
+    }
+    torch.save(weights, partial / "best.th")
+    shutil.copyfile(archive, partial / "model.tar.gz")
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)
+    return out
+
+
+def budget_overrides(config: str, env: Dict[str, str], budget: int, epochs: int) -> str:
+    """`-o` for phase 2: the regulariser of `config` (rendered with `env`) with `budget`."""
+    import _jsonnet
+
+    rendered = json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=env))
+    regexes = rendered["model"].get("regularizer", {}).get("regexes", [])
+    if not any(r.get("type") == "layer_selection" for _, r in regexes):
+        raise SystemExit(f"{config}: no layer_selection regularizer to set the budget of")
+    for _, regularizer in regexes:
+        if regularizer.get("type") == "layer_selection":
+            regularizer["budget"] = budget
+    return json.dumps({"model.regularizer.regexes": regexes, "trainer.num_epochs": epochs})
+
+
+def evaluate_f1(archive: Path, data: str, log: Path, name: str, overrides: str = "") -> float:
+    """Span F1 (%) of `archive` on `data`, from `<archive>.<name>_metrics.json` if newer."""
+    output = archive.with_name(archive.name.replace(".tar.gz", f".{name}_metrics.json"))
+    if not (output.exists() and output.stat().st_mtime >= archive.stat().st_mtime):
+        command = ["evaluate", str(archive), data, "--output-file", str(output)]
+        run_allennlp(command + (["-o", overrides] if overrides else []), log)
+    return round(100.0 * json.loads(output.read_text())["f1-measure-overall"], 2)
+
+
+def chosen_budget(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[int]:
+    """The smallest budget whose run ended within budget and lost at most `max_dev_loss` dev F1."""
+    good = [
+        row["budget"]
+        for row in rows
+        if row["within_budget"]
+        and row["dev_f1_loss"] is not None
+        and row["dev_f1_loss"] <= max_dev_loss
+    ]
+    return min(good) if good else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=sorted(pruning_benchmark.TASKS), default="ner")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4, 6])
+    parser.add_argument("--epochs", type=int, default=3, help="phase-2 epochs per budget")
+    parser.add_argument("--phase1-archive", default=None)
+    parser.add_argument("--phase1-dir", default=None)
+    parser.add_argument("--config", default=None, help="phase-2 config (training_configs/...)")
+    parser.add_argument("--out", default=str(ROOT / "runs" / "pruning_budget"))
+    parser.add_argument("--repeats", type=int, default=5, help="timed rounds (>= 5)")
+    parser.add_argument("--batch1-sentences", type=int, default=300)
+    parser.add_argument("--max-dev-loss", type=float, default=0.3)
+    parser.add_argument("--no-speed", action="store_true", help="train and score only")
+    args = parser.parse_args()
+    if args.repeats < 5:
+        parser.error("--repeats: at least 5 (the median of >= 5 interleaved rounds)")
+    if any(b < 1 for b in args.budgets):
+        parser.error("--budgets: each budget is at least 1 live layer")
+    task = pruning_benchmark.TASKS[args.task]
+    out = Path(args.out)
+    log = out / f"{args.task}.log"
+    headline = load_results("pruning").get(f"{task['prefix']}phase2_config")
+    config = args.config or headline
+    if config is None:
+        parser.error("--config: pruning.json names no phase-2 config for this task")
+    if args.phase1_dir:
+        phase1 = Path(args.phase1_dir)
+    else:
+        archive = Path(args.phase1_archive or ROOT / "pretrained" / f"{args.task}_ldnet.tar.gz")
+        phase1 = phase1_from_archive(archive, out / f"{args.task}_phase1")
+    lm = json.loads((phase1 / "config.json").read_text())["model"]["text_field_embedder"]
+    lm = lm["token_embedders"]["lm"]
+    env = {
+        **task["data"],
+        f"{args.task.upper()}_LDNET_PHASE1_DIR": str(phase1),
+        f"{args.task.upper()}_LDNET_GLOVE_PHASE1_DIR": str(phase1),
+        "FORWARD_LM_ARCHIVE": lm["forward_lm_archive"],
+        "BACKWARD_LM_ARCHIVE": lm["backward_lm_archive"],
+    }
+    results = load_results(RESULTS)
+    record = results.get(args.task, {})
+    command = "python benchmarks/pruning_budget_benchmark.py " + " ".join(sys.argv[1:])
+    record["commands"] = record.get("commands", []) + [command]
+    dev_data = task["data"][DEV[args.task]]
+    # chunking's dev is the held-out tenth of train.txt: the reader's holdout_path names it
+    dev_overrides = ""
+    if args.task == "chunk":
+        dev_overrides = json.dumps({"validation_dataset_reader.holdout_path": dev_data})
+    test_data = task["data"][task["test"]]
+    unpruned = phase1 / "model.tar.gz"
+    record.update(
+        title=task["title"],
+        phase1=str(
+            args.phase1_dir or args.phase1_archive or f"pretrained/{args.task}_ldnet.tar.gz"
+        ),
+        phase2_config=config,
+        epochs=args.epochs,
+        dev_f1_unpruned=evaluate_f1(unpruned, dev_data, log, "dev", dev_overrides),
+        test_f1_unpruned=evaluate_f1(unpruned, test_data, log, "test"),
+    )
+    rows = {row["budget"]: row for row in record.get("rows", [])}
+    sentences = None if args.no_speed else read_sentences(test_data)
+    for budget in args.budgets:
+        phase2 = out / f"{args.task}_budget{budget}"
+        if not trained(phase2):
+            train = ["train", config, "-s", str(phase2)]
+            train += ["-o", budget_overrides(config, env, budget, args.epochs)]
+            run_allennlp(train + (["--recover"] if phase2.exists() else []), log, env)
+        pruned = out / f"{args.task}_budget{budget}_pruned.tar.gz"
+        report_file = out / f"{args.task}_budget{budget}_report.json"
+        if (
+            not pruned.exists()
+            or pruned.stat().st_mtime < (phase2 / "model.tar.gz").stat().st_mtime
+        ):
+            prune = ["ldnet-prune", str(phase2 / "model.tar.gz"), "-o", str(pruned)]
+            run_allennlp(prune + ["--report-file", str(report_file)], log)
+        report = json.loads(report_file.read_text())
+        (name,) = report["kept_layers_after"]
+        metrics = json.loads((phase2 / "metrics.json").read_text())
+        row: Dict[str, Any] = {
+            "budget": budget,
+            "kept_layers_forward": report["kept_layers_after"][name]["forward"],
+            "kept_layers_backward": report["kept_layers_after"][name]["backward"],
+            "within_budget": metrics["best_validation_f1-measure-overall-within-budget"] >= 0,
+            "live_layers_by_epoch": pruning_benchmark.live_layers_by_epoch(phase2),
+            "phase2_best_epoch": metrics["best_epoch"],
+            "phase2_seconds": round(duration_seconds(metrics["training_duration"])),
+            "flops_ratio": round(
+                report["flops_per_token_before"] / report["flops_per_token_after"], 2
+            ),
+            "dev_f1_pruned": evaluate_f1(pruned, dev_data, log, "dev", dev_overrides),
+            "test_f1_pruned": evaluate_f1(pruned, test_data, log, "test"),
+        }
+        row["dev_f1_loss"] = round(record["dev_f1_unpruned"] - row["dev_f1_pruned"], 2)
+        row["test_f1_loss"] = round(record["test_f1_unpruned"] - row["test_f1_pruned"], 2)
+        if sentences is not None:
+            timing = pruning_benchmark.speed(
+                unpruned,
+                pruned,
+                sentences,
+                args.repeats,
+                args.batch1_sentences,
+                spacy_too=False,
+            )
+            for key in ("speedup_b32", "speedup_b1", "speedup_b32_threads2", "speedup_b1_threads2"):
+                row[key] = round(timing[key], 2)
+            for key in ("words_per_sec_pruned_b32", "words_per_sec_unpruned_b32"):
+                row[key] = round(timing[key])
+        elif budget in rows:  # a --no-speed re-run keeps the timing of the same model
+            row.update(
+                {k: v for k, v in rows[budget].items() if k.startswith(("speedup", "words"))}
+            )
+        rows[budget] = row
+        record["rows"] = [rows[b] for b in sorted(rows)]
+        record["chosen_budget_on_dev"] = chosen_budget(record["rows"], args.max_dev_loss)
+        record["max_dev_loss"] = args.max_dev_loss
+        results[args.task] = record
+        results.update(title="LD-Net pruning: F1 and speed against the layer budget (issue 15)")
+        results["hardware"] = hardware()
+        results["summary"] = summary(results)
+        save_results(RESULTS, results)
+    print(json.dumps(record, indent=2))
+
+
+COLUMNS = [
+    "task",
+    "budget (live LM layers)",
+    "kept fwd / bwd",
+    "within budget",
+    "dev F1 loss",
+    "test F1 pruned",
+    "test F1 loss",
+    "FLOPs ratio",
+    "speed-up b32",
+    "speed-up b1",
+    "chosen on dev",
+]
+
+
+def summary(results: Dict[str, Any]) -> Dict[str, Any]:
+    rows = []
+    for task, record in sorted(results.items()):
+        if not isinstance(record, dict) or "rows" not in record:
+            continue
+        for row in record["rows"]:
+            rows.append(
+                [
+                    task,
+                    row["budget"],
+                    f"{row['kept_layers_forward']} / {row['kept_layers_backward']}",
+                    row["within_budget"],
+                    row["dev_f1_loss"],
+                    row["test_f1_pruned"],
+                    row["test_f1_loss"],
+                    row["flops_ratio"],
+                    row.get("speedup_b32"),
+                    row.get("speedup_b1"),
+                    row["budget"] == record["chosen_budget_on_dev"],
+                ]
+            )
+    return {
+        "caption": "Phase 2 (LD-Net's layer selection) of one phase-1 tagger at each budget; F1 "
+        "losses against that tagger (dev: NER eng.testa, chunking the held-out tenth of train; "
+        "test once per pruned model); speed-ups pruned over phase-1 tagger, one thread, measured "
+        "interleaved in one run per budget. The budget chosen on dev is the smallest whose dev "
+        "F1 loss is within max_dev_loss. Commands: <task>.commands.",
+        "columns": COLUMNS,
+        "rows": rows,
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""
+benchmarks/pruning_budget_benchmark.py without real data: a shipped-style archive (fp16, LM
+weights referenced) laid out as a phase-1 directory starts phase 2 from exactly that tagger; the
+budget override changes the budget and nothing else; the dev choice of budget by hand.
+"""
+
+import json
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.params import with_overrides
+from allennlp.commands.train import train_model
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+
+from benchmarks import pruning_budget_benchmark as bench
+from ldnet_allennlp.pruning.export import prune_archive
+from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
+from tests.lm.lm_archives import lm_archive_ext_vars
+
+TRAIN = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")
+DEV = str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")
+
+
+def ext_vars(phase1_dir=""):
+    return {
+        "CONLL03_TRAIN_DATA_PATH": TRAIN,
+        "CONLL03_DEV_DATA_PATH": DEV,
+        "CONLL03_TEST_DATA_PATH": DEV,
+        "NER_LDNET_PHASE1_DIR": str(phase1_dir),
+        **lm_archive_ext_vars(),
+    }
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """A phase-1 tagger on the fixtures, exported as pretrained/ ships taggers."""
+    directory = tmp_path_factory.mktemp("phase1")
+    params = Params.from_file(
+        str(CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet"), ext_vars=ext_vars()
+    )
+    params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
+    train_model(params, str(directory / "run"))
+    archive = directory / "shipped.tar.gz"
+    prune_archive(
+        str(directory / "run" / "model.tar.gz"),
+        str(archive),
+        fp16=True,
+        reference_lms=True,
+        keep_all_layers=True,
+    )
+    return archive
+
+
+def test_phase2_starts_from_exactly_the_archived_tagger(shipped, tmp_path):
+    phase1 = bench.phase1_from_archive(shipped, tmp_path / "ner_phase1")
+    assert (phase1 / "model.tar.gz").read_bytes() == shipped.read_bytes()
+    weights = torch.load(phase1 / "best.th")
+    assert any(".forward_lm._encoder." in name for name in weights)  # the LMs' too
+    assert all(t.dtype != torch.float16 for t in weights.values())
+
+    config = "training_configs/tagging/ner_ldnet_prune.jsonnet"
+    params = Params.from_file(str(CONFIGS_ROOT.parent / config), ext_vars=ext_vars(phase1))
+    # the phase-2 model, initialised from best.th by its `pretrained` initializer
+    vocab = Vocabulary.from_files(str(phase1 / "vocabulary"))
+    phase2 = Model.from_params(vocab=vocab, params=params.pop("model")).eval()
+    archived = load_archive(str(shipped)).model.eval()
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(DEV))[:4]
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    tensors = batch.as_tensor_dict()
+    with torch.no_grad():
+        expected = archived(**tensors)["logits"]
+        torch.testing.assert_close(phase2(**tensors)["logits"], expected, rtol=0, atol=0)
+    # a second call keeps the directory as it is
+    assert bench.phase1_from_archive(shipped, tmp_path / "ner_phase1") == phase1
+
+
+def test_the_budget_override_sets_the_budget_and_nothing_else(tmp_path):
+    config = "training_configs/tagging/ner_ldnet_prune.jsonnet"
+    overrides = json.loads(bench.budget_overrides(config, ext_vars(tmp_path), 5, 3))
+    params = Params.from_file(str(CONFIGS_ROOT.parent / config), ext_vars=ext_vars(tmp_path))
+    regexes = params.as_dict()["model"]["regularizer"]["regexes"]
+    assert regexes[0][1]["budget"] == 2  # the config's
+    regexes[0][1]["budget"] = 5
+    assert overrides == {"model.regularizer.regexes": regexes, "trainer.num_epochs": 3}
+    overridden = Params(with_overrides(params.as_dict(), overrides))
+    assert overridden["model"]["regularizer"]["regexes"][0][1]["budget"] == 5
+    with pytest.raises(SystemExit, match="no layer_selection regularizer"):
+        bench.budget_overrides("training_configs/tagging/ner_ldnet.jsonnet", ext_vars(), 5, 3)
+
+
+def test_the_chosen_budget_is_the_smallest_within_the_dev_loss():
+    def row(budget, loss, within=True):
+        return {"budget": budget, "dev_f1_loss": loss, "within_budget": within}
+
+    rows = [row(2, 1.1), row(3, 0.25, within=False), row(4, 0.3), row(6, -0.1)]
+    assert bench.chosen_budget(rows, 0.3) == 4  # 3 never ended within its budget
+    assert bench.chosen_budget(rows, 0.0) == 6
+    assert bench.chosen_budget(rows[:1], 0.3) is None
