@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -102,16 +103,18 @@ def parse_label(text: str) -> Optional[Tuple[int, Tuple[int, int]]]:
 
 def sized_pack(pack_dir: Path, size: Tuple[int, int]) -> Path:
     """`pack_dir` with the LMs' dense layers resized to `size` = (num_layers, hidden_size):
-    the same corpus and vocabulary (linked), everything else of the model as shipped."""
+    the same corpus (linked) and vocabulary, everything else of the model as shipped."""
     if size == SHIPPED_SIZE:
         return pack_dir
     out = STUDY / f"pack_{size[0]}x{size[1]}"
     if (out / "pack.json").exists():
         return out
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("train.npz", "dev.npz", "vocabulary"):
+    for name in ("train.npz", "dev.npz"):
         if not (out / name).exists():
             (out / name).symlink_to((pack_dir / name).resolve())
+    # copied: `archive` puts the vocabulary into the LM archives (a link there is refused)
+    shutil.copytree(pack_dir / "vocabulary", out / "vocabulary", dirs_exist_ok=True)
     facts = json.loads((pack_dir / "pack.json").read_text())
     for settings in facts["model_settings"].values():
         settings["encoder"].update(num_layers=size[0], hidden_size=size[1])
