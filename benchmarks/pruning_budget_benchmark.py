@@ -231,6 +231,8 @@ def main() -> None:
         record["rows"] = [rows[b] for b in sorted(rows)]
         record["chosen_budget_on_dev"] = chosen_budget(record["rows"], args.max_dev_loss)
         record["max_dev_loss"] = args.max_dev_loss
+        # read again: a call for the other task may have saved its record meanwhile
+        results = load_results(RESULTS)
         results[args.task] = record
         results.update(title="LD-Net pruning: F1 and speed against the layer budget (issue 15)")
         results["hardware"] = hardware()
