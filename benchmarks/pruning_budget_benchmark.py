@@ -11,7 +11,9 @@ F1 and buys in speed, for one phase-1 tagger, and the budget chosen on dev.
 2. Per budget B, phase 2: `--config` (default: the phase-2 config of pruning.json's headline
    run for the task) with the layer-selection regulariser's budget set to B and `--epochs`
    epochs (`-o` overrides), into `<out>/<task>_budget<B>` (resumed with `--recover` when
-   interrupted); then `allennlp ldnet-prune`.
+   interrupted); then `allennlp ldnet-prune`. `--tagger-lr` sets the tagger's (not the masks')
+   initial learning rate, e.g. to where phase 1's schedule ended, instead of the config's
+   (runs `<task>_budget<B>_lr<lr>`).
 3. F1 of the phase-1 and of each pruned tagger on dev (NER eng.testa; chunking the held-out
    tenth of train.txt) and on test (`allennlp evaluate`). The budget chosen on dev: the smallest
    whose pruned dev F1 is at most `--max-dev-loss` (0.3) below the phase-1 tagger's.
@@ -80,8 +82,12 @@ def phase1_from_archive(archive: Path, out: Path) -> Path:
     return out
 
 
-def budget_overrides(config: str, env: Dict[str, str], budget: int, epochs: int) -> str:
-    """`-o` for phase 2: the regulariser of `config` (rendered with `env`) with `budget`."""
+def budget_overrides(
+    config: str, env: Dict[str, str], budget: int, epochs: int, tagger_lr: Optional[float] = None
+) -> str:
+    """`-o` for phase 2: the regulariser of `config` (rendered with `env`) with `budget`, and
+    with `tagger_lr` the initial learning rate of the tagger's optimizer (a `multi` optimizer's
+    `default`, whose masks keep theirs)."""
     import _jsonnet
 
     rendered = json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=env))
@@ -91,7 +97,14 @@ def budget_overrides(config: str, env: Dict[str, str], budget: int, epochs: int)
     for _, regularizer in regexes:
         if regularizer.get("type") == "layer_selection":
             regularizer["budget"] = budget
-    return json.dumps({"model.regularizer.regexes": regexes, "trainer.num_epochs": epochs})
+    overrides = {"model.regularizer.regexes": regexes, "trainer.num_epochs": epochs}
+    if tagger_lr is not None:
+        optimizer = rendered["trainer"]["optimizer"]
+        multi = optimizer.get("type") == "multi"
+        overrides[
+            "trainer.optimizer.optimizers.default.lr" if multi else "trainer.optimizer.lr"
+        ] = tagger_lr
+    return json.dumps(overrides)
 
 
 def evaluate_f1(archive: Path, data: str, log: Path, name: str, overrides: str = "") -> float:
@@ -103,16 +116,19 @@ def evaluate_f1(archive: Path, data: str, log: Path, name: str, overrides: str =
     return round(100.0 * json.loads(output.read_text())["f1-measure-overall"], 2)
 
 
-def chosen_budget(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[int]:
-    """The smallest budget whose run ended within budget and lost at most `max_dev_loss` dev F1."""
+def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:
+    """The run of the smallest budget that ended within budget and lost at most `max_dev_loss`
+    dev F1 (of those, the one that lost least)."""
     good = [
-        row["budget"]
+        row
         for row in rows
         if row["within_budget"]
         and row["dev_f1_loss"] is not None
         and row["dev_f1_loss"] <= max_dev_loss
     ]
-    return min(good) if good else None
+    if not good:
+        return None
+    return min(good, key=lambda row: (row["budget"], row["dev_f1_loss"]))["run"]
 
 
 def main() -> None:
@@ -120,6 +136,7 @@ def main() -> None:
     parser.add_argument("--task", choices=sorted(pruning_benchmark.TASKS), default="ner")
     parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4, 6])
     parser.add_argument("--epochs", type=int, default=3, help="phase-2 epochs per budget")
+    parser.add_argument("--tagger-lr", type=float, default=None, help="default: the config's")
     parser.add_argument("--phase1-archive", default=None)
     parser.add_argument("--phase1-dir", default=None)
     parser.add_argument("--config", default=None, help="phase-2 config (training_configs/...)")
@@ -175,16 +192,24 @@ def main() -> None:
         dev_f1_unpruned=evaluate_f1(unpruned, dev_data, log, "dev", dev_overrides),
         test_f1_unpruned=evaluate_f1(unpruned, test_data, log, "test"),
     )
-    rows = {row["budget"]: row for row in record.get("rows", [])}
+    rows = {}
+    for row in record.get("rows", []):  # rows written before --tagger-lr: the config's lr
+        row.setdefault("run", f"{args.task}_budget{row['budget']}")
+        row.setdefault("tagger_lr", None)
+        rows[row["run"]] = row
+    record.pop("chosen_budget_on_dev", None)
     sentences = None if args.no_speed else read_sentences(test_data)
     for budget in args.budgets:
-        phase2 = out / f"{args.task}_budget{budget}"
+        name = f"{args.task}_budget{budget}"
+        if args.tagger_lr is not None:
+            name += f"_lr{args.tagger_lr:g}"
+        phase2 = out / name
         if not trained(phase2):
             train = ["train", config, "-s", str(phase2)]
-            train += ["-o", budget_overrides(config, env, budget, args.epochs)]
+            train += ["-o", budget_overrides(config, env, budget, args.epochs, args.tagger_lr)]
             run_allennlp(train + (["--recover"] if phase2.exists() else []), log, env)
-        pruned = out / f"{args.task}_budget{budget}_pruned.tar.gz"
-        report_file = out / f"{args.task}_budget{budget}_report.json"
+        pruned = out / f"{name}_pruned.tar.gz"
+        report_file = out / f"{name}_report.json"
         if (
             not pruned.exists()
             or pruned.stat().st_mtime < (phase2 / "model.tar.gz").stat().st_mtime
@@ -195,7 +220,9 @@ def main() -> None:
         (name,) = report["kept_layers_after"]
         metrics = json.loads((phase2 / "metrics.json").read_text())
         row: Dict[str, Any] = {
+            "run": name,
             "budget": budget,
+            "tagger_lr": args.tagger_lr,
             "kept_layers_forward": report["kept_layers_after"][name]["forward"],
             "kept_layers_backward": report["kept_layers_after"][name]["backward"],
             "within_budget": metrics["best_validation_f1-measure-overall-within-budget"] >= 0,
@@ -223,13 +250,11 @@ def main() -> None:
                 row[key] = round(timing[key], 2)
             for key in ("words_per_sec_pruned_b32", "words_per_sec_unpruned_b32"):
                 row[key] = round(timing[key])
-        elif budget in rows:  # a --no-speed re-run keeps the timing of the same model
-            row.update(
-                {k: v for k, v in rows[budget].items() if k.startswith(("speedup", "words"))}
-            )
-        rows[budget] = row
-        record["rows"] = [rows[b] for b in sorted(rows)]
-        record["chosen_budget_on_dev"] = chosen_budget(record["rows"], args.max_dev_loss)
+        elif name in rows:  # a --no-speed re-run keeps the timing of the same model
+            row.update({k: v for k, v in rows[name].items() if k.startswith(("speedup", "words"))})
+        rows[name] = row
+        record["rows"] = sorted(rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0))
+        record["chosen_run_on_dev"] = chosen_run(record["rows"], args.max_dev_loss)
         record["max_dev_loss"] = args.max_dev_loss
         # read again: a call for the other task may have saved its record meanwhile
         results = load_results(RESULTS)
@@ -244,6 +269,7 @@ def main() -> None:
 COLUMNS = [
     "task",
     "budget (live LM layers)",
+    "tagger lr",
     "kept fwd / bwd",
     "within budget",
     "dev F1 loss",
@@ -266,6 +292,7 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
                 [
                     task,
                     row["budget"],
+                    "config's" if row.get("tagger_lr") is None else row["tagger_lr"],
                     f"{row['kept_layers_forward']} / {row['kept_layers_backward']}",
                     row["within_budget"],
                     row["dev_f1_loss"],
@@ -274,14 +301,15 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
                     row["flops_ratio"],
                     row.get("speedup_b32"),
                     row.get("speedup_b1"),
-                    row["budget"] == record["chosen_budget_on_dev"],
+                    row.get("run") == record.get("chosen_run_on_dev"),
                 ]
             )
     return {
         "caption": "Phase 2 (LD-Net's layer selection) of one phase-1 tagger at each budget; F1 "
         "losses against that tagger (dev: NER eng.testa, chunking the held-out tenth of train; "
         "test once per pruned model); speed-ups pruned over phase-1 tagger, one thread, measured "
-        "interleaved in one run per budget. The budget chosen on dev is the smallest whose dev "
+        "interleaved in one run per budget. Tagger lr: the tagger's initial phase-2 learning "
+        "rate, when not the config's. The run chosen on dev is the smallest budget whose dev "
         "F1 loss is within max_dev_loss. Commands: <task>.commands.",
         "columns": COLUMNS,
         "rows": rows,

@@ -93,11 +93,26 @@ def test_the_budget_override_sets_the_budget_and_nothing_else(tmp_path):
         bench.budget_overrides("training_configs/tagging/ner_ldnet.jsonnet", ext_vars(), 5, 3)
 
 
-def test_the_chosen_budget_is_the_smallest_within_the_dev_loss():
-    def row(budget, loss, within=True):
-        return {"budget": budget, "dev_f1_loss": loss, "within_budget": within}
+def test_the_chosen_run_is_the_smallest_budget_within_the_dev_loss():
+    def row(run, budget, loss, within=True):
+        return {"run": run, "budget": budget, "dev_f1_loss": loss, "within_budget": within}
 
-    rows = [row(2, 1.1), row(3, 0.25, within=False), row(4, 0.3), row(6, -0.1)]
-    assert bench.chosen_budget(rows, 0.3) == 4  # 3 never ended within its budget
-    assert bench.chosen_budget(rows, 0.0) == 6
-    assert bench.chosen_budget(rows[:1], 0.3) is None
+    rows = [row("b2", 2, 1.1), row("b3", 3, 0.25, within=False), row("b4", 4, 0.3)]
+    rows += [row("b6", 6, -0.1), row("b4_lr", 4, 0.1)]
+    assert bench.chosen_run(rows, 0.3) == "b4_lr"  # b3 never ended within its budget
+    assert bench.chosen_run(rows, 0.0) == "b6"
+    assert bench.chosen_run(rows[:1], 0.3) is None
+
+
+def test_the_tagger_lr_override_leaves_the_masks_lr(tmp_path):
+    config = "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky.jsonnet"
+    env = {**ext_vars(), "NER_LDNET_GLOVE_PHASE1_DIR": str(tmp_path)}
+    overrides = json.loads(bench.budget_overrides(config, env, 4, 3, tagger_lr=0.006))
+    assert overrides["trainer.optimizer.optimizers.default.lr"] == 0.006
+    params = Params.from_file(str(CONFIGS_ROOT.parent / config), ext_vars=env)
+    overridden = with_overrides(params.as_dict(), overrides)["trainer"]["optimizer"]
+    assert overridden["optimizers"]["default"] == {"type": "sgd", "lr": 0.006, "momentum": 0.9}
+    assert (
+        overridden["optimizers"]["masks"]
+        == params.as_dict()["trainer"]["optimizer"]["optimizers"]["masks"]
+    )
