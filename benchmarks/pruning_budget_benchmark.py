@@ -284,10 +284,9 @@ COLUMNS = [
 
 def summary(results: Dict[str, Any]) -> Dict[str, Any]:
     rows = []
-    for task, record in sorted(results.items()):
-        if not isinstance(record, dict) or "rows" not in record:
-            continue
-        for row in record["rows"]:
+    for task in sorted(pruning_benchmark.TASKS):
+        record = results.get(task, {})
+        for row in record.get("rows", []):
             rows.append(
                 [
                     task,

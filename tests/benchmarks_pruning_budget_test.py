@@ -116,3 +116,27 @@ def test_the_tagger_lr_override_leaves_the_masks_lr(tmp_path):
         overridden["optimizers"]["masks"]
         == params.as_dict()["trainer"]["optimizer"]["optimizers"]["masks"]
     )
+
+
+def test_the_summary_has_a_row_per_run_of_each_task():
+    row = {
+        "run": "ner_budget2",
+        "budget": 2,
+        "tagger_lr": None,
+        "kept_layers_forward": [],
+        "kept_layers_backward": [4, 5],
+        "within_budget": True,
+        "dev_f1_loss": 0.8,
+        "test_f1_pruned": 89.6,
+        "test_f1_loss": 1.0,
+        "flops_ratio": 4.9,
+        "speedup_b32": 3.2,
+        "speedup_b1": 3.1,
+    }
+    results = {"ner": {"rows": [row], "chosen_run_on_dev": None}, "hardware": {"cpu": "x"}}
+    results["summary"] = bench.summary(results)  # a saved file holds its summary: not a task
+    table = bench.summary(results)
+    assert table["rows"] == [
+        ["ner", 2, "config's", "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, False]
+    ]
+    assert len(table["columns"]) == len(table["rows"][0])
