@@ -171,10 +171,7 @@ def main() -> None:
         "FORWARD_LM_ARCHIVE": lm["forward_lm_archive"],
         "BACKWARD_LM_ARCHIVE": lm["backward_lm_archive"],
     }
-    results = load_results(RESULTS)
-    record = results.get(args.task, {})
     command = "python benchmarks/pruning_budget_benchmark.py " + " ".join(sys.argv[1:])
-    record["commands"] = record.get("commands", []) + [command]
     dev_data = task["data"][DEV[args.task]]
     # chunking's dev is the held-out tenth of train.txt: the reader's holdout_path names it
     dev_overrides = ""
@@ -182,7 +179,7 @@ def main() -> None:
         dev_overrides = json.dumps({"validation_dataset_reader.holdout_path": dev_data})
     test_data = task["data"][task["test"]]
     unpruned = phase1 / "model.tar.gz"
-    record.update(
+    settings = dict(
         title=task["title"],
         phase1=str(
             args.phase1_dir or args.phase1_archive or f"pretrained/{args.task}_ldnet.tar.gz"
@@ -191,13 +188,10 @@ def main() -> None:
         epochs=args.epochs,
         dev_f1_unpruned=evaluate_f1(unpruned, dev_data, log, "dev", dev_overrides),
         test_f1_unpruned=evaluate_f1(unpruned, test_data, log, "test"),
+        max_dev_loss=args.max_dev_loss,
     )
-    rows = {}
-    for row in record.get("rows", []):  # rows written before --tagger-lr: the config's lr
-        row.setdefault("run", f"{args.task}_budget{row['budget']}")
-        row.setdefault("tagger_lr", None)
-        rows[row["run"]] = row
-    record.pop("chosen_budget_on_dev", None)
+    rows = saved_rows(load_results(RESULTS).get(args.task, {}), args.task)
+    mine: Dict[str, Dict[str, Any]] = {}  # the rows this call measured
     sentences = None if args.no_speed else read_sentences(test_data)
     for budget in args.budgets:
         name = f"{args.task}_budget{budget}"
@@ -235,8 +229,8 @@ def main() -> None:
             "dev_f1_pruned": evaluate_f1(pruned, dev_data, log, "dev", dev_overrides),
             "test_f1_pruned": evaluate_f1(pruned, test_data, log, "test"),
         }
-        row["dev_f1_loss"] = round(record["dev_f1_unpruned"] - row["dev_f1_pruned"], 2)
-        row["test_f1_loss"] = round(record["test_f1_unpruned"] - row["test_f1_pruned"], 2)
+        row["dev_f1_loss"] = round(settings["dev_f1_unpruned"] - row["dev_f1_pruned"], 2)
+        row["test_f1_loss"] = round(settings["test_f1_unpruned"] - row["test_f1_pruned"], 2)
         if sentences is not None:
             timing = pruning_benchmark.speed(
                 unpruned,
@@ -252,18 +246,41 @@ def main() -> None:
                 row[key] = round(timing[key])
         elif name in rows:  # a --no-speed re-run keeps the timing of the same model
             row.update({k: v for k, v in rows[name].items() if k.startswith(("speedup", "words"))})
-        rows[name] = row
-        record["rows"] = sorted(rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0))
-        record["chosen_run_on_dev"] = chosen_run(record["rows"], args.max_dev_loss)
-        record["max_dev_loss"] = args.max_dev_loss
-        # read again: a call for the other task may have saved its record meanwhile
-        results = load_results(RESULTS)
-        results[args.task] = record
-        results.update(title="LD-Net pruning: F1 and speed against the layer budget (issue 15)")
-        results["hardware"] = hardware()
-        results["summary"] = summary(results)
-        save_results(RESULTS, results)
+        mine[name] = row
+        record = save(args.task, settings, mine, command)
     print(json.dumps(record, indent=2))
+
+
+def saved_rows(record: Dict[str, Any], task: str) -> Dict[str, Dict[str, Any]]:
+    """A saved task record's rows by run (rows written before `--tagger-lr` get their names)."""
+    rows = {}
+    for row in record.get("rows", []):
+        row.setdefault("run", f"{task}_budget{row['budget']}")
+        row.setdefault("tagger_lr", None)
+        rows[row["run"]] = row
+    return rows
+
+
+def save(
+    task: str, settings: Dict[str, Any], mine: Dict[str, Dict[str, Any]], command: str
+) -> Dict[str, Any]:
+    """Merges this call's rows into pruning_budget.json as it is now: other calls, for either
+    task, may run side by side and save their rows meanwhile."""
+    results = load_results(RESULTS)
+    record = {k: v for k, v in results.get(task, {}).items() if k != "chosen_budget_on_dev"}
+    rows = saved_rows(record, task)
+    rows.update(mine)
+    record.update(settings)
+    record["rows"] = sorted(rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0))
+    record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
+    commands = record.get("commands", [])
+    record["commands"] = commands + ([command] if command not in commands else [])
+    results[task] = record
+    results.update(title="LD-Net pruning: F1 and speed against the layer budget (issue 15)")
+    results["hardware"] = hardware()
+    results["summary"] = summary(results)
+    save_results(RESULTS, results)
+    return record
 
 
 COLUMNS = [

@@ -140,3 +140,59 @@ def test_the_summary_has_a_row_per_run_of_each_task():
         ["ner", 2, "config's", "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, False]
     ]
     assert len(table["columns"]) == len(table["rows"][0])
+
+
+def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
+    monkeypatch.setattr(
+        bench, "save_results", lambda name, r: (tmp_path / "r.json").write_text(json.dumps(r))
+    )
+    monkeypatch.setattr(
+        bench,
+        "load_results",
+        lambda name: (
+            json.loads((tmp_path / "r.json").read_text()) if (tmp_path / "r.json").exists() else {}
+        ),
+    )
+
+    def row(run, budget, lr=None):
+        return {
+            "run": run,
+            "budget": budget,
+            "tagger_lr": lr,
+            "kept_layers_forward": [],
+            "kept_layers_backward": [1],
+            "within_budget": True,
+            "dev_f1_loss": 0.5,
+            "test_f1_pruned": 89.0,
+            "test_f1_loss": 1.0,
+            "flops_ratio": 4.0,
+        }
+
+    settings = {"dev_f1_unpruned": 94.0, "test_f1_unpruned": 90.0, "max_dev_loss": 0.3}
+    # an old-format row (before --tagger-lr) already saved
+    (tmp_path / "r.json").write_text(
+        json.dumps(
+            {
+                "ner": {
+                    "rows": [
+                        {k: v for k, v in row("x", 2).items() if k not in ("run", "tagger_lr")}
+                    ],
+                    "commands": ["first"],
+                }
+            }
+        )
+    )
+    bench.save("ner", settings, {"ner_budget4": row("ner_budget4", 4)}, "call a")
+    bench.save(
+        "ner", settings, {"ner_budget2_lr0.006": row("ner_budget2_lr0.006", 2, 0.006)}, "call b"
+    )
+    bench.save("chunk", settings, {"chunk_budget2": row("chunk_budget2", 2)}, "call c")
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert [r["run"] for r in saved["ner"]["rows"]] == [
+        "ner_budget2",
+        "ner_budget2_lr0.006",
+        "ner_budget4",
+    ]
+    assert saved["ner"]["commands"] == ["first", "call a", "call b"]
+    assert [r["run"] for r in saved["chunk"]["rows"]] == ["chunk_budget2"]
+    assert len(saved["summary"]["rows"]) == 4
