@@ -72,6 +72,20 @@ TASKS = {
 }
 
 
+def phase2_env(task: str, phase1: Path) -> Dict[str, str]:
+    """The variables of a phase-2 config: the task's data, the phase-1 directory, and the LMs
+    phase 1 was trained with (read from its config.json)."""
+    lm = json.loads((phase1 / "config.json").read_text())["model"]["text_field_embedder"]
+    lm = lm["token_embedders"]["lm"]
+    return {
+        **TASKS[task]["data"],
+        f"{task.upper()}_LDNET_PHASE1_DIR": str(phase1),
+        f"{task.upper()}_LDNET_GLOVE_PHASE1_DIR": str(phase1),
+        "FORWARD_LM_ARCHIVE": lm["forward_lm_archive"],
+        "BACKWARD_LM_ARCHIVE": lm["backward_lm_archive"],
+    }
+
+
 def test_f1(archive: Path, test_file: str, log: Path) -> float:
     output = archive.with_suffix(".test_metrics.json")
     # an evaluation of this very archive is reused (a rerun, e.g. --speed-only, scores it again
@@ -253,16 +267,7 @@ def main() -> None:
             f"{phase1}/model.tar.gz is missing: first run "
             f"benchmarks/tagging_benchmark.py --runs {args.task}_ldnet_glove"
         )
-    # phase 2 uses the LMs phase 1 was trained with
-    lm_config = json.loads((phase1 / "config.json").read_text())["model"]["text_field_embedder"]
-    lm_config = lm_config["token_embedders"]["lm"]
-    env = {
-        **task["data"],
-        f"{args.task.upper()}_LDNET_PHASE1_DIR": str(phase1),
-        f"{args.task.upper()}_LDNET_GLOVE_PHASE1_DIR": str(phase1),
-        "FORWARD_LM_ARCHIVE": lm_config["forward_lm_archive"],
-        "BACKWARD_LM_ARCHIVE": lm_config["backward_lm_archive"],
-    }
+    env = phase2_env(args.task, phase1)
     # every invocation that worked on this run (phase 2, export, evaluation, timing)
     commands_file = out / f"{stem}_commands.json"
     commands = json.loads(commands_file.read_text()) if commands_file.exists() else []

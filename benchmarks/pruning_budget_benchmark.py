@@ -162,15 +162,7 @@ def main() -> None:
     else:
         archive = Path(args.phase1_archive or ROOT / "pretrained" / f"{args.task}_ldnet.tar.gz")
         phase1 = phase1_from_archive(archive, out / f"{args.task}_phase1")
-    lm = json.loads((phase1 / "config.json").read_text())["model"]["text_field_embedder"]
-    lm = lm["token_embedders"]["lm"]
-    env = {
-        **task["data"],
-        f"{args.task.upper()}_LDNET_PHASE1_DIR": str(phase1),
-        f"{args.task.upper()}_LDNET_GLOVE_PHASE1_DIR": str(phase1),
-        "FORWARD_LM_ARCHIVE": lm["forward_lm_archive"],
-        "BACKWARD_LM_ARCHIVE": lm["backward_lm_archive"],
-    }
+    env = pruning_benchmark.phase2_env(args.task, phase1)
     command = "python benchmarks/pruning_budget_benchmark.py " + " ".join(sys.argv[1:])
     dev_data = task["data"][DEV[args.task]]
     # chunking's dev is the held-out tenth of train.txt: the reader's holdout_path names it
