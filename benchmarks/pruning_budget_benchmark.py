@@ -203,14 +203,14 @@ def main() -> None:
             prune = ["ldnet-prune", str(phase2 / "model.tar.gz"), "-o", str(pruned)]
             run_allennlp(prune + ["--report-file", str(report_file)], log)
         report = json.loads(report_file.read_text())
-        (name,) = report["kept_layers_after"]
+        (kept,) = report["kept_layers_after"].values()  # the one LM embedder's
         metrics = json.loads((phase2 / "metrics.json").read_text())
         row: Dict[str, Any] = {
             "run": name,
             "budget": budget,
             "tagger_lr": args.tagger_lr,
-            "kept_layers_forward": report["kept_layers_after"][name]["forward"],
-            "kept_layers_backward": report["kept_layers_after"][name]["backward"],
+            "kept_layers_forward": kept["forward"],
+            "kept_layers_backward": kept["backward"],
             "within_budget": metrics["best_validation_f1-measure-overall-within-budget"] >= 0,
             "live_layers_by_epoch": pruning_benchmark.live_layers_by_epoch(phase2),
             "phase2_best_epoch": metrics["best_epoch"],
