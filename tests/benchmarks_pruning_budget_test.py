@@ -196,3 +196,15 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     assert saved["ner"]["commands"] == ["first", "call a", "call b"]
     assert [r["run"] for r in saved["chunk"]["rows"]] == ["chunk_budget2"]
     assert len(saved["summary"]["rows"]) == 4
+
+
+def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(tmp_path):
+    """recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet is what the benchmark measured:
+    the sticky config with `--tagger-lr 0.006`."""
+    env = {**ext_vars(), "NER_LDNET_GLOVE_PHASE1_DIR": str(tmp_path)}
+    sticky = "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky.jsonnet"
+    overrides = json.loads(bench.budget_overrides(sticky, env, 2, 10, tagger_lr=0.006))
+    measured = Params.from_file(str(CONFIGS_ROOT.parent / sticky), ext_vars=env).as_dict()
+    measured = with_overrides(measured, overrides)
+    config = CONFIGS_ROOT / "tagging" / "recipe" / "ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
+    assert Params.from_file(str(config), ext_vars=env).as_dict() == measured

@@ -20,10 +20,16 @@
 //
 // reg1_scale: the weight of the L1 term relative to λ0 (1 in LD-Net; the penalty's docstring,
 // ldnet_allennlp/pruning/penalty.py, says why a mask at exactly 1 never leaves it with 1).
+//
+// tagger_lr: the initial learning rate of the tagger's own optimizer in phase 2 (default: phase
+// 1's initial one); e.g. where phase 1's decayed schedule ended, so that phase 2 does not shake
+// a converged tagger (recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet measures it).
 {
   prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2, mask_lr=0.2, mask_optimizer='adam',
-        sticky_zeros=false, reg1_scale=1.0)::
+        sticky_zeros=false, reg1_scale=1.0, tagger_lr=null)::
     assert mask_optimizer == 'adam' || mask_optimizer == 'sgd' : "mask_optimizer: 'adam' or 'sgd'";
+    local tagger_optimizer = phase1.trainer.optimizer
+                             + (if tagger_lr == null then {} else {lr: tagger_lr});
     phase1 + {
     // the phase-1 vocabulary, so that the phase-1 weights fit
     vocabulary: {type: 'from_files', directory: phase1_dir + '/vocabulary'},
@@ -53,16 +59,16 @@
       // task may need less (chunk_ldnet_prune uses 0.05). (LD-Net used plain SGD for many
       // epochs; we cannot afford that here.)
       optimizer: if mask_optimizer == 'adam' && phase1.trainer.optimizer.type == 'adam' then
-        phase1.trainer.optimizer + {parameter_groups: [[['layer_mask'], {lr: mask_lr}]]}
+        tagger_optimizer + {parameter_groups: [[['layer_mask'], {lr: mask_lr}]]}
       else if mask_optimizer == 'adam' then {
         // a tagger trained with SGD (recipe/): its SGD for everything else, Adam for the masks
         type: 'multi',
-        optimizers: {default: phase1.trainer.optimizer, masks: {type: 'adam', lr: mask_lr}},
+        optimizers: {default: tagger_optimizer, masks: {type: 'adam', lr: mask_lr}},
         parameter_groups: [[['layer_mask'], {optimizer_name: 'masks'}]],
       } else {
         type: 'multi',
         optimizers: {
-          default: phase1.trainer.optimizer,
+          default: tagger_optimizer,
           masks: {type: 'sgd', lr: 0.015 / phase1.data_loader.batch_size, momentum: 0.9},
         },
         parameter_groups: [[['layer_mask'], {optimizer_name: 'masks'}]],
