@@ -86,13 +86,17 @@ def phase2_env(task: str, phase1: Path) -> Dict[str, str]:
     }
 
 
-def test_f1(archive: Path, test_file: str, log: Path) -> float:
-    output = archive.with_suffix(".test_metrics.json")
-    # an evaluation of this very archive is reused (a rerun, e.g. --speed-only, scores it again
-    # only if the archive is newer)
+def evaluated_f1(archive: Path, data: str, output: Path, log: Path, overrides: str = "") -> float:
+    """Span F1 (%) of `archive` on `data` by `allennlp evaluate` into `output`; an evaluation of
+    this very archive is reused (a rerun scores it again only if the archive is newer)."""
     if not (output.exists() and output.stat().st_mtime >= archive.stat().st_mtime):
-        run_allennlp(["evaluate", str(archive), test_file, "--output-file", str(output)], log)
+        command = ["evaluate", str(archive), data, "--output-file", str(output)]
+        run_allennlp(command + (["-o", overrides] if overrides else []), log)
     return 100.0 * json.loads(output.read_text())["f1-measure-overall"]
+
+
+def test_f1(archive: Path, test_file: str, log: Path) -> float:
+    return evaluated_f1(archive, test_file, archive.with_suffix(".test_metrics.json"), log)
 
 
 def tensor_batches(archive_path: Path, sentences: List[List[str]], batch_size: int):

@@ -110,10 +110,7 @@ def budget_overrides(
 def evaluate_f1(archive: Path, data: str, log: Path, name: str, overrides: str = "") -> float:
     """Span F1 (%) of `archive` on `data`, from `<archive>.<name>_metrics.json` if newer."""
     output = archive.with_name(archive.name.replace(".tar.gz", f".{name}_metrics.json"))
-    if not (output.exists() and output.stat().st_mtime >= archive.stat().st_mtime):
-        command = ["evaluate", str(archive), data, "--output-file", str(output)]
-        run_allennlp(command + (["-o", overrides] if overrides else []), log)
-    return round(100.0 * json.loads(output.read_text())["f1-measure-overall"], 2)
+    return round(pruning_benchmark.evaluated_f1(archive, data, output, log, overrides), 2)
 
 
 def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:

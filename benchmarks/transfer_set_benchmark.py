@@ -30,15 +30,11 @@ BATCH_SIZE = 64
 
 
 def label(teacher, reader, rows) -> torch.Tensor:
-    """The teacher's logits for `rows`, in batches of `BATCH_SIZE`."""
-    from ldnet_allennlp.distillation.transfer_set import _row_texts
-    from ldnet_allennlp.distillation.teacher import teacher_logits
+    """The teacher's logits for `rows`, in batches of `BATCH_SIZE`, as distill-transfer-set
+    computes them (`labelled_batches`)."""
+    from ldnet_allennlp.distillation.transfer_set import labelled_batches
 
-    out = []
-    for start in range(0, len(rows), BATCH_SIZE):
-        batch = [_row_texts(row) for row in rows[start : start + BATCH_SIZE]]
-        out.append(teacher_logits(teacher, reader, batch))
-    return torch.cat(out)
+    return torch.cat([logits for _, logits in labelled_batches(teacher, reader, rows, BATCH_SIZE)])
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ its output is byte-identical to an uninterrupted run. A re-run with other settin
 import json
 import logging
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -102,6 +102,16 @@ def transfer_set_rows(
             seen.add(sample)
             rows.append(_row(sample, index, augmented=True))
     return rows
+
+
+def labelled_batches(
+    teacher: Model, reader: DistillationTsvReader, rows: List[Dict[str, Any]], batch_size: int
+) -> Iterator[Tuple[List[Dict[str, Any]], torch.Tensor]]:
+    """`(batch_rows, logits)` for the fixed slices of `batch_size` rows: the teacher's logits
+    `(len(batch_rows), num_teacher_labels)` (`teacher_logits`)."""
+    for start in range(0, len(rows), batch_size):
+        batch_rows = rows[start : start + batch_size]
+        yield batch_rows, teacher_logits(teacher, reader, [_row_texts(r) for r in batch_rows])
 
 
 def length_sorted(rows: List[Dict[str, Any]], window: int) -> List[Dict[str, Any]]:
@@ -242,12 +252,13 @@ def build_transfer_set(
     done = _resume_point(output_file, header_line, rows, batch_size)
 
     teacher.eval()
-    batch_starts = range(done, len(rows), batch_size)
+    batches = labelled_batches(teacher, reader, rows[done:], batch_size)
+    total = -(-(len(rows) - done) // batch_size)
     with open(output_file, "a", encoding="utf-8") as handle, torch.inference_mode():
-        for start in Tqdm.tqdm(batch_starts, desc="teacher logits", unit="batch"):
-            batch_rows = rows[start : start + batch_size]
-            examples = [_row_texts(row) for row in batch_rows]
-            logits = teacher_logits(teacher, reader, examples).cpu().tolist()
+        for batch_rows, batch_logits in Tqdm.tqdm(
+            batches, total=total, desc="teacher logits", unit="batch"
+        ):
+            logits = batch_logits.cpu().tolist()
             lines = []
             for row, row_logits in zip(batch_rows, logits):
                 labelled = dict(row)
