@@ -447,6 +447,13 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
         if not transfer_plain.exists():  # the originals, labelled by the same teacher
             only_originals(aug_path, transfer_plain)
     sizes["transfer_set_rows_plain"] = count_lines(transfer_plain) - 1
+    sizes["transfer_set_rows_aug_by_n_iter"] = {
+        str(n): count_lines(path) - 1 for n, path in transfer_aug.items()
+    }
+    if args.stop_after == "transfer_set":
+        sizes["stopped_after"] = "transfer_set"
+        save_results(results)
+        return
     save_results(results)
 
     env[f"{upper}_TRANSFER_SET"] = str(transfer_plain)
@@ -824,7 +831,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
         "--stop-after",
-        choices=["teacher"],
+        choices=["teacher", "transfer_set"],
         help="end each task's pipeline after this stage (recorded as sizes.<task>.stopped_after); "
         "re-running without it continues from there",
     )

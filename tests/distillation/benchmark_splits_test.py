@@ -275,6 +275,27 @@ def test_stop_after_the_teacher_then_go_on_from_there(benchmark_env, monkeypatch
     assert "sst2_test_acc_distilled_aug" in results
 
 
+def test_stop_after_the_transfer_set_then_go_on_from_there(benchmark_env, monkeypatch):
+    tmp_path, fake = benchmark_env
+    run_dir = str(tmp_path / "run")
+    stop = ("--stop-after", "transfer_set")
+    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS, *stop)
+    # the teacher, then one transfer set per n_iter
+    assert [call["args"][0] for call in fake.calls] == ["train"] + ["distill-transfer-set"] * 2
+    sizes = results["sizes"]["sst2"]
+    assert sizes["stopped_after"] == "transfer_set"
+    transfer = tmp_path / "run" / "transfer"
+    rows = {
+        n: len((transfer / f"sst2_aug_n{n}.jsonl").read_text().splitlines()) - 1 for n in (8, 20)
+    }
+    assert sizes["transfer_set_rows_aug_by_n_iter"] == {str(n): rows[n] for n in rows}
+    assert "sst2_dev_acc_distilled" not in results and not fake.sst2_test.exists()
+    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS)
+    later = [call["args"][0] for call in fake.calls[3:]]
+    assert later == ["train"] * 4 + ["evaluate"] * 4  # the students, then the test once each
+    assert "stopped_after" not in results["sizes"]["sst2"]
+
+
 def test_earlier_figures_are_kept(benchmark_env, monkeypatch):
     results_dir = benchmarks.common.RESULTS_DIR
     results_dir.mkdir()
