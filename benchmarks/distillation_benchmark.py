@@ -14,7 +14,9 @@ Splits (the `splits` note of the JSON says the same):
 Per task: split, fine-tune the MiniLM-L6 teacher (`<task>_teacher.jsonnet`, best epoch on dev),
 build the augmented transfer set (`allennlp distill-transfer-set`) for each `--n-iter`, train the
 three students (`<task>_bilstm`, `<task>_distilled`, `<task>_distilled_aug`; best epoch on dev),
-choose n_iter by dev accuracy, and last evaluate the four final models once on the test split
+with `--student-word-vectors glove` also each with a frozen GloVe channel (`*_glove` configs),
+choose n_iter and the word vectors by dev accuracy, and last evaluate the four final models once
+on the test split
 (`allennlp evaluate`). The test split is not read before that step: no training, labelling or
 selection command gets its path. Dev figures: `<p>_dev_acc_*`; test figures: `<p>_test_acc_*`
 (p = sst2 or pair).
@@ -33,7 +35,8 @@ outputs under --run-dir. Every stage is resumable: a re-run in the same run dir 
 stages (judged by their output files), resumes an interrupted transfer set and continues an
 interrupted `allennlp train` with `--recover`. The settings a run dir's outputs depend on are
 pinned in <run-dir>/<task>_settings.json; a re-run with other settings is refused (use a fresh
---run-dir), except more `--n-iter` values, which add transfer sets and students. Each stage's
+--run-dir), except more `--n-iter` or `--student-word-vectors` values, which add transfer sets
+and students. Each stage's
 wall-clock is under `stage_seconds`; every invocation that wrote figures is under `commands`.
 
     SST2_DATA_DIR=../shared/data/sst2 SICK_DATA_PATH=../shared/data/sick/SICK.txt \\
@@ -68,6 +71,11 @@ CONFIGS = ROOT / "training_configs" / "distillation"
 THREADS = 1
 MIN_ROUNDS = 5  # speed: the median of at least this many interleaved rounds
 VARIANTS = ("teacher", "bilstm", "distilled", "distilled_aug")
+STUDENT_VARIANTS = VARIANTS[1:]
+# the students' word vectors (--student-word-vectors): trained random vectors (`<task>_<variant>`
+# configs), or those plus a frozen GloVe channel (`<task>_<variant>_glove`); per student, the
+# one with the better dev accuracy is kept (ties: the first listed here)
+WORD_VECTORS = ("random", "glove")
 # where the figures measured before the held-out splits are kept (see keep_earlier_run)
 EARLIER_KEY = "earlier_run_selected_on_glue_dev"
 
@@ -458,10 +466,14 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
 
     env[f"{upper}_TRANSFER_SET"] = str(transfer_plain)
     pin_settings(task, run_dir, {"student_epochs": args.student_epochs})
-    students = [("bilstm", "bilstm", None), ("distilled", "distilled", None)]
-    students += [("distilled_aug", f"distilled_aug_n{n}", n) for n in n_iters]
-    for variant, name, n_iter in students:
+    students = []
+    for vectors in args.student_word_vectors:
+        students += [("bilstm", None, vectors), ("distilled", None, vectors)]
+        students += [("distilled_aug", n, vectors) for n in n_iters]
+    for variant, n_iter, vectors in students:
+        name = student_name(variant, n_iter, vectors)
         student_dir = run_dir / f"{task}_{name}"
+        config = f"{task}_{variant}{'' if vectors == 'random' else '_' + vectors}.jsonnet"
         overrides: Dict[str, Any] = {"trainer.num_epochs": args.student_epochs}
         if variant == "bilstm":
             overrides["train_data_path"] = train_path
@@ -469,22 +481,33 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
         if n_iter is not None:
             student_env[f"{upper}_TRANSFER_SET_AUG"] = str(transfer_aug[n_iter])
 
-        def student(student_dir=student_dir, variant=variant, overrides=overrides, e=student_env):
+        def student(student_dir=student_dir, config=config, overrides=overrides, e=student_env):
             if trained(student_dir):
                 return False
-            train(f"{task}_{variant}.jsonnet", student_dir, overrides, e, log)
+            train(config, student_dir, overrides, e, log)
             return True
 
         timed(results, f"{task}_student_{name}", student, run_dir)
-        if variant != "distilled_aug":
-            results[f"{prefix}_dev_acc_{variant}"] = best_dev_accuracy(student_dir)
         save_results(results)
 
-    # n_iter: the best dev accuracy among every n_iter trained in this run dir (ties: smaller)
-    by_n_iter = trained_n_iters(task, run_dir)
-    chosen = max(sorted(by_n_iter), key=lambda n: by_n_iter[n])
+    # per student, the best dev accuracy among every n_iter and word-vector channel trained in
+    # this run dir (ties: random vectors, then the smaller n_iter)
+    candidates = trained_students(task, run_dir)
+    finals = chosen_students(candidates)
+    results[f"{prefix}_dev_acc_by_student"] = {
+        name: found["dev"] for name, found in candidates.items()
+    }
+    for variant in STUDENT_VARIANTS:
+        results[f"{prefix}_dev_acc_{variant}"] = candidates[finals[variant]]["dev"]
+    sizes["word_vectors"] = {v: candidates[finals[v]]["vectors"] for v in STUDENT_VARIANTS}
+    chosen_vectors = sizes["word_vectors"]["distilled_aug"]
+    by_n_iter = {
+        found["n_iter"]: found["dev"]
+        for found in candidates.values()
+        if found["variant"] == "distilled_aug" and found["vectors"] == chosen_vectors
+    }
+    chosen = candidates[finals["distilled_aug"]]["n_iter"]
     results[f"{prefix}_dev_acc_distilled_aug_by_n_iter"] = {str(n): by_n_iter[n] for n in by_n_iter}
-    results[f"{prefix}_dev_acc_distilled_aug"] = by_n_iter[chosen]
     sizes["n_iter"] = chosen
     sizes["n_iter_compared"] = sorted(by_n_iter)
     sizes["transfer_set_rows_aug_by_n_iter"] = {  # also those of earlier invocations
@@ -494,8 +517,7 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
     save_results(results)
 
     # the held-out test: once, for the four final models, after everything above
-    finals = {v: run_dir / f"{task}_{v}" for v in VARIANTS}
-    finals["distilled_aug"] = run_dir / f"{task}_distilled_aug_n{chosen}"
+    finals = {"teacher": teacher_dir, **{v: run_dir / finals[v] for v in STUDENT_VARIANTS}}
 
     def test_evaluation():
         did_work = False
@@ -523,13 +545,48 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
     save_results(results)
 
 
-def trained_n_iters(task: str, run_dir: Path) -> Dict[int, float]:
-    """Best dev accuracy of every finished `<task>_distilled_aug_n<N>` student in the run dir."""
+def student_name(variant: str, n_iter: Optional[int], vectors: str) -> str:
+    """A student's run name (its directory: `<task>_<name>`): e.g. `bilstm`, `distilled_aug_n20`,
+    `glove_distilled_aug_n20`."""
+    name = variant if n_iter is None else f"{variant}_n{n_iter}"
+    return name if vectors == "random" else f"{vectors}_{name}"
+
+
+def trained_students(task: str, run_dir: Path) -> Dict[str, Dict[str, Any]]:
+    """
+    Every finished student of the run dir, also those of earlier invocations: directory name ->
+    variant, word vectors, n_iter (distilled_aug) and best dev accuracy; ordered by variant, then
+    word vectors (random first), then n_iter.
+    """
     found = {}
-    for archive in run_dir.glob(f"{task}_distilled_aug_n*/model.tar.gz"):
-        n_iter = int(archive.parent.name.rsplit("_n", 1)[1])
-        found[n_iter] = best_dev_accuracy(archive.parent)
-    return dict(sorted(found.items()))
+    for variant in STUDENT_VARIANTS:
+        for vectors in WORD_VECTORS:
+            pattern = student_name(variant, None, vectors)
+            pattern += "_n*" if variant == "distilled_aug" else ""
+            dirs = [a.parent for a in run_dir.glob(f"{task}_{pattern}/model.tar.gz")]
+            n_iters = {
+                d: int(d.name.rsplit("_n", 1)[1]) if variant == "distilled_aug" else None
+                for d in dirs
+            }
+            for student_dir in sorted(dirs, key=lambda d: n_iters[d] or 0):
+                found[student_dir.name] = {
+                    "variant": variant,
+                    "vectors": vectors,
+                    "n_iter": n_iters[student_dir],
+                    "dev": best_dev_accuracy(student_dir),
+                }
+    return found
+
+
+def chosen_students(candidates: Dict[str, Dict[str, Any]]) -> Dict[str, str]:
+    """Per student variant, the directory name with the best dev accuracy (ties: the first, in
+    the order of `trained_students`)."""
+    chosen: Dict[str, str] = {}
+    for name, found in candidates.items():
+        best = chosen.get(found["variant"])
+        if best is None or found["dev"] > candidates[best]["dev"]:
+            chosen[found["variant"]] = name
+    return chosen
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,11 +636,13 @@ def speed(results: Dict[str, Any], args, run_dir: Path) -> None:
     os.environ["SST2_TRAIN_DATA_PATH"] = files["train"]
     os.environ["SST2_DEV_DATA_PATH"] = files["dev"]
     timing_data = args.speed_data or os.path.join(sst2_dir(), "test.tsv")
-    by_n_iter = trained_n_iters("sst2", run_dir)
-    student_vocabulary = None
-    if by_n_iter:
-        chosen = max(sorted(by_n_iter), key=lambda n: by_n_iter[n])
-        student_vocabulary = run_dir / f"sst2_distilled_aug_n{chosen}" / "vocabulary"
+    candidates = trained_students("sst2", run_dir)
+    student_vocabulary, student_config = None, "sst2_bilstm.jsonnet"
+    chosen = chosen_students(candidates).get("distilled_aug")
+    if chosen is not None:
+        student_vocabulary = run_dir / chosen / "vocabulary"
+        if candidates[chosen]["vectors"] != "random":
+            student_config = f"sst2_bilstm_{candidates[chosen]['vectors']}.jsonnet"
 
     def build(config: str, vocabulary_dir: Optional[Path], vocabulary_data: str):
         params = Params.from_file(str(CONFIGS / config))
@@ -601,7 +660,7 @@ def speed(results: Dict[str, Any], args, run_dir: Path) -> None:
 
     models = {
         "teacher": build("sst2_teacher.jsonnet", None, files["dev"]),
-        "student": build("sst2_bilstm.jsonnet", student_vocabulary, files["train"]),
+        "student": build(student_config, student_vocabulary, files["train"]),
     }
     for name, (model, _) in models.items():
         results[f"params_{name}"] = count_parameters(model)
@@ -828,6 +887,14 @@ def main() -> None:
     parser.add_argument("--pair-teacher-epochs", type=int, default=3, help="SICK override")
     parser.add_argument("--pair-n-iter", type=int, nargs="+", default=[8, 20], help="SICK override")
     parser.add_argument("--student-epochs", type=int, default=8)
+    parser.add_argument(
+        "--student-word-vectors",
+        nargs="+",
+        choices=WORD_VECTORS,
+        default=["random"],
+        help="students to train: random trained word vectors, and/or with a frozen GloVe 6B 50d "
+        "channel (the better on dev is kept per student)",
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
         "--stop-after",

@@ -53,6 +53,7 @@ DIMENSION_ERRORS = {
         f"distillation/{task}_{kind}.jsonnet": ("model.encoder.input_size", STUDENT_DIMS)
         for task in ["sst2", "sick"]
         for kind in ["bilstm", "distilled", "distilled_aug"]
+        + ["bilstm_glove", "distilled_glove", "distilled_aug_glove"]
     },
     "distillation/sst2_distilled_online.jsonnet": ("model.encoder.input_size", STUDENT_DIMS),
 }

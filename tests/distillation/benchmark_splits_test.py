@@ -74,6 +74,7 @@ class FakeAllennlp:
     def __init__(self, sst2_test: Path, test_rows: List[str]):
         self.calls: List[Dict[str, Any]] = []
         self.sst2_test, self.test_rows = sst2_test, test_rows
+        self.dev_accuracy: Dict[str, float] = {}  # serialization dir name -> best dev accuracy
 
     def __call__(self, args, log, env=None, threads=0):
         self.calls.append({"args": list(args), "env": dict(env or {})})
@@ -86,6 +87,7 @@ class FakeAllennlp:
             accuracy = {"sst2_distilled_aug_n8": 0.9, "sick_distilled_aug_n8": 0.9}.get(
                 out.name, 0.8
             )
+            accuracy = self.dev_accuracy.get(out.name, accuracy)
             (out / "metrics.json").write_text(json.dumps({"best_validation_accuracy": accuracy}))
             epoch = {"training_duration": "0:00:02.500000"}
             (out / "metrics_epoch_0.json").write_text(json.dumps(epoch))
@@ -273,6 +275,50 @@ def test_stop_after_the_teacher_then_go_on_from_there(benchmark_env, monkeypatch
     assert later[0] == "distill-transfer-set" and later.count("train") == 4  # students only
     assert "stopped_after" not in results["sizes"]["sst2"]
     assert "sst2_test_acc_distilled_aug" in results
+
+
+def test_word_vectors_chosen_on_dev_per_student(benchmark_env, monkeypatch):
+    """
+    `--student-word-vectors random glove`: every student also with the GloVe channel (its
+    `*_glove` config); per student the better dev accuracy wins, n_iter included, and only the
+    winners are evaluated on the test.
+    """
+    tmp_path, fake = benchmark_env
+    fake.dev_accuracy = {"sick_glove_bilstm": 0.85, "sick_glove_distilled_aug_n20": 0.95}
+    run_dir = tmp_path / "run"
+    argv = ("--stage", "sick", "--run-dir", str(run_dir), "--student-word-vectors")
+    results = run_main(monkeypatch, *argv, "random", "glove")
+    trains = [c["args"] for c in fake.calls[1:] if c["args"][0] == "train"]
+    trained = {Path(args[3]).name: Path(args[1]).name for args in trains}
+    assert trained == {
+        "sick_bilstm": "sick_bilstm.jsonnet",
+        "sick_distilled": "sick_distilled.jsonnet",
+        "sick_distilled_aug_n8": "sick_distilled_aug.jsonnet",
+        "sick_distilled_aug_n20": "sick_distilled_aug.jsonnet",
+        "sick_glove_bilstm": "sick_bilstm_glove.jsonnet",
+        "sick_glove_distilled": "sick_distilled_glove.jsonnet",
+        "sick_glove_distilled_aug_n8": "sick_distilled_aug_glove.jsonnet",
+        "sick_glove_distilled_aug_n20": "sick_distilled_aug_glove.jsonnet",
+    }
+    evaluated = [Path(c["args"][1]).parent.name for c in fake.calls if c["args"][0] == "evaluate"]
+    assert sorted(evaluated) == [
+        "sick_distilled",  # 80.0 either way: the tie goes to random vectors
+        "sick_glove_bilstm",
+        "sick_glove_distilled_aug_n20",
+        "sick_teacher",
+    ]
+    sizes = results["sizes"]["sick"]
+    assert sizes["word_vectors"] == {
+        "bilstm": "glove",
+        "distilled": "random",
+        "distilled_aug": "glove",
+    }
+    assert sizes["n_iter"] == 20
+    assert results["pair_dev_acc_bilstm"] == 85.0 and results["pair_dev_acc_distilled"] == 80.0
+    assert results["pair_dev_acc_distilled_aug"] == 95.0
+    assert results["pair_dev_acc_distilled_aug_by_n_iter"] == {"8": 80.0, "20": 95.0}
+    assert results["pair_dev_acc_by_student"]["sick_distilled_aug_n8"] == 90.0
+    assert len(results["pair_dev_acc_by_student"]) == 8
 
 
 def test_stop_after_the_transfer_set_then_go_on_from_there(benchmark_env, monkeypatch):

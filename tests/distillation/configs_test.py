@@ -39,7 +39,8 @@ def test_config_trains_on_fixtures(config: Path, tmp_path, monkeypatch):
         overrides.update(
             {
                 "model.text_field_embedder.token_embedders.tokens.embedding_dim": 8,
-                "model.encoder.input_size": 8,
+                # + the frozen GloVe 6B 50d channel of the *_glove students
+                "model.encoder.input_size": 8 + (50 if "glove" in config.name else 0),
                 "model.encoder.hidden_size": 8,
                 "model.hidden_dim": 8,
             }
@@ -48,6 +49,11 @@ def test_config_trains_on_fixtures(config: Path, tmp_path, monkeypatch):
     model = train_model(params, serialization_dir=str(tmp_path / "run"))
     assert (tmp_path / "run" / "model.tar.gz").exists()
     assert user_warnings(tmp_path / "run") == []
+    if "glove" in config.name:  # both word channels, the GloVe one frozen but for its OOV vector
+        embedders = model.text_field_embedder._token_embedders
+        assert set(embedders) == {"tokens", "glove"}
+        trained = [n for n, p in embedders["glove"].named_parameters() if p.requires_grad]
+        assert trained == ["unknown_vector"]
     if "teacher" in config.name:
         # the teacher configs must not have reached for the real 22.7M-parameter model
         assert sum(p.numel() for p in model.parameters()) < 100_000

