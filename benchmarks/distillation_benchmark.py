@@ -788,12 +788,15 @@ def summary(results: Dict[str, Any]) -> List[Dict[str, Any]]:
             "Held-out test accuracy (%; SST-2: GLUE dev.tsv, SICK: TEST; `sst2_test_split`, "
             "`pair_test_split`), each model evaluated once after all choices were made on dev. "
             "Goals (issue 18): distilled + augmentation >= plain BiLSTM + 4.0 (SST-2) / + 3.0 "
-            "(SICK), and within 3.0 of its teacher.",
+            "(SICK), and within 3.0 of its teacher. Each student's word vectors: "
+            "`sizes.<task>.word_vectors`.",
         ),
         (
             "dev",
             "Dev accuracy (%; the selection set: SST-2 dev carved from train, SICK TRIAL; see "
-            "`splits`). Best epochs and n_iter were chosen on it. Sizes under `sizes`.",
+            "`splits`). Best epochs, n_iter and each student's word vectors (random, or with "
+            "the GloVe channel: `sizes.<task>.word_vectors`) were chosen on it. Sizes under "
+            "`sizes`.",
         ),
     ):
         rows = []
