@@ -378,30 +378,9 @@ def main() -> None:
         )
     )
     # each task owns its keys (the NER ones unprefixed, as the issue names them)
-    results = load_results("pruning")
-    prefix = task["prefix"]
-    previous = {key: value for key, value in results.items() if _owned(key, prefix)}
-    results = {key: value for key, value in results.items() if not _owned(key, prefix)}
-    results.update(
-        {
-            (key if key.startswith(task["f1_key"]) or not prefix else prefix + key): value
-            for key, value in result.items()
-        }
+    results = merged_results(
+        load_results("pruning"), result, task, str(phase1), "phase2_wallclock_s" in timings
     )
-    earlier = prefix + "earlier_phase1"
-    if previous.get(prefix + "phase1_dir", str(phase1)) != str(phase1):
-        # another phase-1 tagger was pruned before: its figures stay, under <prefix>earlier_phase1
-        results[earlier] = {
-            key: value for key, value in previous.items() if key not in ("summary", earlier)
-        }
-    elif earlier in previous:
-        results[earlier] = previous[earlier]
-    if "phase2_wallclock_s" not in timings:
-        # phase 2 was not (re)trained by this run: what earlier runs measured of the same phase-2
-        # model (its wall-clock, the timings of a --no-speed run) stays
-        for key, value in previous.items():
-            if key != "summary":
-                results.setdefault(key, value)
     results["summary"] = summary(results)
     save_results("pruning", results)
     print(json.dumps(result, indent=2))
@@ -490,6 +469,44 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
             ]
         )
     return {"columns": SUMMARY_COLUMNS, "rows": rows}
+
+
+def merged_results(
+    results: Dict[str, Any],
+    result: Dict[str, Any],
+    task: Dict[str, Any],
+    phase1: str,
+    retrained: bool,
+) -> Dict[str, Any]:
+    """
+    pruning.json with this run's `result` for `task` in place of the task's keys (prefixed with
+    the task's prefix, the F1 keys as they are). The task's figures from another phase-1 tagger
+    move under `<prefix>earlier_phase1` (with the ones they had kept there, nested). When phase 2
+    was not retrained (`retrained` false) and the previous figures are of the same phase-1 tagger
+    and phase-2 config, those this run did not measure (its wall-clock, the timings of a
+    `--no-speed` run) stay.
+    """
+    prefix = task["prefix"]
+    previous = {key: value for key, value in results.items() if _owned(key, prefix)}
+    merged = {key: value for key, value in results.items() if not _owned(key, prefix)}
+    merged.update(
+        {
+            (key if key.startswith(task["f1_key"]) or not prefix else prefix + key): value
+            for key, value in result.items()
+        }
+    )
+    earlier = prefix + "earlier_phase1"
+    same_phase1 = previous.get(prefix + "phase1_dir", phase1) == phase1
+    if not same_phase1:
+        merged[earlier] = {key: value for key, value in previous.items() if key != "summary"}
+    elif earlier in previous:
+        merged[earlier] = previous[earlier]
+    same_phase2 = previous.get(prefix + "phase2_config") == result["phase2_config"]
+    if not retrained and same_phase1 and same_phase2:
+        for key, value in previous.items():
+            if key != "summary":
+                merged.setdefault(key, value)
+    return merged
 
 
 def _owned(key: str, prefix: str) -> bool:

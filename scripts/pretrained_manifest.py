@@ -100,15 +100,22 @@ PRUNED_TAGGERS = {
         "task": "ner",
         "what": "LD-Net NER tagger for English (CoNLL-03 PER/LOC/ORG/MISC, BIOUL): ner (LD-Net's "
         "SGD recipe) pruned to a budget of 2 LM layers by "
-        "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky.jsonnet (LD-Net's "
-        "penalty, masks that reach 0 stay at 0), word BiLSTM, CRF; weights stored in fp16; the "
-        "LMs by reference, as for ner",
+        "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet (LD-Net's "
+        "penalty, masks that reach 0 stay at 0, the tagger's SGD restarted at lr 0.006 where "
+        "phase 1 ended), word BiLSTM, CRF; weights stored in fp16; the LMs by reference, as for "
+        "ner",
         "data": "CoNLL-03 eng.train (model picked on eng.testa; F1 on eng.testb)",
         "f1_key": "conll03_f1",
         "results_prefix": "",
         "prune_flags": "--fp16 --reference-lms",
-        "phase1_run": "ner_ldnet_glove_sgd",
-        "pruned_fp16": "runs/pruning_sgd/ner_ldnet_glove_sgd_pruned_sticky_fp16.tar.gz",
+        # phase 1 = the shipped ner tagger, laid out as a serialization dir by
+        # pruning_budget_benchmark.py (phase1_from_archive) in runs/pruning_budget/ner_phase1
+        "phase1_run": "ner_phase1",
+        "phase1_command": "python benchmarks/pruning_budget_benchmark.py --task ner --budgets 2 "
+        "--epochs 3 --tagger-lr 0.006 (phase 1 from pretrained/ner_ldnet.tar.gz into "
+        "runs/pruning_budget/ner_phase1; its dev/test figures in "
+        "benchmarks/results/pruning_budget.json)",
+        "pruned_fp16": "runs/pruning_lr/ner_ldnet_glove_sgd_pruned_sticky_lr_fp16.tar.gz",
     },
     "chunk_pruned": {
         "task": "chunk",
@@ -136,8 +143,12 @@ for _name, _tagger in PRUNED_TAGGERS.items():
         "predictor": "ldnet_tagger",
         "data": _tagger["data"],
         "commands": [
-            f"python benchmarks/tagging_benchmark.py --runs {_tagger['phase1_run']} ... (phase 1; "
-            f"its command: {_tagger['phase1_run']}.command in benchmarks/results/tagging.json)",
+            _tagger.get(
+                "phase1_command",
+                f"python benchmarks/tagging_benchmark.py --runs {_tagger['phase1_run']} ... (phase "
+                f"1; its command: {_tagger['phase1_run']}.command in "
+                "benchmarks/results/tagging.json)",
+            ),
             "python benchmarks/pruning_benchmark.py --task "
             f"{_task} ... (phase 2 + ldnet-prune {_tagger['prune_flags']}; the commands are under "
             f"{_tagger['results_prefix']}commands in benchmarks/results/pruning.json)",

@@ -66,3 +66,41 @@ def test_phase2_summary_reads_each_epoch(tmp_path):
     assert summary["commands"] == commands
     (run / "metrics.json").write_text("{}")
     assert bench.phase2_summary(run)["completed"] is True
+
+
+def test_merged_results_keep_earlier_taggers_and_never_carry_their_figures_over():
+    chunk = {"conll00_f1_pruned": 93.0, "conll00_phase1_dir": "runs/c"}  # another task's keys
+    first = {
+        "phase1_dir": "runs/a",
+        "phase2_config": "prune.jsonnet",
+        "conll03_f1_pruned": 90.0,
+        "phase2_wallclock_s": 100.0,
+        "words_per_sec_pruned_b32": 7000.0,
+    }
+    second = {
+        "phase1_dir": "runs/b",
+        "phase2_config": "prune_lr.jsonnet",
+        "conll03_f1_pruned": 91.0,
+    }
+    ner = bench.TASKS["ner"]
+    results = bench.merged_results({**chunk, **first}, second, ner, "runs/b", retrained=False)
+    # another phase-1 tagger: its figures move under earlier_phase1, none is carried over
+    assert results == {**chunk, **second, "earlier_phase1": first}
+    third = {"phase1_dir": "runs/c2", "phase2_config": "p.jsonnet", "conll03_f1_pruned": 92.0}
+    again = bench.merged_results(results, third, ner, "runs/c2", retrained=True)
+    assert again["earlier_phase1"] == {**second, "earlier_phase1": first}  # nested, not lost
+    # the same phase-1 tagger and phase 2, not retrained (e.g. --speed-only after --no-speed):
+    # what this run did not measure stays, and the earlier taggers stay too
+    speed_only = {"phase1_dir": "runs/c2", "phase2_config": "p.jsonnet", "speedup_b32": 3.0}
+    kept = bench.merged_results(again, speed_only, ner, "runs/c2", retrained=False)
+    assert kept["conll03_f1_pruned"] == 92.0 and kept["speedup_b32"] == 3.0
+    assert kept["earlier_phase1"] == again["earlier_phase1"]
+    # the same phase-1 tagger with another phase-2 config: nothing of the other config stays
+    other = {"phase1_dir": "runs/c2", "phase2_config": "q.jsonnet", "speedup_b32": 2.0}
+    assert "conll03_f1_pruned" not in bench.merged_results(kept, other, ner, "runs/c2", False)
+    # the chunking task's keys are prefixed, its F1 keys are not
+    chunk_task = bench.TASKS["chunk"]
+    chunk_run = {"phase1_dir": "runs/c", "phase2_config": "c.jsonnet", "conll00_f1_pruned": 94.0}
+    merged = bench.merged_results(kept, chunk_run, chunk_task, "runs/c", retrained=True)
+    assert merged["conll00_f1_pruned"] == 94.0 and merged["conll00_phase2_config"] == "c.jsonnet"
+    assert merged["conll03_f1_pruned"] == 92.0  # NER untouched
