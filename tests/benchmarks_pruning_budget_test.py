@@ -22,6 +22,7 @@ from tests.lm.lm_archives import lm_archive_ext_vars
 
 TRAIN = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")
 DEV = str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")
+CHUNK = str(FIXTURES_ROOT / "tagging" / "conll2000_train.txt")
 
 
 def ext_vars(phase1_dir=""):
@@ -30,6 +31,8 @@ def ext_vars(phase1_dir=""):
         "CONLL03_DEV_DATA_PATH": DEV,
         "CONLL03_TEST_DATA_PATH": DEV,
         "NER_LDNET_PHASE1_DIR": str(phase1_dir),
+        "CONLL00_TRAIN_DATA_PATH": CHUNK,
+        "CONLL00_TEST_DATA_PATH": CHUNK,
         **lm_archive_ext_vars(),
     }
 
@@ -198,13 +201,14 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     assert len(saved["summary"]["rows"]) == 4
 
 
-def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(tmp_path):
-    """recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet is what the benchmark measured:
-    the sticky config with `--tagger-lr 0.006`."""
-    env = {**ext_vars(), "NER_LDNET_GLOVE_PHASE1_DIR": str(tmp_path)}
-    sticky = "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky.jsonnet"
-    overrides = json.loads(bench.budget_overrides(sticky, env, 2, 10, tagger_lr=0.006))
+@pytest.mark.parametrize("task, tagger_lr", [("ner", 0.006), ("chunk", 0.0077)])
+def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(task, tagger_lr, tmp_path):
+    """recipe/<task>_ldnet_glove_sgd_prune_sticky_lr.jsonnet is what the benchmark measured:
+    the sticky config with `--tagger-lr` (0.006 for NER, 0.0077 for chunking)."""
+    env = {**ext_vars(), f"{task.upper()}_LDNET_GLOVE_PHASE1_DIR": str(tmp_path)}
+    sticky = f"training_configs/tagging/recipe/{task}_ldnet_glove_sgd_prune_sticky.jsonnet"
+    overrides = json.loads(bench.budget_overrides(sticky, env, 2, 10, tagger_lr=tagger_lr))
     measured = Params.from_file(str(CONFIGS_ROOT.parent / sticky), ext_vars=env).as_dict()
     measured = with_overrides(measured, overrides)
-    config = CONFIGS_ROOT / "tagging" / "recipe" / "ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
+    config = CONFIGS_ROOT / "tagging" / "recipe" / f"{task}_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
     assert Params.from_file(str(config), ext_vars=env).as_dict() == measured

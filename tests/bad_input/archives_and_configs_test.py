@@ -44,7 +44,7 @@ DIMENSION_ERRORS = {
         + ["recipe/ner_ldnet_glove_sgd", "recipe/chunk_ldnet_glove_sgd"]
         + ["recipe/chunk_vanilla_glove_sgd", "recipe/ner_ldnet_glove_sgd_prune"]
         + [f"recipe/{task}_ldnet_glove_sgd_prune_sticky" for task in ["ner", "chunk"]]
-        + ["recipe/ner_ldnet_glove_sgd_prune_sticky_lr"]
+        + [f"recipe/{task}_ldnet_glove_sgd_prune_sticky_lr" for task in ["ner", "chunk"]]
         + ["recipe/chunk_ldnet_glove_sgd_prune_l1"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
