@@ -455,10 +455,10 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
         if not transfer_plain.exists():  # the originals, labelled by the same teacher
             only_originals(aug_path, transfer_plain)
     sizes["transfer_set_rows_plain"] = count_lines(transfer_plain) - 1
-    sizes["transfer_set_rows_aug_by_n_iter"] = {
-        str(n): count_lines(path) - 1 for n, path in transfer_aug.items()
-    }
-    if args.stop_after == "transfer_set":
+    if args.stop_after == "transfer_set":  # (else counted below, with earlier invocations')
+        sizes["transfer_set_rows_aug_by_n_iter"] = {
+            str(n): count_lines(path) - 1 for n, path in transfer_aug.items()
+        }
         sizes["stopped_after"] = "transfer_set"
         save_results(results)
         return
@@ -473,7 +473,7 @@ def task_pipeline(task: str, args, results: Dict[str, Any], run_dir: Path) -> No
     for variant, n_iter, vectors in students:
         name = student_name(variant, n_iter, vectors)
         student_dir = run_dir / f"{task}_{name}"
-        config = f"{task}_{variant}{'' if vectors == 'random' else '_' + vectors}.jsonnet"
+        config = student_config(task, variant, vectors)
         overrides: Dict[str, Any] = {"trainer.num_epochs": args.student_epochs}
         if variant == "bilstm":
             overrides["train_data_path"] = train_path
@@ -550,6 +550,11 @@ def student_name(variant: str, n_iter: Optional[int], vectors: str) -> str:
     `glove_distilled_aug_n20`."""
     name = variant if n_iter is None else f"{variant}_n{n_iter}"
     return name if vectors == "random" else f"{vectors}_{name}"
+
+
+def student_config(task: str, variant: str, vectors: str) -> str:
+    """The config of a student: `<task>_<variant>.jsonnet`, `<task>_<variant>_glove.jsonnet`."""
+    return f"{task}_{variant}{'' if vectors == 'random' else '_' + vectors}.jsonnet"
 
 
 def trained_students(task: str, run_dir: Path) -> Dict[str, Dict[str, Any]]:
@@ -637,12 +642,11 @@ def speed(results: Dict[str, Any], args, run_dir: Path) -> None:
     os.environ["SST2_DEV_DATA_PATH"] = files["dev"]
     timing_data = args.speed_data or os.path.join(sst2_dir(), "test.tsv")
     candidates = trained_students("sst2", run_dir)
-    student_vocabulary, student_config = None, "sst2_bilstm.jsonnet"
+    student_vocabulary, student_vectors = None, "random"
     chosen = chosen_students(candidates).get("distilled_aug")
     if chosen is not None:
         student_vocabulary = run_dir / chosen / "vocabulary"
-        if candidates[chosen]["vectors"] != "random":
-            student_config = f"sst2_bilstm_{candidates[chosen]['vectors']}.jsonnet"
+        student_vectors = candidates[chosen]["vectors"]
 
     def build(config: str, vocabulary_dir: Optional[Path], vocabulary_data: str):
         params = Params.from_file(str(CONFIGS / config))
@@ -660,7 +664,9 @@ def speed(results: Dict[str, Any], args, run_dir: Path) -> None:
 
     models = {
         "teacher": build("sst2_teacher.jsonnet", None, files["dev"]),
-        "student": build(student_config, student_vocabulary, files["train"]),
+        "student": build(
+            student_config("sst2", "bilstm", student_vectors), student_vocabulary, files["train"]
+        ),
     }
     for name, (model, _) in models.items():
         results[f"params_{name}"] = count_parameters(model)
