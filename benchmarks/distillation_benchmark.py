@@ -762,6 +762,53 @@ def keep_earlier_run(results: Dict[str, Any]) -> None:
     results[EARLIER_KEY] = earlier
 
 
+# the top-level keys each part writes (besides its run dir, stage seconds and commands)
+PART_KEY_PREFIXES = {
+    "sst2": ("sst2_",),
+    "sick": ("pair_",),
+    "speed": ("params_", "sentences_per_sec_", "speed_", "student_speedup_"),
+}
+# the nested records kept per task, under the task's name
+PART_NESTED = ("sizes", "splits", "run_dirs", "test_evaluations")
+
+
+def previous_run_dir(results: Dict[str, Any], part: str) -> Optional[str]:
+    """The run dir this part's figures in `results` came from (the last command that wrote it)."""
+    if part in results.get("run_dirs", {}):
+        return results["run_dirs"][part]
+    commands = results.get("commands", [])
+    dirs = [c.get("run_dir") for c in commands if isinstance(c, dict) and c.get("part") == part]
+    return dirs[-1] if dirs else None
+
+
+def keep_earlier_part_run(results: Dict[str, Any], part: str, run_dir: Path) -> None:
+    """
+    A part ("sst2", "sick" or "speed") run in another run dir than the one its figures came from
+    replaces them: the earlier figures, their stage seconds and commands move under
+    `earlier_<part>_run_<run dir name>` first, so that nothing measured is lost.
+    """
+    previous = previous_run_dir(results, part)
+    if previous is None or previous == str(run_dir):
+        return
+    task = "sick" if part == "sick" else "sst2"  # the stage-seconds prefix
+    earlier: Dict[str, Any] = {"run_dir": previous}
+    for key in list(results):
+        if key.startswith(PART_KEY_PREFIXES[part]) or (part == "sick" and key == "pair_task"):
+            earlier[key] = results.pop(key)
+    for key in PART_NESTED:
+        if part in results.get(key, {}):
+            earlier[key] = results[key].pop(part)
+    seconds = results.get("stage_seconds", {})
+    moved = [k for k in seconds if (k == "speed" if part == "speed" else k.startswith(task + "_"))]
+    if moved:
+        earlier["stage_seconds"] = {k: seconds.pop(k) for k in moved}
+    commands = results.get("commands", [])
+    if isinstance(commands, list):
+        earlier["commands"] = [c for c in commands if c.get("part") == part]
+        results["commands"] = [c for c in commands if c.get("part") != part]
+    results[f"earlier_{part}_run_{Path(previous).name}"] = earlier
+
+
 def record_command(results: Dict[str, Any], parts: Sequence[str], run_dir: Path) -> None:
     """Every invocation that wrote figures, in order (`commands`), and all of them (`command`)."""
     invocation = "python benchmarks/distillation_benchmark.py " + " ".join(sys.argv[1:])
@@ -959,6 +1006,10 @@ def main() -> None:
     }
     save_results(results)
     parts = [p for p in ("sst2", "sick", "speed") if args.stage in ("all", p)]
+    for part in parts:
+        keep_earlier_part_run(results, part, run_dir)
+    if "speed" in parts:
+        results.setdefault("run_dirs", {})["speed"] = str(run_dir)
     if "sst2" in parts:
         task_pipeline("sst2", args, results, run_dir)
     if "sick" in parts:

@@ -423,3 +423,66 @@ def test_more_n_iter_later_adds_only_the_new_ones(benchmark_env, monkeypatch):
     assert results["sizes"]["sst2"]["n_iter"] == 8  # chosen on dev among 8 (earlier) and 20
     assert results["sizes"]["sst2"]["n_iter_compared"] == [8, 20]
     assert results["sizes"]["sst2"]["transfer_set_rows_aug"] == 2
+
+
+def test_a_task_run_in_another_run_dir_keeps_the_earlier_figures(benchmark_env, monkeypatch):
+    tmp_path, fake = benchmark_env
+    first = run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(tmp_path / "a"), *SST2_ARGS)
+    sick = run_main(monkeypatch, "--stage", "sick", "--run-dir", str(tmp_path / "a"))
+    fake.dev_accuracy["sst2_distilled_aug_n20"] = 0.95  # the other run chooses n_iter 20
+    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(tmp_path / "b"), *SST2_ARGS)
+    earlier = results["earlier_sst2_run_a"]
+    assert earlier["run_dir"] == str(tmp_path / "a")
+    for key in ("sst2_dev_acc_distilled_aug", "sst2_test_acc_teacher", "sst2_test_split"):
+        assert earlier[key] == first[key]
+    assert earlier["sizes"] == first["sizes"]["sst2"]
+    assert earlier["test_evaluations"] == first["test_evaluations"]["sst2"]
+    assert set(earlier["stage_seconds"]) == {k for k in first["stage_seconds"] if "sst2" in k}
+    assert [c["run_dir"] for c in earlier["commands"]] == [str(tmp_path / "a")]
+    # the new figures are run b's; SICK's (run a) are untouched
+    assert (
+        results["sst2_dev_acc_distilled_aug"] == 95.0 and results["sizes"]["sst2"]["n_iter"] == 20
+    )
+    assert results["run_dirs"] == {"sst2": str(tmp_path / "b"), "sick": str(tmp_path / "a")}
+    assert results["pair_test_acc_teacher"] == sick["pair_test_acc_teacher"]
+    assert results["sizes"]["sick"] == sick["sizes"]["sick"]
+    assert [(c["part"], Path(c["run_dir"]).name) for c in results["commands"]] == [
+        ("sick", "a"),
+        ("sst2", "b"),
+    ]
+    assert f"--stage sst2 --run-dir {tmp_path / 'a'}" not in results["command"]
+    assert f"--stage sst2 --run-dir {tmp_path / 'b'}" in results["command"]
+    # a re-run in b moves nothing more
+    again = run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(tmp_path / "b"), *SST2_ARGS)
+    assert again["earlier_sst2_run_a"] == earlier
+    assert not [key for key in again if key.startswith("earlier_sst2_run_b")]
+
+
+def test_speed_figures_from_another_run_dir_are_kept():
+    results = {
+        "sentences_per_sec_student_b1": 900.0,
+        "student_speedup_b1": 12.0,
+        "speed_setup": {"data": "x"},
+        "params_student": 10,
+        "sst2_test_acc_teacher": 91.0,
+        "stage_seconds": {"speed": 60.0, "sst2_split": 0.1},
+        "commands": [
+            {"part": "sst2", "command": "c1", "run_dir": "runs/x"},
+            {"part": "speed", "command": "c2", "run_dir": "runs/x"},
+        ],
+    }
+    bench.keep_earlier_part_run(results, "speed", Path("runs/x"))  # the same run dir: nothing
+    assert "student_speedup_b1" in results
+    bench.keep_earlier_part_run(results, "speed", Path("runs/y"))
+    assert results["earlier_speed_run_x"] == {
+        "run_dir": "runs/x",
+        "sentences_per_sec_student_b1": 900.0,
+        "student_speedup_b1": 12.0,
+        "speed_setup": {"data": "x"},
+        "params_student": 10,
+        "stage_seconds": {"speed": 60.0},
+        "commands": [{"part": "speed", "command": "c2", "run_dir": "runs/x"}],
+    }
+    assert results["sst2_test_acc_teacher"] == 91.0
+    assert results["stage_seconds"] == {"sst2_split": 0.1}
+    assert results["commands"] == [{"part": "sst2", "command": "c1", "run_dir": "runs/x"}]
