@@ -1,13 +1,15 @@
 """What every benchmark script shares: paths, the real-data variables, the `allennlp` command
 line in a subprocess, results files and the hardware record."""
 
+import contextlib
+import fcntl
 import json
 import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Union
 
 from ldnet_allennlp.training.finished import trained  # noqa: F401  (the benchmarks' import)
 
@@ -68,7 +70,47 @@ def load_results(name: str) -> Dict[str, Any]:
 
 def save_results(name: str, results: Dict[str, Any]) -> None:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    write_json_atomically(RESULTS_DIR / f"{name}.json", results)
+
+
+def write_json_atomically(path: Path, data: Dict[str, Any]) -> None:
+    """Writes a temporary file beside `path`, then renames it: a reader sees the old or the new."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(temporary, path)
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive `flock` on `folder` itself (no lock file), held for the `with` block."""
+    folder.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+Updates = Union[Dict[str, Any], Callable[[Dict[str, Any]], Dict[str, Any]]]
+
+
+def update_results_file(
+    path: Path, updates: Updates, finish: Optional[Callable[[Dict[str, Any]], None]] = None
+) -> Dict[str, Any]:
+    """
+    Read-modify-write of a results file that parallel benchmark runs share: under a lock on its
+    folder, the file is read afresh, `updates` merged in (a callable gets the current results
+    and returns the updates), `finish` may recompute derived keys in place, and the file is
+    replaced atomically. Returns what was written.
+    """
+    with folder_lock(path.parent):
+        results = json.loads(path.read_text()) if path.exists() else {}
+        results.update(updates(results) if callable(updates) else updates)
+        if finish is not None:
+            finish(results)
+        write_json_atomically(path, results)
+    return results
 
 
 def hardware() -> Dict[str, Any]:

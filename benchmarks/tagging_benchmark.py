@@ -46,8 +46,10 @@ from benchmarks.common import (  # noqa: E402
     CONLL00,
     CONLL03,
     ROOT,
+    Updates,
     duration_seconds,
     trained,
+    update_results_file,
 )
 
 RESULTS = ROOT / "benchmarks" / "results" / "tagging.json"
@@ -385,10 +387,9 @@ def record_dev_only(name: str, args) -> None:
         # trained first for these epochs, then continued (--extend) to epochs_trained
         result["extended_from_epochs"] = json.loads(history.read_text())
     print(f"[{key}] {json.dumps(result)}", flush=True)
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     # runs on other LMs (--lm-label) are a study of the LMs, not a recipe choice
     section = "recipe_search" if args.lm_label is None else "lm_study"
-    write_results({section: {**results.get(section, {}), key: result}})
+    write_results(lambda current: {section: {**current.get(section, {}), key: result}})
 
 
 def training_seconds(out: Path) -> Optional[float]:
@@ -774,10 +775,15 @@ def final_table(final: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
-def write_results(updates: Dict[str, Any]) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results.update(updates)
+def write_results(updates: Updates) -> None:
+    """
+    Merges `updates` (or what a callable returns for the current results) into tagging.json and
+    recomputes the final keys and tables, under a lock: parallel runs lose nothing.
+    """
+    update_results_file(RESULTS, updates, finish=finish_results)
+
+
+def finish_results(results: Dict[str, Any]) -> None:
     final = final_results(results)
     if final:
         results["final"] = final
@@ -788,7 +794,6 @@ def write_results(updates: Dict[str, Any]) -> None:
     results["hardware"] = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), no GPU"
     )
-    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
 
 
 def main() -> None:

@@ -1,3 +1,6 @@
+import json
+from pathlib import Path
+
 from benchmarks.make_report import render, section
 from tests.conftest import PROJECT_ROOT
 
@@ -22,3 +25,33 @@ def test_summary_tables_come_first_with_their_captions():
     assert text.index("Accuracy.") < text.index("| model | F1 |") < text.index("All figures:")
     assert "| a | 90.12 |" in text and "| b | – |" in text
     assert "| `summary" not in text  # the tables are not repeated as keys
+
+
+def _add_keys(path: str, worker: int, count: int) -> None:
+    from benchmarks.common import update_results_file
+
+    for i in range(count):
+        update_results_file(
+            Path(path),
+            lambda current, i=i: {
+                f"w{worker}_{i}": i,
+                "count": current.get("count", 0) + 1,
+            },
+        )
+
+
+def test_parallel_updates_of_a_results_file_lose_nothing(tmp_path):
+    import multiprocessing
+
+    path = tmp_path / "results" / "shared.json"
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_add_keys, args=(str(path), w, 40)) for w in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+        assert worker.exitcode == 0
+    results = json.loads(path.read_text())
+    assert results["count"] == 120  # every read-modify-write saw the one before it
+    assert len([key for key in results if key.startswith("w")]) == 120
+    assert [p.name for p in path.parent.iterdir()] == ["shared.json"]  # no lock or temp file left
