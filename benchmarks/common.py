@@ -96,21 +96,90 @@ Updates = Union[Dict[str, Any], Callable[[Dict[str, Any]], Dict[str, Any]]]
 
 
 def update_results_file(
-    path: Path, updates: Updates, finish: Optional[Callable[[Dict[str, Any]], None]] = None
+    path: Path,
+    updates: Updates,
+    finish: Optional[Callable[[Dict[str, Any]], None]] = None,
+    replace: bool = False,
 ) -> Dict[str, Any]:
     """
     Read-modify-write of a results file that parallel benchmark runs share: under a lock on its
     folder, the file is read afresh, `updates` merged in (a callable gets the current results
-    and returns the updates), `finish` may recompute derived keys in place, and the file is
-    replaced atomically. Returns what was written.
+    and returns the updates; with `replace`, the whole new results), `finish` may recompute
+    derived keys in place, and the file is replaced atomically. Returns what was written.
     """
     with folder_lock(path.parent):
         results = json.loads(path.read_text()) if path.exists() else {}
-        results.update(updates(results) if callable(updates) else updates)
+        new = updates(results) if callable(updates) else updates
+        if replace:
+            results = dict(new)
+        else:
+            results.update(new)
         if finish is not None:
             finish(results)
         write_json_atomically(path, results)
     return results
+
+
+def merge_changes(current: Any, before: Any, after: Any) -> Any:
+    """
+    `current` (a file as it is now) with the changes from `before` to `after` (what one process
+    read and what it holds now) applied: keys added, changed or removed, recursively in dicts;
+    list items added or removed. What others wrote since `before` and this process left alone
+    stays.
+    """
+    if isinstance(after, dict) and isinstance(before, dict) and isinstance(current, dict):
+        merged = dict(current)
+        for key, value in after.items():
+            if key not in before:
+                merged[key] = value
+            elif value != before[key]:
+                merged[key] = merge_changes(current.get(key), before[key], value)
+        for key in before:
+            if key not in after:
+                merged.pop(key, None)
+        return merged
+    if isinstance(after, list) and isinstance(before, list) and isinstance(current, list):
+        removed = [item for item in before if item not in after]
+        added = [item for item in after if item not in before and item not in current]
+        return [item for item in current if item not in removed] + added
+    return after
+
+
+class SharedResults:
+    """
+    A results file that runs of one benchmark may write side by side (e.g. one task each): a
+    run `load`s it once, changes its dict, and each `save` writes only what this run changed
+    since its last load or save, merged into the file as it is then, under the file's lock.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._before: Dict[str, Any] = {}
+
+    @property
+    def path(self) -> Path:
+        return RESULTS_DIR / f"{self.name}.json"
+
+    def load(self) -> Dict[str, Any]:
+        with folder_lock(self.path.parent):
+            results = json.loads(self.path.read_text()) if self.path.exists() else {}
+        self._before = json.loads(json.dumps(results))
+        return results
+
+    def save(
+        self, results: Dict[str, Any], finish: Optional[Callable[[Dict[str, Any]], None]] = None
+    ) -> Dict[str, Any]:
+        """Writes this run's changes; `finish` recomputes derived keys on the merged file.
+        Returns the file as written."""
+        snapshot = json.loads(json.dumps(results))
+        written = update_results_file(
+            self.path,
+            lambda current: merge_changes(current, self._before, snapshot),
+            finish=finish,
+            replace=True,
+        )
+        self._before = snapshot
+        return written
 
 
 def hardware() -> Dict[str, Any]:

@@ -63,7 +63,7 @@ from benchmarks.common import (  # noqa: E402
     run_allennlp,
     trained,
 )
-from benchmarks.common import load_results as _load, save_results as _save  # noqa: E402
+from benchmarks.common import SharedResults  # noqa: E402
 
 CONFIGS = ROOT / "training_configs" / "distillation"
 # Threads for the training, labelling and evaluation subprocesses (--threads). The speed stage
@@ -87,12 +87,23 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 RESULTS_NAME = "distillation"
 
 
+_SHARED: Optional[SharedResults] = None  # the results file as this run last read or wrote it
+
+
 def load_results() -> Dict[str, Any]:
-    return _load(RESULTS_NAME)
+    global _SHARED
+    _SHARED = SharedResults(RESULTS_NAME)
+    return _SHARED.load()
 
 
-def save_results(results: Dict[str, Any]) -> None:
-    _save(RESULTS_NAME, results)
+def save_results(
+    results: Dict[str, Any], finish: Optional[Callable[[Dict[str, Any]], None]] = None
+) -> Dict[str, Any]:
+    """This run's changes into the results file (runs of other tasks may save side by side)."""
+    global _SHARED
+    if _SHARED is None or _SHARED.name != RESULTS_NAME:
+        _SHARED = SharedResults(RESULTS_NAME)
+    return _SHARED.save(results, finish)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -810,7 +821,7 @@ def keep_earlier_part_run(results: Dict[str, Any], part: str, run_dir: Path) -> 
 
 
 def record_command(results: Dict[str, Any], parts: Sequence[str], run_dir: Path) -> None:
-    """Every invocation that wrote figures, in order (`commands`), and all of them (`command`)."""
+    """Every invocation that wrote figures, in order (`commands`; `command` joins them)."""
     invocation = "python benchmarks/distillation_benchmark.py " + " ".join(sys.argv[1:])
     commands = results.setdefault("commands", [])
     if isinstance(commands, dict):  # the older {part: command} form
@@ -821,7 +832,6 @@ def record_command(results: Dict[str, Any], parts: Sequence[str], run_dir: Path)
         entry = {"part": part, "command": invocation.strip(), "run_dir": str(run_dir)}
         if entry not in commands:
             commands.append(entry)
-    results["command"] = "; ".join(dict.fromkeys(entry["command"] for entry in commands))
 
 
 def title() -> str:
@@ -979,9 +989,7 @@ def main() -> None:
 
     results = load_results()
     if args.stage == "report":
-        results["title"] = title()
-        results["summary"] = summary(results)
-        save_results(results)
+        save_results(results, finish=finish_results)
         return
     if args.stage == "split":
         for task in ("sst2", "sick"):
@@ -1016,12 +1024,18 @@ def main() -> None:
         task_pipeline("sick", args, results, run_dir)
     if "speed" in parts:  # after SST-2, whose student vocabulary it uses
         timed(results, "speed", lambda: speed(results, args, run_dir) or True, run_dir)
+    record_command(results, parts, run_dir)
+    written = save_results(results, finish=finish_results)
+    print(json.dumps(written, indent=2, sort_keys=True))
+
+
+def finish_results(results: Dict[str, Any]) -> None:
+    """The keys derived from all tasks' figures, recomputed on the file as saved."""
     gains(results)
     results["title"] = title()
-    record_command(results, parts, run_dir)
+    commands = results.get("commands", [])
+    results["command"] = "; ".join(dict.fromkeys(entry["command"] for entry in commands))
     results["summary"] = summary(results)
-    save_results(results)
-    print(json.dumps(results, indent=2, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import pruning_benchmark  # noqa: E402
+from benchmarks import common, pruning_benchmark  # noqa: E402
 from benchmarks.common import (  # noqa: E402
     ROOT,
     duration_seconds,
@@ -40,8 +40,8 @@ from benchmarks.common import (  # noqa: E402
     load_results,
     read_sentences,
     run_allennlp,
-    save_results,
     trained,
+    update_results_file,
 )
 
 RESULTS = "pruning_budget"
@@ -253,23 +253,29 @@ def saved_rows(record: Dict[str, Any], task: str) -> Dict[str, Dict[str, Any]]:
 def save(
     task: str, settings: Dict[str, Any], mine: Dict[str, Dict[str, Any]], command: str
 ) -> Dict[str, Any]:
-    """Merges this call's rows into pruning_budget.json as it is now: other calls, for either
-    task, may run side by side and save their rows meanwhile."""
-    results = load_results(RESULTS)
-    record = {k: v for k, v in results.get(task, {}).items() if k != "chosen_budget_on_dev"}
-    rows = saved_rows(record, task)
-    rows.update(mine)
-    record.update(settings)
-    record["rows"] = sorted(rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0))
-    record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
-    commands = record.get("commands", [])
-    record["commands"] = commands + ([command] if command not in commands else [])
-    results[task] = record
-    results.update(title="LD-Net pruning: F1 and speed against the layer budget (issue 15)")
-    results["hardware"] = hardware()
-    results["summary"] = summary(results)
-    save_results(RESULTS, results)
-    return record
+    """Merges this call's rows into pruning_budget.json as it is now, under the file's lock:
+    other calls, for either task, may run side by side and save their rows meanwhile."""
+
+    def merged(results: Dict[str, Any]) -> Dict[str, Any]:
+        record = {k: v for k, v in results.get(task, {}).items() if k != "chosen_budget_on_dev"}
+        rows = saved_rows(record, task)
+        rows.update(mine)
+        record.update(settings)
+        record["rows"] = sorted(rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0))
+        record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
+        commands = record.get("commands", [])
+        record["commands"] = commands + ([command] if command not in commands else [])
+        return {
+            task: record,
+            "title": "LD-Net pruning: F1 and speed against the layer budget (issue 15)",
+            "hardware": hardware(),
+        }
+
+    def with_summary(results: Dict[str, Any]) -> None:
+        results["summary"] = summary(results)
+
+    path = common.RESULTS_DIR / f"{RESULTS}.json"
+    return update_results_file(path, merged, finish=with_summary)[task]
 
 
 COLUMNS = [

@@ -15,6 +15,7 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
 
+import benchmarks.common
 from benchmarks import pruning_budget_benchmark as bench
 from ldnet_allennlp.pruning.export import prune_archive
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
@@ -146,16 +147,8 @@ def test_the_summary_has_a_row_per_run_of_each_task():
 
 
 def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        bench, "save_results", lambda name, r: (tmp_path / "r.json").write_text(json.dumps(r))
-    )
-    monkeypatch.setattr(
-        bench,
-        "load_results",
-        lambda name: (
-            json.loads((tmp_path / "r.json").read_text()) if (tmp_path / "r.json").exists() else {}
-        ),
-    )
+    monkeypatch.setattr(benchmarks.common, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "RESULTS", "r")
 
     def row(run, budget, lr=None):
         return {
