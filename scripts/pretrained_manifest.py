@@ -121,16 +121,22 @@ PRUNED_TAGGERS = {
         "task": "chunk",
         "what": "LD-Net chunker for English (CoNLL-00 phrase chunks, BIOUL): chunk (LD-Net's SGD "
         "recipe) pruned to a budget of 2 LM layers by "
-        "training_configs/tagging/recipe/chunk_ldnet_glove_sgd_prune_l1.jsonnet (LD-Net's "
-        "penalty with its L1 term weighted 1.2, masks that reach 0 stay at 0), word BiLSTM, CRF; "
-        "weights stored in fp16; the LMs by reference, as for ner",
+        "training_configs/tagging/recipe/chunk_ldnet_glove_sgd_prune_sticky_lr.jsonnet (LD-Net's "
+        "penalty, masks that reach 0 stay at 0, the tagger's SGD restarted at lr 0.0077 where "
+        "phase 1 ended), word BiLSTM, CRF; weights stored in fp16; the LMs by reference, as for "
+        "ner",
         "data": "CoNLL-00 train.txt less one sentence in ten (i % 10 == 9; the model is picked on "
         "those 893 sentences; F1 on test.txt)",
         "f1_key": "conll00_f1",
         "results_prefix": "conll00_",
         "prune_flags": "--fp16 --reference-lms",
-        "phase1_run": "chunk_ldnet_glove_sgd",
-        "pruned_fp16": "runs/pruning_sgd/chunk_ldnet_glove_sgd_pruned_l1_fp16.tar.gz",
+        # phase 1 = the shipped chunk tagger, laid out as for ner_pruned
+        "phase1_run": "chunk_phase1",
+        "phase1_command": "python benchmarks/pruning_budget_benchmark.py --task chunk --budgets 2 "
+        "--epochs 3 (phase 1 from pretrained/chunk_ldnet.tar.gz "
+        "into runs/pruning_budget/chunk_phase1; its dev/test figures in "
+        "benchmarks/results/pruning_budget.json)",
+        "pruned_fp16": "runs/pruning_lr/chunk_ldnet_glove_sgd_pruned_sticky_lr_fp16.tar.gz",
     },
 }
 for _name, _tagger in PRUNED_TAGGERS.items():
