@@ -5,6 +5,7 @@ budget override changes the budget and nothing else; the dev choice of budget by
 """
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -205,3 +206,111 @@ def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(task, t
     measured = with_overrides(measured, overrides)
     config = CONFIGS_ROOT / "tagging" / "recipe" / f"{task}_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
     assert Params.from_file(str(config), ext_vars=env).as_dict() == measured
+
+
+def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypatch):
+    """
+    main() end to end with `allennlp` stubbed: each budget's phase 2 and prune run once, the
+    F1 losses are against the phase-1 tagger's, the run chosen on dev is the smallest budget
+    within --max-dev-loss, and a later `--no-speed` call keeps the timing it did not redo.
+    """
+    import sys
+
+    results_dir = tmp_path / "results"
+    monkeypatch.setattr(benchmarks.common, "RESULTS_DIR", results_dir)
+    phase1 = tmp_path / "phase1"
+    phase1.mkdir()
+    (phase1 / "model.tar.gz").write_text("")
+    lm = {"forward_lm_archive": "fwd.tar.gz", "backward_lm_archive": "bwd.tar.gz"}
+    config = {"model": {"text_field_embedder": {"token_embedders": {"lm": lm}}}}
+    (phase1 / "config.json").write_text(json.dumps(config))
+    # dev / test F1 by archive: the phase-1 tagger, and budget 2 (too lossy) and 4 (within 0.3)
+    f1 = {
+        ("model.tar.gz", "dev"): 95.0,
+        ("model.tar.gz", "test"): 91.0,
+        ("ner_budget2_pruned.tar.gz", "dev"): 94.0,
+        ("ner_budget2_pruned.tar.gz", "test"): 90.0,
+        ("ner_budget4_pruned.tar.gz", "dev"): 94.8,
+        ("ner_budget4_pruned.tar.gz", "test"): 90.9,
+    }
+    calls = []
+
+    def fake_allennlp(args, log, env=None):
+        calls.append(args[0])
+        if args[0] == "train":
+            out = tmp_path / args[args.index("-s") + 1]
+            out.mkdir(parents=True)
+            budget = json.loads(args[args.index("-o") + 1])["budget"]
+            (out / "model.tar.gz").write_text("")
+            metrics = {
+                "best_validation_f1-measure-overall-within-budget": 0.9,
+                "best_epoch": 1,
+                "training_duration": "0:02:00",
+            }
+            (out / "metrics.json").write_text(json.dumps(metrics))
+            for epoch, live in enumerate([budget + 2, budget]):
+                epoch_metrics = {"validation_live_layers": live}
+                (out / f"metrics_epoch_{epoch}.json").write_text(json.dumps(epoch_metrics))
+        elif args[0] == "ldnet-prune":
+            Path(args[args.index("-o") + 1]).write_text("")
+            report = {
+                "kept_layers_after": {"lm": {"forward": [], "backward": [1]}},
+                "flops_per_token_before": 4.0e6,
+                "flops_per_token_after": 1.0e6,
+            }
+            Path(args[args.index("--report-file") + 1]).write_text(json.dumps(report))
+        else:
+            raise AssertionError(args)
+
+    def fake_f1(archive, data, output, log, overrides=""):
+        split = "dev" if output.name.endswith(".dev_metrics.json") else "test"
+        return f1[(Path(archive).name, split)]
+
+    def fake_speed(unpruned, pruned, sentences, repeats, batch1, spacy_too):
+        speedup = {"ner_budget2_pruned.tar.gz": 3.0, "ner_budget4_pruned.tar.gz": 2.0}
+        value = speedup[Path(pruned).name]
+        return {
+            "speedup_b32": value,
+            "speedup_b1": value,
+            "speedup_b32_threads2": value,
+            "speedup_b1_threads2": value,
+            "words_per_sec_pruned_b32": 1000 * value,
+            "words_per_sec_unpruned_b32": 1000,
+        }
+
+    monkeypatch.setattr(bench, "run_allennlp", fake_allennlp)
+    monkeypatch.setattr(bench.pruning_benchmark, "evaluated_f1", fake_f1)
+    monkeypatch.setattr(bench.pruning_benchmark, "speed", fake_speed)
+    monkeypatch.setattr(bench, "read_sentences", lambda path: [["a"]])
+    monkeypatch.setattr(
+        bench,
+        "budget_overrides",
+        lambda config, env, budget, epochs, lr: json.dumps({"budget": budget}),
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = ["pruning_budget_benchmark.py", "--task", "ner", "--config", "c.jsonnet"]
+    argv += ["--phase1-dir", str(phase1), "--out", "out", "--budgets", "2", "4"]
+    monkeypatch.setattr(sys, "argv", argv)
+    bench.main()
+    assert calls == ["train", "ldnet-prune"] * 2
+    record = json.loads((results_dir / "pruning_budget.json").read_text())["ner"]
+    rows = {row["run"]: row for row in record["rows"]}
+    assert rows["ner_budget2"]["dev_f1_loss"] == 1.0 and rows["ner_budget2"]["test_f1_loss"] == 1.0
+    assert rows["ner_budget4"]["dev_f1_loss"] == 0.2 and rows["ner_budget4"]["test_f1_loss"] == 0.1
+    assert rows["ner_budget4"]["live_layers_by_epoch"] == [6, 4]
+    assert rows["ner_budget4"]["flops_ratio"] == 4.0 and rows["ner_budget4"]["within_budget"]
+    assert (
+        rows["ner_budget2"]["speedup_b32"] == 3.0 and rows["ner_budget4"]["phase2_seconds"] == 120
+    )
+    assert record["chosen_run_on_dev"] == "ner_budget4"
+    assert record["dev_f1_unpruned"] == 95.0 and record["test_f1_unpruned"] == 91.0
+    # again with --no-speed: nothing retrained or pruned, the timing kept
+    calls.clear()
+    monkeypatch.setattr(sys, "argv", argv + ["--no-speed"])
+    bench.main()
+    assert calls == []
+    again = json.loads((results_dir / "pruning_budget.json").read_text())["ner"]
+    assert again["rows"] == record["rows"]
+    assert again["commands"] == [
+        " ".join(["python benchmarks/pruning_budget_benchmark.py"] + argv[1:])
+    ] + [" ".join(["python benchmarks/pruning_budget_benchmark.py"] + argv[1:] + ["--no-speed"])]
