@@ -161,8 +161,8 @@ class SharedResults:
         return RESULTS_DIR / f"{self.name}.json"
 
     def load(self) -> Dict[str, Any]:
-        with folder_lock(self.path.parent):
-            results = json.loads(self.path.read_text()) if self.path.exists() else {}
+        # no lock needed: writers replace the file atomically
+        results = json.loads(self.path.read_text()) if self.path.exists() else {}
         self._before = json.loads(json.dumps(results))
         return results
 
