@@ -113,6 +113,20 @@ def evaluate_f1(archive: Path, data: str, log: Path, name: str, overrides: str =
     return round(pruning_benchmark.evaluated_f1(archive, data, output, log, overrides), 2)
 
 
+DEFAULT_EPOCHS = 3
+
+
+def run_name(task: str, budget: int, tagger_lr: Optional[float], epochs: int) -> str:
+    """`<task>_budget<B>`, then `_lr<lr>` with `--tagger-lr` and `_ep<N>` with `--epochs` other
+    than 3, so that runs that differ in these train into their own directories."""
+    name = f"{task}_budget{budget}"
+    if tagger_lr is not None:
+        name += f"_lr{tagger_lr:g}"
+    if epochs != DEFAULT_EPOCHS:
+        name += f"_ep{epochs}"
+    return name
+
+
 def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:
     """The run of the smallest budget that ended within budget and lost at most `max_dev_loss`
     dev F1 (of those, the one that lost least)."""
@@ -132,7 +146,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=sorted(pruning_benchmark.TASKS), default="ner")
     parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4, 6])
-    parser.add_argument("--epochs", type=int, default=3, help="phase-2 epochs per budget")
+    parser.add_argument(
+        "--epochs", type=int, default=DEFAULT_EPOCHS, help="phase-2 epochs per budget"
+    )
     parser.add_argument("--tagger-lr", type=float, default=None, help="default: the config's")
     parser.add_argument("--phase1-archive", default=None)
     parser.add_argument("--phase1-dir", default=None)
@@ -174,7 +190,6 @@ def main() -> None:
             args.phase1_dir or args.phase1_archive or f"pretrained/{args.task}_ldnet.tar.gz"
         ),
         phase2_config=config,
-        epochs=args.epochs,
         dev_f1_unpruned=evaluate_f1(unpruned, dev_data, log, "dev", dev_overrides),
         test_f1_unpruned=evaluate_f1(unpruned, test_data, log, "test"),
         max_dev_loss=args.max_dev_loss,
@@ -183,9 +198,7 @@ def main() -> None:
     mine: Dict[str, Dict[str, Any]] = {}  # the rows this call measured
     sentences = None if args.no_speed else read_sentences(test_data)
     for budget in args.budgets:
-        name = f"{args.task}_budget{budget}"
-        if args.tagger_lr is not None:
-            name += f"_lr{args.tagger_lr:g}"
+        name = run_name(args.task, budget, args.tagger_lr, args.epochs)
         phase2 = out / name
         if not trained(phase2):
             train = ["train", config, "-s", str(phase2)]
@@ -206,6 +219,7 @@ def main() -> None:
             "run": name,
             "budget": budget,
             "tagger_lr": args.tagger_lr,
+            "epochs": args.epochs,
             "kept_layers_forward": kept["forward"],
             "kept_layers_backward": kept["backward"],
             "within_budget": metrics["best_validation_f1-measure-overall-within-budget"] >= 0,
@@ -241,11 +255,13 @@ def main() -> None:
 
 
 def saved_rows(record: Dict[str, Any], task: str) -> Dict[str, Dict[str, Any]]:
-    """A saved task record's rows by run (rows written before `--tagger-lr` get their names)."""
+    """A saved task record's rows by run (rows written before `--tagger-lr` and `--epochs` get
+    their names and epochs: the record's, then 3)."""
     rows = {}
     for row in record.get("rows", []):
         row.setdefault("run", f"{task}_budget{row['budget']}")
         row.setdefault("tagger_lr", None)
+        row.setdefault("epochs", record.get("epochs", DEFAULT_EPOCHS))
         rows[row["run"]] = row
     return rows
 
@@ -259,9 +275,12 @@ def save(
     def merged(results: Dict[str, Any]) -> Dict[str, Any]:
         record = {k: v for k, v in results.get(task, {}).items() if k != "chosen_budget_on_dev"}
         rows = saved_rows(record, task)
+        record.pop("epochs", None)  # each row has its own
         rows.update(mine)
         record.update(settings)
-        record["rows"] = sorted(rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0))
+        record["rows"] = sorted(
+            rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0, r["epochs"])
+        )
         record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
         commands = record.get("commands", [])
         record["commands"] = commands + ([command] if command not in commands else [])
@@ -282,6 +301,7 @@ COLUMNS = [
     "task",
     "budget (live LM layers)",
     "tagger lr",
+    "epochs",
     "kept fwd / bwd",
     "within budget",
     "dev F1 loss",
@@ -298,12 +318,13 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
     rows = []
     for task in sorted(pruning_benchmark.TASKS):
         record = results.get(task, {})
-        for row in record.get("rows", []):
+        for row in saved_rows(record, task).values():
             rows.append(
                 [
                     task,
                     row["budget"],
                     "config's" if row.get("tagger_lr") is None else row["tagger_lr"],
+                    row["epochs"],
                     f"{row['kept_layers_forward']} / {row['kept_layers_backward']}",
                     row["within_budget"],
                     row["dev_f1_loss"],

@@ -138,24 +138,37 @@ def test_the_summary_has_a_row_per_run_of_each_task():
         "speedup_b32": 3.2,
         "speedup_b1": 3.1,
     }
-    results = {"ner": {"rows": [row], "chosen_run_on_dev": None}, "hardware": {"cpu": "x"}}
+    longer = {**row, "run": "ner_budget2_lr0.006_ep10", "tagger_lr": 0.006, "epochs": 10}
+    results = {
+        "ner": {"rows": [row, longer], "chosen_run_on_dev": "ner_budget2_lr0.006_ep10"},
+        "hardware": {"cpu": "x"},
+    }
     results["summary"] = bench.summary(results)  # a saved file holds its summary: not a task
     table = bench.summary(results)
-    assert table["rows"] == [
-        ["ner", 2, "config's", "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, False]
+    assert table["rows"] == [  # a row saved before --epochs had 3
+        ["ner", 2, "config's", 3, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, False],
+        ["ner", 2, 0.006, 10, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, True],
     ]
     assert len(table["columns"]) == len(table["rows"][0])
+
+
+def test_runs_that_differ_in_tagger_lr_or_epochs_train_into_their_own_directories():
+    assert bench.run_name("ner", 2, None, 3) == "ner_budget2"  # the names before --epochs
+    assert bench.run_name("ner", 2, 0.006, 3) == "ner_budget2_lr0.006"
+    assert bench.run_name("chunk", 4, 0.0077, 10) == "chunk_budget4_lr0.0077_ep10"
+    assert bench.run_name("chunk", 4, None, 10) == "chunk_budget4_ep10"
 
 
 def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(benchmarks.common, "RESULTS_DIR", tmp_path)
     monkeypatch.setattr(bench, "RESULTS", "r")
 
-    def row(run, budget, lr=None):
+    def row(run, budget, lr=None, epochs=3):
         return {
             "run": run,
             "budget": budget,
             "tagger_lr": lr,
+            "epochs": epochs,
             "kept_layers_forward": [],
             "kept_layers_backward": [1],
             "within_budget": True,
@@ -166,33 +179,29 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
         }
 
     settings = {"dev_f1_unpruned": 94.0, "test_f1_unpruned": 90.0, "max_dev_loss": 0.3}
-    # an old-format row (before --tagger-lr) already saved
+    # an old-format row (before --tagger-lr and --epochs) already saved, epochs on the record
+    old_row = {k: v for k, v in row("x", 2).items() if k not in ("run", "tagger_lr", "epochs")}
     (tmp_path / "r.json").write_text(
-        json.dumps(
-            {
-                "ner": {
-                    "rows": [
-                        {k: v for k, v in row("x", 2).items() if k not in ("run", "tagger_lr")}
-                    ],
-                    "commands": ["first"],
-                }
-            }
-        )
+        json.dumps({"ner": {"rows": [old_row], "commands": ["first"], "epochs": 3}})
     )
     bench.save("ner", settings, {"ner_budget4": row("ner_budget4", 4)}, "call a")
     bench.save(
         "ner", settings, {"ner_budget2_lr0.006": row("ner_budget2_lr0.006", 2, 0.006)}, "call b"
     )
     bench.save("chunk", settings, {"chunk_budget2": row("chunk_budget2", 2)}, "call c")
+    longer = row("ner_budget2_lr0.006_ep10", 2, 0.006, 10)
+    bench.save("ner", settings, {"ner_budget2_lr0.006_ep10": longer}, "call d")
     saved = json.loads((tmp_path / "r.json").read_text())
-    assert [r["run"] for r in saved["ner"]["rows"]] == [
-        "ner_budget2",
-        "ner_budget2_lr0.006",
-        "ner_budget4",
+    assert [(r["run"], r["epochs"]) for r in saved["ner"]["rows"]] == [
+        ("ner_budget2", 3),
+        ("ner_budget2_lr0.006", 3),
+        ("ner_budget2_lr0.006_ep10", 10),
+        ("ner_budget4", 3),
     ]
-    assert saved["ner"]["commands"] == ["first", "call a", "call b"]
+    assert "epochs" not in saved["ner"]  # per row now
+    assert saved["ner"]["commands"] == ["first", "call a", "call b", "call d"]
     assert [r["run"] for r in saved["chunk"]["rows"]] == ["chunk_budget2"]
-    assert len(saved["summary"]["rows"]) == 4
+    assert len(saved["summary"]["rows"]) == 5
 
 
 @pytest.mark.parametrize("task, tagger_lr", [("ner", 0.006), ("chunk", 0.0077)])
