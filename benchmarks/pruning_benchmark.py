@@ -22,6 +22,13 @@ Batch 32 over all test sentences; batch 1 over the first `--batch1-sentences` se
     .venv/bin/python benchmarks/pruning_benchmark.py --speed-only    # 4-5 on existing archives
     .venv/bin/python benchmarks/pruning_benchmark.py --task ner --no-speed \
         --config ner_ldnet_glove_prune_sgd_masks                       # 1-4, another phase 2
+    .venv/bin/python benchmarks/pruning_benchmark.py --task ner --config <config> \
+        --phase2-dir runs/pruning_budget/<run>     # 3-5 on a phase 2 trained elsewhere
+
+`--phase2-dir` takes a finished phase-2 run (e.g. one that pruning_budget_benchmark.py trained and
+chose on dev) in place of step 2, after checking that its `config.json` is `--config` rendered
+for `--phase1-dir` (a key that differs is named); the invocations that trained it
+(`<run>_commands.json` beside it) join this run's `commands`.
 
 Every invocation for a phase-2 run is kept in `runs/pruning/<config>_commands.json` and recorded
 with its results (`commands`).
@@ -84,6 +91,55 @@ def phase2_env(task: str, phase1: Path) -> Dict[str, str]:
         "FORWARD_LM_ARCHIVE": lm["forward_lm_archive"],
         "BACKWARD_LM_ARCHIVE": lm["backward_lm_archive"],
     }
+
+
+def config_differences(rendered: Any, trained: Any, where: str = "") -> List[str]:
+    """
+    Where the config `rendered` (a phase-2 config evaluated with `phase2_env`) and `trained` (the
+    `config.json` a phase-2 run was trained with, overrides included) differ, as
+    `key: rendered != trained` lines. Two strings naming the same file by a relative and an
+    absolute path (relative to the repository root) are the same.
+    """
+    if isinstance(rendered, dict) and isinstance(trained, dict):
+        return [
+            line
+            for key in sorted(set(rendered) | set(trained))
+            for line in config_differences(
+                rendered.get(key, "<absent>"), trained.get(key, "<absent>"), f"{where}.{key}"
+            )
+        ]
+    if isinstance(rendered, list) and isinstance(trained, list) and len(rendered) == len(trained):
+        return [
+            line
+            for i, (a, b) in enumerate(zip(rendered, trained))
+            for line in config_differences(a, b, f"{where}[{i}]")
+        ]
+    if rendered == trained:
+        return []
+    if isinstance(rendered, str) and isinstance(trained, str):
+        if (ROOT / rendered).resolve() == (ROOT / trained).resolve():
+            return []
+    return [f"{where.lstrip('.')}: {rendered!r} != {trained!r}"]
+
+
+def trained_phase2(phase2: Path, config: str, env: Dict[str, str]) -> Path:
+    """`phase2`, a finished phase-2 run (e.g. one of pruning_budget_benchmark.py's), checked to
+    have been trained with exactly `config` (rendered with `env`): otherwise SystemExit naming
+    each key that differs."""
+    import _jsonnet
+
+    if not (phase2 / "model.tar.gz").exists() or not (phase2 / "metrics.json").exists():
+        raise SystemExit(
+            f"--phase2-dir {phase2}: no finished run there (model.tar.gz, metrics.json)"
+        )
+    rendered = json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=env))
+    differences = config_differences(rendered, json.loads((phase2 / "config.json").read_text()))
+    if differences:
+        raise SystemExit(
+            f"--phase2-dir {phase2} was not trained with {config} (config != the run's "
+            "config.json):\n  " + "\n  ".join(differences)
+        )
+    return phase2
 
 
 def evaluated_f1(archive: Path, data: str, output: Path, log: Path, overrides: str = "") -> float:
@@ -252,9 +308,17 @@ def main() -> None:
     parser.add_argument(
         "--no-speed", action="store_true", help="phase 2, export and test F1 only (no timing)"
     )
+    parser.add_argument(
+        "--phase2-dir",
+        default=None,
+        help="a finished phase-2 run of --config (e.g. from pruning_budget_benchmark.py) to "
+        "prune, score and time instead of training one in <out>/<config>",
+    )
     args = parser.parse_args()
     if args.repeats < 5:
         parser.error("--repeats: at least 5 (the median of >= 5 interleaved rounds is reported)")
+    if args.phase2_dir and args.epochs is not None:
+        parser.error("--epochs: the --phase2-dir run is trained already")
 
     task = TASKS[args.task]
     out = Path(args.out)
@@ -263,7 +327,7 @@ def main() -> None:
     phase1 = Path(args.phase1_dir or ROOT / "runs" / "tagging" / f"{args.task}_ldnet_glove")
     config_name = args.config or f"{args.task}_ldnet_glove_prune"
     stem = Path(config_name).name  # recipe/<config> -> <config>
-    phase2 = out / stem
+    phase2 = Path(args.phase2_dir) if args.phase2_dir else out / stem
     pruned = out / f"{stem.replace('_prune', '_pruned')}.tar.gz"
     report_file = out / f"{stem}_report.json"
     if not (phase1 / "model.tar.gz").exists():
@@ -272,15 +336,22 @@ def main() -> None:
             f"benchmarks/tagging_benchmark.py --runs {args.task}_ldnet_glove"
         )
     env = phase2_env(args.task, phase1)
+    config = f"training_configs/tagging/{config_name}.jsonnet"
     # every invocation that worked on this run (phase 2, export, evaluation, timing)
     commands_file = out / f"{stem}_commands.json"
     commands = json.loads(commands_file.read_text()) if commands_file.exists() else []
+    if args.phase2_dir:
+        trained_phase2(phase2, config, env)
+        # the invocations that trained it (pruning_budget_benchmark.py writes them beside it)
+        trained_by = phase2.with_name(f"{phase2.name}_commands.json")
+        for command in json.loads(trained_by.read_text()) if trained_by.exists() else []:
+            if command not in commands:
+                commands.append(command)
     commands.append("python benchmarks/pruning_benchmark.py " + " ".join(sys.argv[1:]))
     commands_file.write_text(json.dumps(commands, indent=2))
     timings: Dict[str, float] = {}
     if not args.speed_only and not (phase2 / "model.tar.gz").exists():
         start = time.time()
-        config = f"training_configs/tagging/{config_name}.jsonnet"
         command = ["train", config, "-s", str(phase2)]
         if phase2.exists():
             command.append("--recover")
@@ -313,7 +384,8 @@ def main() -> None:
         "title": f"LD-Net pruning: {task['title']}",
         "command": commands[-1],
         "commands": commands,
-        "phase2_config": f"training_configs/tagging/{config_name}.jsonnet",
+        "phase2_config": config,
+        "phase2_dir": str(phase2),
         "phase1_dir": str(phase1),
         "hardware": hardware(),
         f"{task['f1_key']}_unpruned": test_f1(phase1 / "model.tar.gz", test_file, log),
@@ -489,8 +561,8 @@ def merged_results(
     the task's prefix, the F1 keys as they are). The task's figures from another phase-1 tagger
     move under `<prefix>earlier_phase1` (with the ones they had kept there, nested). When phase 2
     was not retrained (`retrained` false) and the previous figures are of the same phase-1 tagger
-    and phase-2 config, those this run did not measure (its wall-clock, the timings of a
-    `--no-speed` run) stay.
+    and phase-2 run (config and directory), those this run did not measure (its wall-clock, the
+    timings of a `--no-speed` run) stay.
     """
     prefix = task["prefix"]
     previous = {key: value for key, value in results.items() if _owned(key, prefix)}
@@ -508,6 +580,8 @@ def merged_results(
     elif earlier in previous:
         merged[earlier] = previous[earlier]
     same_phase2 = previous.get(prefix + "phase2_config") == result["phase2_config"]
+    # and the same run (figures saved before phase2_dir was recorded are taken as another's)
+    same_phase2 &= previous.get(prefix + "phase2_dir") == result.get("phase2_dir")
     if not retrained and same_phase1 and same_phase2:
         for key, value in previous.items():
             if key != "summary":

@@ -200,6 +200,13 @@ def main() -> None:
     for budget in args.budgets:
         name = run_name(args.task, budget, args.tagger_lr, args.epochs)
         phase2 = out / name
+        # every invocation that worked on this run, beside it (pruning_benchmark --phase2-dir
+        # records them with the run's headline figures)
+        commands_file = out / f"{name}_commands.json"
+        commands = json.loads(commands_file.read_text()) if commands_file.exists() else []
+        if command not in commands:
+            out.mkdir(parents=True, exist_ok=True)
+            commands_file.write_text(json.dumps(commands + [command], indent=2))
         if not trained(phase2):
             train = ["train", config, "-s", str(phase2)]
             train += ["-o", budget_overrides(config, env, budget, args.epochs, args.tagger_lr)]

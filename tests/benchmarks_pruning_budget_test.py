@@ -323,3 +323,7 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     assert again["commands"] == [
         " ".join(["python benchmarks/pruning_budget_benchmark.py"] + argv[1:])
     ] + [" ".join(["python benchmarks/pruning_budget_benchmark.py"] + argv[1:] + ["--no-speed"])]
+    # each run's invocations are also kept beside it, for pruning_benchmark.py --phase2-dir
+    assert json.loads((tmp_path / "out" / "ner_budget4_commands.json").read_text()) == (
+        again["commands"]
+    )

@@ -6,7 +6,10 @@ never ended within its budget is never called "pruned", and a phase-2 run's epoc
 
 import json
 
+import pytest
+
 from benchmarks import pruning_benchmark as bench
+from tests.benchmarks_pruning_budget_test import ext_vars
 
 
 def task_results(prefix: str, f1_key: str, within: bool) -> dict:
@@ -104,3 +107,73 @@ def test_merged_results_keep_earlier_taggers_and_never_carry_their_figures_over(
     merged = bench.merged_results(kept, chunk_run, chunk_task, "runs/c", retrained=True)
     assert merged["conll00_f1_pruned"] == 94.0 and merged["conll00_phase2_config"] == "c.jsonnet"
     assert merged["conll03_f1_pruned"] == 92.0  # NER untouched
+
+
+def test_a_phase2_run_of_another_dir_carries_nothing_over():
+    """The same phase-1 tagger and config, but a phase 2 trained elsewhere (`--phase2-dir`): the
+    earlier run's figures (its wall-clock, its speed) are not this run's."""
+    ner = bench.TASKS["ner"]
+    earlier = {
+        "phase1_dir": "runs/a",
+        "phase2_config": "p.jsonnet",
+        "conll03_f1_pruned": 90.0,
+        "phase2_wallclock_s": 700.0,
+        "words_per_sec_pruned_b32": 15000.0,
+    }
+    longer = {
+        "phase1_dir": "runs/a",
+        "phase2_config": "p.jsonnet",
+        "phase2_dir": "runs/budget/ner_budget2_ep10",
+        "conll03_f1_pruned": 90.5,
+    }
+    merged = bench.merged_results(earlier, longer, ner, "runs/a", retrained=False)
+    assert merged == longer
+    # its own --speed-only afterwards keeps what the --no-speed run measured
+    speed = {**longer, "words_per_sec_pruned_b32": 16000.0}
+    del speed["conll03_f1_pruned"]
+    again = bench.merged_results(merged, speed, ner, "runs/a", retrained=False)
+    assert again == {**longer, "words_per_sec_pruned_b32": 16000.0}
+
+
+def test_config_differences_name_each_key_and_ignore_how_a_path_is_written():
+    root = str(bench.ROOT)
+    rendered = {
+        "trainer": {"num_epochs": 10, "optimizer": {"lr": 0.006}},
+        "model": {"regexes": [["layer_mask", {"budget": 2}]]},
+        "vocabulary": {"directory": "runs/p1/vocabulary"},
+    }
+    same = json.loads(json.dumps(rendered))
+    same["vocabulary"]["directory"] = root + "/runs/p1/vocabulary"
+    assert bench.config_differences(rendered, same) == []
+    other = json.loads(json.dumps(rendered))
+    other["trainer"]["num_epochs"] = 3
+    other["model"]["regexes"][0][1]["budget"] = 4
+    other["trainer"]["patience"] = 2
+    assert bench.config_differences(rendered, other) == [
+        "model.regexes[0][1].budget: 2 != 4",
+        "trainer.num_epochs: 10 != 3",
+        "trainer.patience: '<absent>' != 2",
+    ]
+
+
+def test_a_phase2_dir_trained_with_another_config_is_refused(tmp_path):
+    """`--phase2-dir`: the run's config.json must be `--config` rendered for the phase-1 dir."""
+    import _jsonnet
+
+    phase1 = tmp_path / "ner_phase1"
+    config = "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
+    env = {**ext_vars(phase1), "NER_LDNET_GLOVE_PHASE1_DIR": str(phase1)}
+    rendered = json.loads(_jsonnet.evaluate_file(str(bench.ROOT / config), ext_vars=env))
+    run = tmp_path / "ner_budget2_lr0.006_ep10"
+    run.mkdir()
+    for name in ("model.tar.gz", "metrics.json"):
+        (run / name).write_text("{}")
+    (run / "config.json").write_text(json.dumps(rendered))
+    assert bench.trained_phase2(run, config, env) == run
+    rendered["trainer"]["num_epochs"] = 8
+    (run / "config.json").write_text(json.dumps(rendered))
+    with pytest.raises(SystemExit, match=r"trainer.num_epochs: 10 != 8"):
+        bench.trained_phase2(run, config, env)
+    (run / "metrics.json").unlink()  # not finished
+    with pytest.raises(SystemExit, match="no finished run there"):
+        bench.trained_phase2(run, config, env)
