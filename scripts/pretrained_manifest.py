@@ -112,18 +112,20 @@ PRUNED_TAGGERS = {
         # pruning_budget_benchmark.py (phase1_from_archive) in runs/pruning_budget/ner_phase1
         "phase1_run": "ner_phase1",
         "phase1_command": "python benchmarks/pruning_budget_benchmark.py --task ner --budgets 2 "
-        "--epochs 3 --tagger-lr 0.006 (phase 1 from pretrained/ner_ldnet.tar.gz into "
-        "runs/pruning_budget/ner_phase1; its dev/test figures in "
+        "--epochs 10 --tagger-lr 0.006 --no-speed (phase 1 from pretrained/ner_ldnet.tar.gz into "
+        "runs/pruning_budget/ner_phase1, phase 2 into "
+        "runs/pruning_budget/ner_budget2_lr0.006_ep10; its dev/test figures in "
         "benchmarks/results/pruning_budget.json)",
-        "pruned_fp16": "runs/pruning_lr/ner_ldnet_glove_sgd_pruned_sticky_lr_fp16.tar.gz",
+        "pruned_fp16": "runs/pruning_ep10/ner_ldnet_glove_sgd_pruned_sticky_lr_fp16.tar.gz",
     },
     "chunk_pruned": {
         "task": "chunk",
         "what": "LD-Net chunker for English (CoNLL-00 phrase chunks, BIOUL): chunk (LD-Net's SGD "
-        "recipe) pruned to a budget of 2 LM layers by "
-        "training_configs/tagging/recipe/chunk_ldnet_glove_sgd_prune_sticky_lr.jsonnet (LD-Net's "
-        "penalty, masks that reach 0 stay at 0, the tagger's SGD restarted at lr 0.0077 where "
-        "phase 1 ended), word BiLSTM, CRF; weights stored in fp16; the LMs by reference, as for "
+        "recipe) pruned to a budget of 4 LM layers by "
+        "training_configs/tagging/recipe/chunk_ldnet_glove_sgd_prune_sticky_lr_budget4.jsonnet "
+        "(LD-Net's penalty, masks that reach 0 stay at 0, the tagger's SGD restarted at lr 0.0077 "
+        "where phase 1 ended; the smallest budget within 0.3 dev F1), word BiLSTM, CRF; weights "
+        "stored in fp16; the LMs by reference, as for "
         "ner",
         "data": "CoNLL-00 train.txt less one sentence in ten (i % 10 == 9; the model is picked on "
         "those 893 sentences; F1 on test.txt)",
@@ -132,11 +134,13 @@ PRUNED_TAGGERS = {
         "prune_flags": "--fp16 --reference-lms",
         # phase 1 = the shipped chunk tagger, laid out as for ner_pruned
         "phase1_run": "chunk_phase1",
-        "phase1_command": "python benchmarks/pruning_budget_benchmark.py --task chunk --budgets 2 "
-        "--epochs 3 (phase 1 from pretrained/chunk_ldnet.tar.gz "
-        "into runs/pruning_budget/chunk_phase1; its dev/test figures in "
-        "benchmarks/results/pruning_budget.json)",
-        "pruned_fp16": "runs/pruning_lr/chunk_ldnet_glove_sgd_pruned_sticky_lr_fp16.tar.gz",
+        "phase1_command": "python benchmarks/pruning_budget_benchmark.py --task chunk --budgets 4 "
+        "--epochs 10 --tagger-lr 0.0077 --no-speed (phase 1 from pretrained/chunk_ldnet.tar.gz "
+        "into runs/pruning_budget/chunk_phase1, phase 2 into "
+        "runs/pruning_budget/chunk_budget4_lr0.0077_ep10, chosen on dev over budgets 2 and 3; its "
+        "dev/test figures in benchmarks/results/pruning_budget.json)",
+        "pruned_fp16": "runs/pruning_ep10/"
+        "chunk_ldnet_glove_sgd_pruned_sticky_lr_budget4_fp16.tar.gz",
     },
 }
 for _name, _tagger in PRUNED_TAGGERS.items():

@@ -204,16 +204,25 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     assert len(saved["summary"]["rows"]) == 5
 
 
-@pytest.mark.parametrize("task, tagger_lr", [("ner", 0.006), ("chunk", 0.0077)])
-def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(task, tagger_lr, tmp_path):
-    """recipe/<task>_ldnet_glove_sgd_prune_sticky_lr.jsonnet is what the benchmark measured:
-    the sticky config with `--tagger-lr` (0.006 for NER, 0.0077 for chunking)."""
+@pytest.mark.parametrize(
+    "task, tagger_lr, budget, name",
+    [
+        ("ner", 0.006, 2, "ner_ldnet_glove_sgd_prune_sticky_lr"),
+        ("chunk", 0.0077, 2, "chunk_ldnet_glove_sgd_prune_sticky_lr"),
+        ("chunk", 0.0077, 4, "chunk_ldnet_glove_sgd_prune_sticky_lr_budget4"),
+    ],
+)
+def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(
+    task, tagger_lr, budget, name, tmp_path
+):
+    """recipe/<name>.jsonnet is what the benchmark measured: the sticky config with
+    `--tagger-lr` (0.006 for NER, 0.0077 for chunking), `--budgets` and `--epochs 10`."""
     env = {**ext_vars(), f"{task.upper()}_LDNET_GLOVE_PHASE1_DIR": str(tmp_path)}
     sticky = f"training_configs/tagging/recipe/{task}_ldnet_glove_sgd_prune_sticky.jsonnet"
-    overrides = json.loads(bench.budget_overrides(sticky, env, 2, 10, tagger_lr=tagger_lr))
+    overrides = json.loads(bench.budget_overrides(sticky, env, budget, 10, tagger_lr=tagger_lr))
     measured = Params.from_file(str(CONFIGS_ROOT.parent / sticky), ext_vars=env).as_dict()
     measured = with_overrides(measured, overrides)
-    config = CONFIGS_ROOT / "tagging" / "recipe" / f"{task}_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
+    config = CONFIGS_ROOT / "tagging" / "recipe" / f"{name}.jsonnet"
     assert Params.from_file(str(config), ext_vars=env).as_dict() == measured
 
 

@@ -45,6 +45,7 @@ DIMENSION_ERRORS = {
         + ["recipe/chunk_vanilla_glove_sgd", "recipe/ner_ldnet_glove_sgd_prune"]
         + [f"recipe/{task}_ldnet_glove_sgd_prune_sticky" for task in ["ner", "chunk"]]
         + [f"recipe/{task}_ldnet_glove_sgd_prune_sticky_lr" for task in ["ner", "chunk"]]
+        + ["recipe/chunk_ldnet_glove_sgd_prune_sticky_lr_budget4"]
         + ["recipe/chunk_ldnet_glove_sgd_prune_l1"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
