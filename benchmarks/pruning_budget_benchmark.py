@@ -13,7 +13,9 @@ F1 and buys in speed, for one phase-1 tagger, and the budget chosen on dev.
    epochs (`-o` overrides), into `<out>/<task>_budget<B>` (resumed with `--recover` when
    interrupted); then `allennlp ldnet-prune`. `--tagger-lr` sets the tagger's (not the masks')
    initial learning rate, e.g. to where phase 1's schedule ended, instead of the config's
-   (runs `<task>_budget<B>_lr<lr>`).
+   (runs `<task>_budget<B>_lr<lr>`); `--epochs` other than 3 adds `_ep<N>`. Each run's
+   invocations are kept beside it in `<run>_commands.json`, which `pruning_benchmark.py
+   --phase2-dir` reads when it prunes, scores and times the run chosen here.
 3. F1 of the phase-1 and of each pruned tagger on dev (NER eng.testa; chunking the held-out
    tenth of train.txt) and on test (`allennlp evaluate`). The budget chosen on dev: the smallest
    whose pruned dev F1 is at most `--max-dev-loss` (0.3) below the phase-1 tagger's.
