@@ -129,6 +129,18 @@ def run_name(task: str, budget: int, tagger_lr: Optional[float], epochs: int) ->
     return name
 
 
+def lm_layer_count(phase2: Path) -> Optional[int]:
+    """The number of LM layer masks (both directions of every biLM) in a phase-2 run's
+    `best.th`, or None without one."""
+    weights = phase2 / "best.th"
+    if not weights.exists():
+        return None
+    import torch
+
+    state = torch.load(weights, map_location="cpu")
+    return sum(t.numel() for name, t in state.items() if name.endswith("bilm.layer_mask"))
+
+
 def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:
     """The run of the smallest budget that ended within budget and lost at most `max_dev_loss`
     dev F1 (of those, the one that lost least)."""
@@ -220,6 +232,11 @@ def main() -> None:
             or pruned.stat().st_mtime < (phase2 / "model.tar.gz").stat().st_mtime
         ):
             prune = ["ldnet-prune", str(phase2 / "model.tar.gz"), "-o", str(pruned)]
+            layers = lm_layer_count(phase2)
+            if layers is not None and budget >= layers:
+                # a control: phase 2's epochs with every layer allowed (nothing to cut; the
+                # archive refers to the frozen LMs instead of copying them)
+                prune += ["--keep-all-layers", "--reference-lms"]
             run_allennlp(prune + ["--report-file", str(report_file)], log)
         report = json.loads(report_file.read_text())
         (kept,) = report["kept_layers_after"].values()  # the one LM embedder's

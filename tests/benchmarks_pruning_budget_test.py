@@ -336,3 +336,15 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     assert json.loads((tmp_path / "out" / "ner_budget4_commands.json").read_text()) == (
         again["commands"]
     )
+
+
+def test_the_lm_layer_count_is_read_from_the_phase2_weights(tmp_path):
+    """A budget at or above it is a control run (`ldnet-prune --keep-all-layers`)."""
+    assert bench.lm_layer_count(tmp_path) is None  # no best.th (yet)
+    state = {
+        "text_field_embedder.token_embedder_lm.bilm.layer_mask": torch.ones(2, 6),
+        "text_field_embedder.token_embedder_lm.bilm.forward_lm._encoder.layer_mask": torch.ones(6),
+        "crf._constraint_mask": torch.ones(5, 5),
+    }
+    torch.save(state, tmp_path / "best.th")
+    assert bench.lm_layer_count(tmp_path) == 12
