@@ -93,6 +93,19 @@ def phase2_env(task: str, phase1: Path) -> Dict[str, str]:
     }
 
 
+def rendered_config(config: str, env: Dict[str, str]) -> Dict[str, Any]:
+    """`config` (a path under the repository root) evaluated by jsonnet with `env`."""
+    import _jsonnet
+
+    return json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=env))
+
+
+def commands_file(run: Path) -> Path:
+    """Where the invocations that worked on a phase-2 run are kept: `<run>_commands.json`
+    beside it (both pruning benchmarks write it; `--phase2-dir` and `phase2_summary` read it)."""
+    return run.with_name(f"{run.name}_commands.json")
+
+
 def config_differences(rendered: Any, trained: Any, where: str = "") -> List[str]:
     """
     Where the config `rendered` (a phase-2 config evaluated with `phase2_env`) and `trained` (the
@@ -126,13 +139,11 @@ def trained_phase2(phase2: Path, config: str, env: Dict[str, str]) -> Path:
     """`phase2`, a finished phase-2 run (e.g. one of pruning_budget_benchmark.py's), checked to
     have been trained with exactly `config` (rendered with `env`): otherwise SystemExit naming
     each key that differs."""
-    import _jsonnet
-
     if not (phase2 / "model.tar.gz").exists() or not (phase2 / "metrics.json").exists():
         raise SystemExit(
             f"--phase2-dir {phase2}: no finished run there (model.tar.gz, metrics.json)"
         )
-    rendered = json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=env))
+    rendered = rendered_config(config, env)
     differences = config_differences(rendered, json.loads((phase2 / "config.json").read_text()))
     if differences:
         raise SystemExit(
@@ -338,17 +349,17 @@ def main() -> None:
     env = phase2_env(args.task, phase1)
     config = f"training_configs/tagging/{config_name}.jsonnet"
     # every invocation that worked on this run (phase 2, export, evaluation, timing)
-    commands_file = out / f"{stem}_commands.json"
-    commands = json.loads(commands_file.read_text()) if commands_file.exists() else []
+    mine = commands_file(out / stem)
+    commands = json.loads(mine.read_text()) if mine.exists() else []
     if args.phase2_dir:
         trained_phase2(phase2, config, env)
         # the invocations that trained it (pruning_budget_benchmark.py writes them beside it)
-        trained_by = phase2.with_name(f"{phase2.name}_commands.json")
+        trained_by = commands_file(phase2)
         for command in json.loads(trained_by.read_text()) if trained_by.exists() else []:
             if command not in commands:
                 commands.append(command)
     commands.append("python benchmarks/pruning_benchmark.py " + " ".join(sys.argv[1:]))
-    commands_file.write_text(json.dumps(commands, indent=2))
+    mine.write_text(json.dumps(commands, indent=2))
     timings: Dict[str, float] = {}
     if not args.speed_only and not (phase2 / "model.tar.gz").exists():
         start = time.time()
@@ -472,7 +483,7 @@ def phase2_epochs(phase2: Path) -> List[Dict[str, Any]]:
 def phase2_summary(run: Path) -> Dict[str, Any]:
     """Per-epoch live layers and dev F1 of a phase-2 run, finished or not, and its commands."""
     epochs = phase2_epochs(run)
-    commands = run.with_name(f"{run.name}_commands.json")
+    commands = commands_file(run)
     return {
         "epochs": len(epochs),
         "completed": (run / "metrics.json").exists(),

@@ -90,9 +90,7 @@ def budget_overrides(
     """`-o` for phase 2: the regulariser of `config` (rendered with `env`) with `budget`, and
     with `tagger_lr` the initial learning rate of the tagger's optimizer (a `multi` optimizer's
     `default`, whose masks keep theirs)."""
-    import _jsonnet
-
-    rendered = json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=env))
+    rendered = pruning_benchmark.rendered_config(config, env)
     regexes = rendered["model"].get("regularizer", {}).get("regexes", [])
     if not any(r.get("type") == "layer_selection" for _, r in regexes):
         raise SystemExit(f"{config}: no layer_selection regularizer to set the budget of")
@@ -216,7 +214,7 @@ def main() -> None:
         phase2 = out / name
         # every invocation that worked on this run, beside it (pruning_benchmark --phase2-dir
         # records them with the run's headline figures)
-        commands_file = out / f"{name}_commands.json"
+        commands_file = pruning_benchmark.commands_file(phase2)
         commands = json.loads(commands_file.read_text()) if commands_file.exists() else []
         if command not in commands:
             out.mkdir(parents=True, exist_ok=True)
