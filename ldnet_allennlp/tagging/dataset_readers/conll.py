@@ -118,8 +118,9 @@ def _check_holdout(holdout: Optional[str], holdout_every: int) -> None:
         raise ConfigurationError(f"holdout_every must be >= 2, got {holdout_every}.")
 
 
-def _keep(index: int, holdout: Optional[str], holdout_every: int) -> bool:
-    """Sentence `index` (0-based) is held out when `index % holdout_every == holdout_every - 1`."""
+def keep_sentence(index: int, holdout: Optional[str], holdout_every: int) -> bool:
+    """Whether sentence `index` (0-based, in file order) is read under `holdout` (`None`,
+    `"exclude"` or `"only"`): it is held out when `index % holdout_every == holdout_every - 1`."""
     held_out = index % holdout_every == holdout_every - 1
     if holdout == "exclude":
         return not held_out
@@ -199,7 +200,7 @@ class ValidatingConll2000DatasetReader(Conll2000DatasetReader):
         kept = (
             (first_line, rows)
             for index, (first_line, rows) in enumerate(sentences)
-            if _keep(index, holdout, self.holdout_every)
+            if keep_sentence(index, holdout, self.holdout_every)
         )
         for first_line, rows in kept:
             words, pos_tags, chunk_tags = (list(column) for column in zip(*rows))

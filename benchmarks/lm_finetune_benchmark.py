@@ -1,0 +1,250 @@
+"""
+LM fine-tuning on the task's own text (issue 13, deliverable 3: "fine-tune the LMs on the task's
+own text if dev F1 says so"): ELMo's domain transfer applied to the shipped dense LMs, measured by
+the final tagging recipe's dev F1 against the same recipe on the shipped LMs.
+
+    python benchmarks/lm_finetune_benchmark.py --task chunk --epochs 20
+    python benchmarks/lm_finetune_benchmark.py --task chunk --epochs 20 --seed 2
+    python benchmarks/lm_finetune_benchmark.py --task ner --epochs 8
+
+Every step is skipped when its output exists, so an interrupted call resumes (LM fine-tuning and
+the tagger with `allennlp train --recover`):
+
+1. Text (`scripts/conll_to_lm_text.py`, into `runs/lm_finetune/`): the task's training sentences
+   and its dev sentences. NER: eng.train / eng.testa. Chunking: train.txt without / with only the
+   held-out tenth that the chunkers are chosen on, so no LM reads the dev sentences in training.
+   The test files are never read.
+2. The LMs (`training_configs/tagging/lm_finetune_{forward,backward}.jsonnet`, from the shipped
+   `pretrained/lm_{forward,backward}.tar.gz`): `--lm-epochs` epochs over the training text, Adam
+   5e-4; the archive keeps the epoch with the lowest dev perplexity. Both directions side by side.
+3. The shipped LMs' perplexity on the same dev text (`allennlp evaluate`), for before / after.
+4. The tagger: `tagging_benchmark.py --runs <recipe> --lm-label ft --epochs E [--seed N]
+   --dev-only` on the fine-tuned LMs (dev F1 per epoch, recorded under `lm_study`).
+5. `tagging.json`'s `lm_finetune_study.<task>`: the LMs' dev perplexity before / after, their
+   epochs and seconds, and dev F1 by epoch of every fine-tuned-LM tagger beside the same recipe
+   on the shipped LMs (every seed), over the same first E epochs.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import tagging_benchmark  # noqa: E402
+from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT, trained  # noqa: E402
+from scripts.conll_to_lm_text import convert  # noqa: E402
+
+PYTHON = sys.executable
+OUT = ROOT / "runs" / "lm_finetune"
+SHIPPED = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
+DIRECTIONS = ("forward", "backward")
+LM_LABEL = "ft"
+# task -> (tagger run of the final recipe, text files: name -> (CoNLL file, holdout))
+TASKS = {
+    "ner": (
+        "ner_ldnet_glove_sgd",
+        {
+            "conll03_train": (CONLL03["CONLL03_TRAIN_DATA_PATH"], None),
+            "conll03_dev": (CONLL03["CONLL03_DEV_DATA_PATH"], None),
+        },
+    ),
+    "chunk": (
+        "chunk_ldnet_glove_sgd",
+        {
+            "conll00_train": (CONLL00["CONLL00_TRAIN_DATA_PATH"], "exclude"),
+            "conll00_dev": (CONLL00["CONLL00_TRAIN_DATA_PATH"], "only"),
+        },
+    ),
+}
+
+
+def thread_env(threads: int, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    return {**env, **(extra or {})}
+
+
+def texts(task: str) -> Dict[str, Path]:
+    """The task's training and dev text, one sentence per line: {"train": path, "dev": path}."""
+    paths = {}
+    for name, (source, holdout) in TASKS[task][1].items():
+        target = OUT / f"{name}.txt"
+        if not target.exists():
+            count = convert(source, str(target), holdout)
+            print(f"{count} sentences -> {target}", flush=True)
+        paths[name.rsplit("_", 1)[1]] = target
+    return paths
+
+
+def lm_command(task: str, direction: str, lm_epochs: int) -> List[str]:
+    out = OUT / f"{task}_{direction}"
+    command = [ALLENNLP, "train", f"training_configs/tagging/lm_finetune_{direction}.jsonnet"]
+    command += ["-s", os.path.relpath(out, ROOT), "--include-package", "ldnet_allennlp"]
+    command += ["-o", json.dumps({"trainer": {"num_epochs": lm_epochs}})]
+    return command
+
+
+def finetune_lms(task: str, lm_epochs: int, threads: int) -> Dict[str, Path]:
+    """Both directions fine-tuned side by side; their archives."""
+    text = texts(task)
+    variables = {
+        "FORWARD_LM_ARCHIVE": str(SHIPPED["forward"]),
+        "BACKWARD_LM_ARCHIVE": str(SHIPPED["backward"]),
+        "LM_FINETUNE_TRAIN_PATH": str(text["train"]),
+        "LM_FINETUNE_DEV_PATH": str(text["dev"]),
+    }
+    processes = []
+    for direction in DIRECTIONS:
+        out = OUT / f"{task}_{direction}"
+        if trained(out):
+            continue
+        command = lm_command(task, direction, lm_epochs)
+        if (out / "config.json").exists():
+            command.append("--recover")
+        print("+", " ".join(command), flush=True)
+        log = open(OUT / f"{task}_{direction}.log", "a")
+        env = thread_env(threads, variables)
+        processes.append(
+            (subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log), out)
+        )
+    for process, out in processes:
+        if process.wait() != 0:
+            raise SystemExit(f"LM fine-tuning failed; see {out}.log")
+    return {d: OUT / f"{task}_{d}" / "model.tar.gz" for d in DIRECTIONS}
+
+
+def perplexity_before(task: str, direction: str, threads: int) -> float:
+    """The shipped LM's perplexity on the task's dev text (`allennlp evaluate`, once)."""
+    output = OUT / f"{task}_{direction}_before.json"
+    if not output.exists():
+        reader = {"dataset_reader": {"type": "dense_lm_text", "max_sequence_length": 100}}
+        command = [ALLENNLP, "evaluate", str(SHIPPED[direction]), str(texts(task)["dev"])]
+        command += ["--output-file", str(output), "--include-package", "ldnet_allennlp"]
+        command += ["-o", json.dumps(reader)]
+        print("+", " ".join(command), flush=True)
+        subprocess.run(command, cwd=ROOT, env=thread_env(threads), check=True)
+    return json.loads(output.read_text())["perplexity"]
+
+
+def lm_record(task: str, threads: int) -> Dict[str, Any]:
+    """Per direction: dev perplexity before / after, the epochs run and the one kept, seconds."""
+    record: Dict[str, Any] = {"dev_text": os.path.relpath(texts(task)["dev"], ROOT)}
+    for direction in DIRECTIONS:
+        out = OUT / f"{task}_{direction}"
+        metrics = json.loads((out / "metrics.json").read_text())
+        config = json.loads((out / "config.json").read_text())
+        record[direction] = {
+            "dev_perplexity_before": round(perplexity_before(task, direction, threads), 2),
+            "dev_perplexity_after": round(metrics["best_validation_perplexity"], 2),
+            "best_epoch": metrics["best_epoch"] + 1,
+            "epochs": metrics["epoch"] + 1,
+            "max_epochs": config["trainer"]["num_epochs"],
+            "seconds": duration(metrics["training_duration"]),
+        }
+    return record
+
+
+def duration(text: str) -> float:
+    """AllenNLP's `H:MM:SS.ffffff` as seconds."""
+    hours, minutes, seconds = text.split(":")
+    return round(int(hours) * 3600 + int(minutes) * 60 + float(seconds), 1)
+
+
+def train_tagger(task: str, epochs: int, seed: Optional[int], threads: int) -> None:
+    command = [PYTHON, "benchmarks/tagging_benchmark.py", "--runs", TASKS[task][0]]
+    command += ["--lm-label", LM_LABEL, "--epochs", str(epochs), "--dev-only"]
+    command += ["--threads", str(threads)]
+    if seed is not None:
+        command += ["--seed", str(seed)]
+    for direction in DIRECTIONS:
+        archive = os.path.relpath(OUT / f"{task}_{direction}" / "model.tar.gz", ROOT)
+        command += [f"--{direction}-lm", archive]
+    print("+", " ".join(command), flush=True)
+    if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
+        raise SystemExit(f"failed: {' '.join(command)}")
+
+
+def study(
+    results: Dict[str, Any], task: str, lms: Dict[str, Any], command: Optional[str]
+) -> Dict[str, Any]:
+    """`lm_finetune_study.<task>` from `results` (tagging.json): the LMs' record `lms` and the
+    taggers on fine-tuned and on shipped LMs over the fine-tuned taggers' epochs."""
+    tagger = TASKS[task][0]
+    tuned_name = tagging_benchmark.run_key(tagger, None, LM_LABEL)
+    rows = []
+    tuned = {
+        seed: results["lm_study"][run]
+        for seed, run in tagging_benchmark.seed_runs(
+            results.get("lm_study", {}), tuned_name
+        ).items()
+    }
+    epochs = min((len(r["dev_f1_by_epoch"]) for r in tuned.values()), default=0)
+    for which, runs in (("fine-tuned", tuned), ("shipped", shipped_runs(results, tagger))):
+        for seed, record in sorted(runs.items()):
+            dev = record["dev_f1_by_epoch"][:epochs]
+            rows.append(
+                {
+                    "lms": which,
+                    "seed": seed,
+                    "dev_f1_by_epoch": dev,
+                    "best_dev_f1": max(dev) if dev else None,
+                    "command": record.get("command"),
+                }
+            )
+    earlier = results.get("lm_finetune_study", {}).get(task, {}).get("commands", [])
+    return {
+        "lms": lms,
+        "tagger": tagger,
+        "epochs": epochs,
+        "rows": rows,
+        "commands": earlier + ([command] if command and command not in earlier else []),
+    }
+
+
+def shipped_runs(results: Dict[str, Any], tagger: str) -> Dict[str, Dict[str, Any]]:
+    """The recipe's runs on the shipped LMs by seed, from their final records (or, before test
+    was read, from recipe_search)."""
+    runs = {}
+    search = results.get("recipe_search", {})
+    for source in (search, results):
+        for seed, run in tagging_benchmark.seed_runs(source, tagger).items():
+            if isinstance(source[run], dict) and "dev_f1_by_epoch" in source[run]:
+                runs.setdefault(seed, source[run])
+    return runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=list(TASKS), required=True)
+    parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
+    parser.add_argument("--seed", type=int, default=None, help="the tagger's seed (--seed N)")
+    parser.add_argument("--lm-epochs", type=int, default=4, help="LM fine-tuning epochs")
+    parser.add_argument("--threads", type=int, default=1, help="threads per process")
+    parser.add_argument(
+        "--record-only", action="store_true", help="only (re)write the study from finished runs"
+    )
+    args = parser.parse_args()
+    started = time.time()
+    if not args.record_only:
+        finetune_lms(args.task, args.lm_epochs, args.threads)
+        train_tagger(args.task, args.epochs, args.seed, args.threads)
+    command = None if args.record_only else "python benchmarks/lm_finetune_benchmark.py "
+    command = command and command + " ".join(sys.argv[1:])
+    lms = lm_record(args.task, args.threads)
+    tagging_benchmark.write_results(
+        lambda results: {
+            "lm_finetune_study": {
+                **results.get("lm_finetune_study", {}),
+                args.task: study(results, args.task, lms, command),
+            }
+        }
+    )
+    print(f"lm_finetune_study.{args.task} written ({time.time() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

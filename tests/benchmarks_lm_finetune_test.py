@@ -1,0 +1,110 @@
+"""
+LM fine-tuning on the task's text (benchmarks/lm_finetune_benchmark.py, issue 13) without
+training: `scripts/conll_to_lm_text.py --holdout` splits CoNLL-00 train.txt exactly as the
+`ldnet_conll2000` reader does (so a fine-tuned LM never reads the chunkers' dev sentences), and
+`lm_finetune_study` puts the fine-tuned-LM taggers beside the shipped-LM ones at equal epochs.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks import lm_finetune_benchmark as finetune
+from benchmarks import tagging_benchmark as bench
+from ldnet_allennlp.tagging.dataset_readers import ValidatingConll2000DatasetReader
+from scripts.conll_to_lm_text import convert
+from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
+
+CONLL00 = str(FIXTURES_ROOT / "tagging" / "conll2000_train.txt")
+
+
+@pytest.mark.parametrize("holdout", [None, "exclude", "only"])
+def test_lm_text_holds_out_the_readers_sentences(tmp_path, holdout):
+    target = tmp_path / "text.txt"
+    count = convert(CONLL00, str(target), holdout, holdout_every=4)
+    lines = target.read_text().splitlines()
+    reader = ValidatingConll2000DatasetReader(holdout=holdout, holdout_every=4)
+    expected = [" ".join(t.text for t in i["tokens"].tokens) for i in reader.read(CONLL00)]
+    assert lines == expected
+    assert count == len(expected)
+    everything = convert(CONLL00, str(tmp_path / "all.txt"))
+    held_out = everything // 4  # every 4th sentence
+    assert count == {None: everything, "exclude": everything - held_out, "only": held_out}[holdout]
+
+
+def test_lm_text_command_line_refuses_a_holdout_every_below_two(tmp_path):
+    script = PROJECT_ROOT / "scripts" / "conll_to_lm_text.py"
+    command = [sys.executable, str(script), CONLL00, str(tmp_path / "t.txt")]
+    done = subprocess.run(
+        command + ["--holdout", "only", "--holdout-every", "1"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "--holdout-every must be >= 2, got 1" in done.stderr
+    assert not (tmp_path / "t.txt").exists()
+
+
+def run(dev):
+    best = max(range(len(dev)), key=dev.__getitem__)
+    return {"dev_f1_by_epoch": dev, "command": f"c{len(dev)}", "dev_f1": dev[best]}
+
+
+def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "RESULTS", tmp_path / "tagging.json")
+    results = {
+        "recipe_search": {
+            "chunk_ldnet_glove_sgd": run([90.0, 92.0, 93.0, 94.0]),
+            "chunk_ldnet_glove_sgd_seed2": run([89.0, 91.0, 93.5, 93.9]),
+            "chunk_vanilla_glove_sgd": run([1.0, 1.0, 1.0]),  # another recipe
+        },
+        "lm_study": {
+            "chunk_ldnet_glove_sgd_lm-ft": run([91.0, 92.5, 93.2]),
+            "chunk_ldnet_glove_sgd_lm-ft_seed2": run([90.0, 92.0, 93.1, 94.5]),
+            "chunk_ldnet_glove_sgd_lm-pass1": run([1.0, 1.0, 1.0]),  # the passes study
+        },
+    }
+    lms = {"forward": {"dev_perplexity_before": 109.1, "dev_perplexity_after": 88.1}}
+    record = finetune.study(results, "chunk", lms, "python benchmarks/lm_finetune_benchmark.py x")
+    assert record["epochs"] == 3  # the shortest fine-tuned run so far
+    assert record["lms"] == lms and record["tagger"] == "chunk_ldnet_glove_sgd"
+    rows = [(r["lms"], r["seed"], r["dev_f1_by_epoch"], r["best_dev_f1"]) for r in record["rows"]]
+    assert rows == [
+        ("fine-tuned", "2", [90.0, 92.0, 93.1], 93.1),
+        ("fine-tuned", "default", [91.0, 92.5, 93.2], 93.2),
+        ("shipped", "2", [89.0, 91.0, 93.5], 93.5),
+        ("shipped", "default", [90.0, 92.0, 93.0], 93.0),
+    ]
+    assert record["commands"] == ["python benchmarks/lm_finetune_benchmark.py x"]
+    # a later call adds its command once; --record-only (None) adds none
+    results["lm_finetune_study"] = {"chunk": record}
+    again = finetune.study(results, "chunk", lms, None)
+    assert again["commands"] == ["python benchmarks/lm_finetune_benchmark.py x"]
+
+
+def test_lm_record_reads_before_and_after_perplexity(tmp_path, monkeypatch):
+    monkeypatch.setattr(finetune, "OUT", tmp_path)
+    for direction, before in (("forward", 109.13), ("backward", 108.32)):
+        out = tmp_path / f"chunk_{direction}"
+        out.mkdir()
+        metrics = {
+            "best_epoch": 1,
+            "epoch": 3,
+            "training_duration": "0:03:27.612220",
+            "best_validation_perplexity": 88.114,
+        }
+        (out / "metrics.json").write_text(json.dumps(metrics))
+        (out / "config.json").write_text(json.dumps({"trainer": {"num_epochs": 4}}))
+        (tmp_path / f"chunk_{direction}_before.json").write_text(json.dumps({"perplexity": before}))
+    for name in ("conll00_train", "conll00_dev"):
+        (tmp_path / f"{name}.txt").write_text("a b\n")
+    record = finetune.lm_record("chunk", threads=1)
+    assert record["forward"] == {
+        "dev_perplexity_before": 109.13,
+        "dev_perplexity_after": 88.11,
+        "best_epoch": 2,
+        "epochs": 4,
+        "max_epochs": 4,
+        "seconds": 207.6,
+    }
+    assert record["backward"]["dev_perplexity_before"] == 108.32
