@@ -36,7 +36,14 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import tagging_benchmark  # noqa: E402
-from benchmarks.common import ALLENNLP, CONLL00, CONLL03, ROOT, trained  # noqa: E402
+from benchmarks.common import (
+    ALLENNLP,
+    CONLL00,
+    CONLL03,
+    ROOT,
+    duration_seconds,
+    trained,
+)  # noqa: E402
 from scripts.conll_to_lm_text import convert  # noqa: E402
 
 PYTHON = sys.executable
@@ -143,15 +150,9 @@ def lm_record(task: str, threads: int) -> Dict[str, Any]:
             "best_epoch": metrics["best_epoch"] + 1,
             "epochs": metrics["epoch"] + 1,
             "max_epochs": config["trainer"]["num_epochs"],
-            "seconds": duration(metrics["training_duration"]),
+            "seconds": round(duration_seconds(metrics["training_duration"]), 1),
         }
     return record
-
-
-def duration(text: str) -> float:
-    """AllenNLP's `H:MM:SS.ffffff` as seconds."""
-    hours, minutes, seconds = text.split(":")
-    return round(int(hours) * 3600 + int(minutes) * 60 + float(seconds), 1)
 
 
 def train_tagger(task: str, epochs: int, seed: Optional[int], threads: int) -> None:

@@ -576,7 +576,22 @@ def limits(results: Dict[str, Any]) -> List[str]:
             )
     if results.get("lm_passes"):
         lines.append(lm_passes_limit(results["lm_passes"]))
+    for task, study in sorted(results.get("lm_finetune_study", {}).items()):
+        lines.append(lm_finetune_limit(task, study))
     return lines
+
+
+def lm_finetune_limit(task: str, study: Dict[str, Any]) -> str:
+    """One line of `final_limits`: dev F1 on task-fine-tuned against shipped LMs."""
+    epochs = study["epochs"]
+    parts = [
+        f"{row['lms']} LMs, seed {row['seed']}: {late_mean(row['dev_f1_by_epoch'], epochs)}"
+        for row in study["rows"]
+    ]
+    return (
+        f"{task} dev F1 on LMs fine-tuned on the task's text (lm_finetune_study), mean over "
+        f"epochs {epochs // 2 + 1}-{epochs}: " + "; ".join(parts)
+    )
 
 
 def summary(results: Dict[str, Any]) -> Dict[str, Any]:
@@ -627,6 +642,8 @@ def summary(results: Dict[str, Any]) -> Dict[str, Any]:
         tables.insert(0, final_table(final))
     if results.get("lm_passes"):
         tables.append(lm_passes_table(results["lm_passes"]))
+    for task, study in sorted(results.get("lm_finetune_study", {}).items()):
+        tables.append(lm_finetune_table(task, study))
     search = results.get("recipe_search")
     if not search:
         return tables
@@ -730,6 +747,48 @@ def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
             f"dev F1 at epoch {epochs}",
             f"mean dev F1, epochs {epochs // 2 + 1}-{epochs}",
             "tagger s/epoch",
+        ],
+        "rows": rows,
+    }
+
+
+def lm_finetune_table(task: str, study: Dict[str, Any]) -> Dict[str, Any]:
+    """`lm_finetune_study.<task>` (benchmarks/lm_finetune_benchmark.py): the final recipe's dev F1
+    on LMs fine-tuned on the task's training text against the shipped LMs, at equal epochs."""
+    epochs, lms = study["epochs"], study["lms"]
+    perplexity = {
+        "fine-tuned": [lms[d]["dev_perplexity_after"] for d in ("forward", "backward")],
+        "shipped": [lms[d]["dev_perplexity_before"] for d in ("forward", "backward")],
+    }
+    rows = [
+        [
+            row["lms"],
+            row["seed"],
+            perplexity[row["lms"]],
+            row["dev_f1_by_epoch"],
+            row["best_dev_f1"],
+            late_mean(row["dev_f1_by_epoch"], epochs),
+        ]
+        for row in study["rows"]
+    ]
+    data = "CoNLL-03 eng.testa" if task == "ner" else "the held-out tenth of CoNLL-00 train.txt"
+    fine_tuning = ", ".join(
+        f"{d}: epoch {lms[d]['best_epoch']} of {lms[d]['epochs']} kept, {lms[d]['seconds']} s"
+        for d in ("forward", "backward")
+    )
+    return {
+        "caption": f"{task}: {study['tagger']} on the shipped LMs and on the same LMs fine-tuned "
+        f"on the task's training text (ELMo's domain transfer; {fine_tuning}), dev F1 ({data}) "
+        f"over the same first {epochs} epochs, by seed. LM dev perplexity (fwd, bwd): on the "
+        f"task's dev text ({lms['dev_text']}). Commands: lm_finetune_study.{task}.commands and "
+        "each row's command.",
+        "columns": [
+            "LMs",
+            "seed",
+            "LM dev perplexity (fwd, bwd)",
+            "dev F1 by epoch",
+            "best dev F1",
+            f"mean dev F1, epochs {epochs // 2 + 1}-{epochs}",
         ],
         "rows": rows,
     }

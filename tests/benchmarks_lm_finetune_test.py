@@ -108,3 +108,50 @@ def test_lm_record_reads_before_and_after_perplexity(tmp_path, monkeypatch):
         "seconds": 207.6,
     }
     assert record["backward"]["dev_perplexity_before"] == 108.32
+
+
+def test_the_report_table_puts_each_rows_perplexity_beside_its_dev_f1():
+    lms = {"dev_text": "runs/lm_finetune/conll00_dev.txt"}
+    for direction, before, after in (("forward", 109.13, 88.11), ("backward", 108.32, 85.88)):
+        lms[direction] = {"dev_perplexity_before": before, "dev_perplexity_after": after}
+        lms[direction].update(best_epoch=2, epochs=4, seconds=207.6)
+    study = {
+        "lms": lms,
+        "tagger": "chunk_ldnet_glove_sgd",
+        "epochs": 4,
+        "rows": [
+            {
+                "lms": "fine-tuned",
+                "seed": "default",
+                "dev_f1_by_epoch": [1, 2, 3, 5],
+                "best_dev_f1": 5,
+            },
+            {
+                "lms": "shipped",
+                "seed": "default",
+                "dev_f1_by_epoch": [1, 2, 2, 3],
+                "best_dev_f1": 3,
+            },
+        ],
+    }
+    table = bench.lm_finetune_table("chunk", study)
+    assert table["rows"] == [
+        ["fine-tuned", "default", [88.11, 85.88], [1, 2, 3, 5], 5, 4.0],
+        ["shipped", "default", [109.13, 108.32], [1, 2, 2, 3], 3, 2.5],
+    ]
+    assert table["columns"][-1] == "mean dev F1, epochs 3-4"
+    assert "held-out tenth of CoNLL-00 train.txt" in table["caption"]
+
+
+def test_the_limits_line_gives_each_rows_late_mean():
+    study = {
+        "epochs": 4,
+        "rows": [
+            {"lms": "fine-tuned", "seed": "default", "dev_f1_by_epoch": [1, 2, 3, 5]},
+            {"lms": "shipped", "seed": "2", "dev_f1_by_epoch": [1, 2, 2, 3]},
+        ],
+    }
+    assert bench.lm_finetune_limit("chunk", study) == (
+        "chunk dev F1 on LMs fine-tuned on the task's text (lm_finetune_study), mean over "
+        "epochs 3-4: fine-tuned LMs, seed default: 4.0; shipped LMs, seed 2: 2.5"
+    )
