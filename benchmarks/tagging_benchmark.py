@@ -16,10 +16,11 @@ with its benchmark call, which then recorded nothing, AllenNLP's own epoch clock
 the processes, when that is larger).  Several invocations may run at once (one per
 run); each merges its figures into the JSON file.
 
-LM fine-tuning on the task text (ELMo domain transfer): the commands are in
-training_configs/tagging/lm_finetune_{forward,backward}.jsonnet; train ner_ldnet with the
-fine-tuned LMs into runs/tagging/ner_ldnet_lmft, then `--lm-finetune-report` records the LMs'
-CoNLL-03 dev perplexity before/after and both taggers' dev F1 per epoch.
+LM fine-tuning on the task text (ELMo domain transfer): for the final recipe and the shipped
+LMs, `benchmarks/lm_finetune_benchmark.py` runs it end to end (`lm_finetune_study`). The earlier
+study of issue 4 (`lm_finetune`, snapshot LMs, Adam recipe) was run by hand with the commands in
+training_configs/tagging/lm_finetune_{forward,backward}.jsonnet and ner_ldnet trained into
+runs/tagging/ner_ldnet_lmft; `--lm-finetune-report` records it.
 
 Pretrained word vectors (there is no GloVe here): `--runs ner_ldnet_lm_init` trains ner_ldnet with
 its word embeddings initialised from the forward LM's (exported once with
