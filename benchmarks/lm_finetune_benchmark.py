@@ -91,7 +91,9 @@ def lm_command(task: str, direction: str, lm_epochs: int) -> List[str]:
     out = OUT / f"{task}_{direction}"
     command = [ALLENNLP, "train", f"training_configs/tagging/lm_finetune_{direction}.jsonnet"]
     command += ["-s", os.path.relpath(out, ROOT), "--include-package", "ldnet_allennlp"]
-    command += ["-o", json.dumps({"trainer": {"num_epochs": lm_epochs}})]
+    # a dotted key: AllenNLP replaces a nested override's whole object ({"trainer": {...}} would
+    # drop the config's optimizer, clipping and validation metric for the trainer's defaults)
+    command += ["-o", json.dumps({"trainer.num_epochs": lm_epochs})]
     return command
 
 

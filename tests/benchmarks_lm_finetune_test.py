@@ -155,3 +155,18 @@ def test_the_limits_line_gives_each_rows_late_mean():
         "chunk dev F1 on LMs fine-tuned on the task's text (lm_finetune_study), mean over "
         "epochs 3-4: fine-tuned LMs, seed default: 4.0; shipped LMs, seed 2: 2.5"
     )
+
+
+def test_the_lm_command_keeps_the_configs_trainer(monkeypatch):
+    from allennlp.common.params import Params
+
+    command = finetune.lm_command("chunk", "forward", 3)
+    override = command[command.index("-o") + 1]
+    monkeypatch.setenv("FORWARD_LM_ARCHIVE", "lm.tar.gz")
+    monkeypatch.setenv("LM_FINETUNE_TRAIN_PATH", "train.txt")
+    monkeypatch.setenv("LM_FINETUNE_DEV_PATH", "dev.txt")
+    config = PROJECT_ROOT / "training_configs" / "tagging" / "lm_finetune_forward.jsonnet"
+    trainer = Params.from_file(str(config), override).as_dict()["trainer"]
+    assert trainer["num_epochs"] == 3
+    assert trainer["optimizer"] == {"type": "adam", "lr": 0.0005}
+    assert trainer["validation_metric"] == "-perplexity" and trainer["grad_norm"] == 5
