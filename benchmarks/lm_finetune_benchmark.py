@@ -36,6 +36,7 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import tagging_benchmark  # noqa: E402
+from benchmarks.lm_passes_benchmark import thread_env  # noqa: E402
 from benchmarks.common import (
     ALLENNLP,
     CONLL00,
@@ -68,11 +69,6 @@ TASKS = {
         },
     ),
 }
-
-
-def thread_env(threads: int, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    return {**env, **(extra or {})}
 
 
 def texts(task: str) -> Dict[str, Path]:
@@ -116,7 +112,7 @@ def finetune_lms(task: str, lm_epochs: int, threads: int) -> Dict[str, Path]:
             command.append("--recover")
         print("+", " ".join(command), flush=True)
         log = open(OUT / f"{task}_{direction}.log", "a")
-        env = thread_env(threads, variables)
+        env = {**thread_env(threads), **variables}
         processes.append(
             (subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log), out)
         )
