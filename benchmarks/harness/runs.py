@@ -1,0 +1,60 @@
+"""
+Run directories: what a study trains or writes goes under `runs/<study>/...` (ignored by git).
+A finished run is skipped, an interrupted one resumed (`allennlp.train` does both for
+`allennlp train`); the settings a run directory's outputs depend on are pinned in it, so that
+a re-run with other settings cannot mix its outputs with the old ones.
+"""
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Union
+
+from benchmarks.harness.data import ROOT
+from ldnet_allennlp.training.finished import trained
+
+RUNS = ROOT / "runs"
+
+__all__ = ["RUNS", "run_dir", "trained", "pin_settings", "timed_once"]
+
+
+def run_dir(*parts: Union[str, Path], root: Optional[Path] = None) -> Path:
+    """`runs/<parts...>` (or under `root`), created if needed."""
+    path = (RUNS if root is None else Path(root)).joinpath(*map(str, parts))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def pin_settings(directory: Path, settings: Dict[str, Any], name: str = "settings") -> None:
+    """
+    Records the settings `directory`'s outputs depend on in `<directory>/<name>.json`, and stops
+    a run whose settings differ from the recorded ones (its outputs would be mixed with theirs).
+    """
+    path = directory / f"{name}.json"
+    pinned = json.loads(path.read_text()) if path.exists() else {}
+    changed = {k: (pinned[k], v) for k, v in settings.items() if k in pinned and pinned[k] != v}
+    if changed:
+        raise SystemExit(
+            f"{directory} was made with other settings (recorded, given): {changed}; "
+            "use a fresh run directory or the recorded settings"
+        )
+    pinned.update(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+
+
+def timed_once(directory: Path, name: str, work: Callable[[], bool]) -> Optional[float]:
+    """
+    Runs `work` (which returns whether it did anything, False when its outputs were there) and
+    returns its wall seconds. The time of a run that did work is kept in
+    `<directory>/stage_seconds.json`, so a later run that skips the finished work returns the
+    recorded time (None if there is none).
+    """
+    record = directory / "stage_seconds.json"
+    recorded = json.loads(record.read_text()) if record.exists() else {}
+    start = time.time()
+    if work():
+        recorded[name] = round(time.time() - start, 1)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+    return recorded.get(name)

@@ -1,0 +1,164 @@
+"""
+The study interface: a study is a module of `benchmarks/studies/` that declares a `STUDY`, its
+stages (run in order by `python -m benchmarks <study>`) and its summary, the headline figures
+that `python -m benchmarks report` puts in BENCHMARKS.md.
+"""
+
+import argparse
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from benchmarks.harness.git import last_commit_date
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a study, e.g. "train", "evaluate", "speed"; `run` gets the parsed arguments."""
+
+    name: str
+    run: Callable[[argparse.Namespace], None]
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """
+    One figure of a study's headline table in BENCHMARKS.md.
+
+    # Parameters
+
+    figure : `str`
+        What is measured, e.g. "CoNLL-03 test F1, pruned to 2 layers".
+    value : `Any`
+        The number as stored in the results JSON (read with `lookup`, never typed by hand).
+    key : `str`
+        The dotted JSON path it was read from, e.g. "conll03.test_f1" or "rows[0].f1".
+    goal : `Optional[str]`
+        The target, e.g. ">= 91.0" or "<= 0.3 F1 loss".
+    met : `Optional[bool]`
+        Whether `value` meets `goal`, computed by the study.
+    """
+
+    figure: str
+    value: Any
+    key: str
+    goal: Optional[str] = None
+    met: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class Study:
+    """
+    A benchmark study as the entry point and the report see it.
+
+    # Parameters
+
+    name : `str`
+        The command-line name: `python -m benchmarks <name>`.
+    description : `str`
+        One line for `python -m benchmarks --help`.
+    results_file : `str`
+        The file name under `benchmarks/results/`, e.g. "pruning.json".
+    stages : `Sequence[Stage]`
+        Run in this order; `--stage` picks some of them.
+    add_arguments : `Optional[Callable[[argparse.ArgumentParser], None]]`
+        Adds the study's own options to its sub-command.
+    summary : `Optional[Callable[[Dict[str, Any]], List[Headline]]]`
+        The headline figures, from the study's results.
+    """
+
+    name: str
+    description: str
+    results_file: str
+    stages: Sequence[Stage]
+    add_arguments: Optional[Callable[[argparse.ArgumentParser], None]] = None
+    summary: Optional[Callable[[Dict[str, Any]], List[Headline]]] = None
+
+
+def lookup(results: Any, key: str) -> Any:
+    """
+    The value at a dotted path of a results dict: "a.b.c", with list indices as "rows[2].f1".
+    A `KeyError` (or `IndexError`) names the whole path when a step is missing.
+    """
+    value = results
+    for name, index in _STEP.findall(key):
+        try:
+            value = value[int(index)] if index else value[name]
+        except (KeyError, IndexError, TypeError) as error:
+            raise KeyError(f"{key!r}: no {name or index!r} in the results") from error
+    return value
+
+
+def headline(
+    results: Dict[str, Any],
+    figure: str,
+    key: str,
+    goal: Optional[str] = None,
+    met: Optional[Callable[[Any], bool]] = None,
+) -> Headline:
+    """A `Headline` whose value is read at `key`; `met`, if given, is applied to that value."""
+    value = lookup(results, key)
+    return Headline(figure, value, key, goal, None if met is None else bool(met(value)))
+
+
+# the keys under which results files record how they were made, in the order they are tried
+COMMAND_KEYS = ("commands", "command")
+HARDWARE_KEYS = ("hardware",)
+DATE_KEYS = ("date", "started_utc", "started_at", "finished_utc")
+
+
+def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str, Any]:
+    """
+    How a results file was made, whichever spelling it uses: `command` (a list of command lines,
+    from "commands" (a list, a dict of parts, or records with a "command") or "command", at the
+    top level or, failing that, one level down, e.g. per task), `hardware` (the "hardware" dict
+    or text) and `date` (a "date"-like key anywhere; else, if `path` is given, the day git last
+    committed that file; else None). Superseded runs (`earlier_*` keys) are not searched.
+    """
+    current = {key: value for key, value in results.items() if not key.startswith("earlier")}
+    sections = [current] + [v for v in current.values() if isinstance(v, dict)]
+    commands: List[str] = []
+    for section in sections:
+        commands = _commands(section)
+        if commands:
+            break
+    hardware = next((s[k] for s in sections for k in HARDWARE_KEYS if k in s), None)
+    date = _find_date(current)
+    if date is None and path is not None:
+        date = last_commit_date(path)
+    return {"command": commands, "date": date, "hardware": hardware}
+
+
+def _commands(section: Dict[str, Any]) -> List[str]:
+    for key in COMMAND_KEYS:
+        found = _command_lines(section.get(key))
+        if found:
+            return found
+    return []
+
+
+def _command_lines(value: Any) -> List[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [line for item in value for line in _command_lines(item)]
+    if isinstance(value, dict):
+        if "command" in value:
+            return _command_lines(value["command"])
+        return [line for item in value.values() for line in _command_lines(item)]
+    return []
+
+
+def _find_date(value: Any) -> Optional[str]:
+    if isinstance(value, dict):
+        for key in DATE_KEYS:
+            if isinstance(value.get(key), str):
+                return value[key]
+        for key, inner in value.items():
+            found = None if key.startswith("earlier") else _find_date(inner)
+            if found:
+                return found
+    return None

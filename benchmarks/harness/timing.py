@@ -1,0 +1,239 @@
+"""
+The timing protocol of every speed figure, in one place:
+
+1. threads set explicitly: `set_threads` (torch, and the BLAS pools numpy and spaCy use) in this
+   process, `thread_env` (OMP/MKL_NUM_THREADS) for a subprocess;
+2. a warm-up first, not counted: a round of the cases themselves, or calls of their own;
+3. at least `MIN_ROUNDS` rounds, each calling every case once (interleaved, so that load from
+   other processes on a shared CPU hits every case alike), in a fixed or alternating order;
+4. per case the median and the spread (min, max) over rounds, and ratios of two cases taken
+   from the same run.
+
+A case is a callable. By default `interleaved` measures each call with its clock (seconds per
+call); with `self_timed` the call returns its own measurement (a rate, seconds read from a
+subprocess, or a dict of component seconds). Whole processes are timed by `command_case`.
+
+    with using_threads(1), torch.inference_mode():
+        timings = interleaved({"teacher": teacher_pass, "student": student_pass}, rounds=5)
+    words_per_sec = timings.rate("student", words)
+    speedup = timings.ratio("teacher", "student")   # seconds: teacher / student
+"""
+
+import contextlib
+import os
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+MIN_ROUNDS = 5  # a speed figure is the median of at least this many interleaved rounds
+
+Order = Union[None, str, Callable[[int], Sequence[str]]]
+WarmUp = Union[int, Mapping[str, Callable[[], Any]]]
+
+
+def thread_env(threads: int, base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """`base` (default: this process's environment) with OMP/MKL_NUM_THREADS set to `threads`,
+    for a subprocess."""
+    environment = dict(os.environ if base is None else base)
+    environment.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    return environment
+
+
+def set_threads(threads: int) -> None:
+    """torch's intra-op threads, and the BLAS threads numpy (and spaCy's thinc) use, to
+    `threads`, in this process."""
+    import torch
+
+    torch.set_num_threads(threads)
+    assert torch.get_num_threads() == threads
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except ImportError:  # numpy's BLAS then keeps the OMP/MKL_NUM_THREADS set at start-up
+        pass
+
+
+@contextlib.contextmanager
+def using_threads(count: int) -> Iterator[None]:
+    """`set_threads(count)` for the `with` block; torch's thread count is restored after it."""
+    import torch
+
+    before = torch.get_num_threads()
+    set_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@dataclass
+class Timings:
+    """
+    The counted samples of an `interleaved` run: `samples[case]` holds one measurement per round,
+    in round order (seconds per call, or what a self-timed case returned). Warm-up calls are not
+    in it. A sample may be a dict (e.g. seconds per component); `field` then picks one entry
+    (a missing entry counts 0.0).
+    """
+
+    samples: Dict[str, List[Any]]
+    rounds: int
+    orders: List[List[str]] = field(default_factory=list)
+
+    def values(self, case: str, field: Optional[str] = None) -> List[float]:
+        """The samples of `case` (or their `field`), in round order."""
+        if field is None:
+            return list(self.samples[case])
+        return [sample.get(field, 0.0) for sample in self.samples[case]]
+
+    def median(self, case: str, field: Optional[str] = None) -> float:
+        return statistics.median(self.values(case, field))
+
+    def spread(self, case: str, field: Optional[str] = None) -> Tuple[float, float]:
+        """(min, max) over rounds."""
+        values = self.values(case, field)
+        return min(values), max(values)
+
+    def rate(self, case: str, work: float) -> float:
+        """`work` (words, sentences, tokens) per second of the median round, for timed cases."""
+        return work / self.median(case)
+
+    def ratio(self, numerator: str, denominator: str, field: Optional[str] = None) -> float:
+        """median(numerator) / median(denominator): both from this same run."""
+        return self.median(numerator, field) / self.median(denominator, field)
+
+    def summary(self, field: Optional[str] = None) -> Dict[str, Dict[str, float]]:
+        """{case: {"median", "min", "max"}} of every case."""
+        summary = {}
+        for case in self.samples:
+            low, high = self.spread(case, field)
+            summary[case] = {"median": self.median(case, field), "min": low, "max": high}
+        return summary
+
+
+def round_order(order: Order, names: Sequence[str], round_index: int) -> List[str]:
+    """The cases of round `round_index` (0 = first counted round): `order` None keeps `names`,
+    "alternate" reverses them in odd rounds, a callable is asked."""
+    if order is None:
+        return list(names)
+    if order == "alternate":
+        return list(names) if round_index % 2 == 0 else list(reversed(names))
+    if callable(order):
+        return list(order(round_index))
+    raise ValueError(f"order: None, 'alternate' or a callable, not {order!r}")
+
+
+def _call(
+    run: Callable[..., Any], round_index: int, pass_round: bool, self_timed: bool, clock
+) -> Any:
+    start = clock()
+    returned = run(round_index) if pass_round else run()
+    return returned if self_timed else clock() - start
+
+
+def interleaved(
+    cases: Mapping[str, Callable[..., Any]],
+    rounds: int,
+    warmup: WarmUp = 1,
+    order: Order = None,
+    threads: Optional[int] = None,
+    self_timed: bool = False,
+    pass_round: bool = False,
+    clock: Callable[[], float] = time.perf_counter,
+    on_round: Optional[Callable[[int, Dict[str, Any]], None]] = None,
+    min_rounds: int = MIN_ROUNDS,
+) -> Timings:
+    """
+    Times `cases` by the protocol of this module.
+
+    # Parameters
+
+    cases : `Mapping[str, Callable[..., Any]]`
+        Name -> callable; the mapping's order is the order within a round.
+    rounds : `int`
+        Counted rounds, at least `min_rounds`.
+    warmup : `Union[int, Mapping[str, Callable[[], Any]]]`
+        An int: that many uncounted rounds of the cases themselves first (round index -1 when
+        `pass_round`). A mapping: these calls, once each, instead (e.g. on less data).
+    order : `Union[None, str, Callable[[int], Sequence[str]]]`
+        The order of the cases in each counted round (`round_order`).
+    threads : `Optional[int]`
+        If given, `set_threads(threads)` first (and torch's count restored after).
+    self_timed : `bool`
+        A case returns its own measurement, stored as is, instead of being clocked.
+    pass_round : `bool`
+        A case is called with the round index (0, 1, ...; warm-up rounds: -1).
+    clock : `Callable[[], float]`
+        Seconds, for clocked cases.
+    on_round : `Optional[Callable[[int, Dict[str, Any]], None]]`
+        Called after each counted round with its index and {case: its sample}.
+    min_rounds : `int`
+        The fewest rounds allowed.
+
+    # Returns
+
+    `Timings`
+        The counted samples, and the order of each counted round.
+    """
+    if rounds < min_rounds:
+        raise ValueError(
+            f"at least {min_rounds} timed rounds (the median is reported), not {rounds}"
+        )
+    context = contextlib.nullcontext() if threads is None else using_threads(threads)
+    with context:
+        _warm_up(cases, warmup, pass_round)
+        timings = Timings({name: [] for name in cases}, rounds)
+        for round_index in range(rounds):
+            names = round_order(order, list(cases), round_index)
+            timings.orders.append(names)
+            latest = {}
+            for name in names:
+                latest[name] = _call(cases[name], round_index, pass_round, self_timed, clock)
+                timings.samples[name].append(latest[name])
+            if on_round is not None:
+                on_round(round_index, latest)
+    return timings
+
+
+def _warm_up(cases: Mapping[str, Callable[..., Any]], warmup: WarmUp, pass_round: bool) -> None:
+    if isinstance(warmup, Mapping):
+        for run in warmup.values():
+            run()
+        return
+    for _ in range(warmup):
+        for run in cases.values():
+            run(-1) if pass_round else run()
+
+
+def command_seconds(
+    command: Sequence[str],
+    threads: Optional[int] = None,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[Path] = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
+    """
+    Wall seconds of a whole process, `command` run to its end (OMP/MKL threads set to `threads`
+    if given). A failure stops the study with the end of the process's stderr.
+    """
+    environment = dict(os.environ if env is None else env)
+    if threads is not None:
+        environment = thread_env(threads, environment)
+    start = clock()
+    process = subprocess.run(
+        list(command), cwd=cwd, env=environment, capture_output=True, text=True
+    )
+    elapsed = clock() - start
+    if process.returncode != 0:
+        raise SystemExit(
+            f"{command[0]} exited with {process.returncode}:\n{process.stderr[-3000:]}"
+        )
+    return elapsed
+
+
+def command_case(command: Sequence[str], **options: Any) -> Callable[[], float]:
+    """A self-timed case for `interleaved` that runs `command` once (`command_seconds`)."""
+    return lambda: command_seconds(command, **options)

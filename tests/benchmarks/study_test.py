@@ -1,0 +1,70 @@
+import json
+import subprocess
+
+import pytest
+
+from benchmarks.harness.data import MissingData, data_path, read_sentences
+from benchmarks.harness.study import Headline, headline, lookup, provenance
+from tests.conftest import PROJECT_ROOT
+
+RESULTS = {"conll03": {"test_f1": 91.2, "rows": [{"f1": 90.0}, {"f1": 92.5}]}, "n": 3}
+
+
+def test_lookup_follows_dots_and_list_indices():
+    assert lookup(RESULTS, "n") == 3
+    assert lookup(RESULTS, "conll03.test_f1") == 91.2
+    assert lookup(RESULTS, "conll03.rows[1].f1") == 92.5
+    assert lookup({"a": [[1, 2], [3]]}, "a[0][1]") == 2
+    with pytest.raises(KeyError, match="conll03.dev_f1"):
+        lookup(RESULTS, "conll03.dev_f1")
+    with pytest.raises(KeyError):
+        lookup(RESULTS, "conll03.rows[5].f1")
+
+
+def test_a_headline_records_the_key_its_value_came_from():
+    line = headline(RESULTS, "CoNLL-03 test F1", "conll03.test_f1", ">= 91.0", lambda v: v >= 91)
+    assert line == Headline("CoNLL-03 test F1", 91.2, "conll03.test_f1", ">= 91.0", True)
+    assert headline(RESULTS, "rows", "n").met is None
+
+
+def test_provenance_reads_every_spelling_of_command_date_and_hardware():
+    records = {
+        "commands": [{"command": "python -m benchmarks x", "part": "a"}, "python y.py"],
+        "hardware": {"cpu": "EPYC"},
+        "started_utc": "2026-11-22T03:26:08+00:00",
+        "earlier_run": {"command": "old", "date": "2020-01-01"},
+    }
+    assert provenance(records) == {
+        "command": ["python -m benchmarks x", "python y.py"],
+        "date": "2026-11-22T03:26:08+00:00",
+        "hardware": {"cpu": "EPYC"},
+    }
+    parts = {"commands": {"benchmark": "b.py", "cold": {"x": "c1", "y": "c2"}}, "hardware": "h"}
+    assert provenance(parts)["command"] == ["b.py", "c1", "c2"]
+    per_task = {"ner": {"commands": ["n.py"]}, "chunk": {"commands": ["c.py"]}, "hardware": "h"}
+    assert provenance(per_task)["command"] == ["n.py"]
+    assert provenance({"command": "only.py"}) == {
+        "command": ["only.py"],
+        "date": None,
+        "hardware": None,
+    }
+
+
+@pytest.mark.parametrize("path", sorted((PROJECT_ROOT / "benchmarks" / "results").glob("*.json")))
+def test_every_results_file_has_a_command_and_hardware(path):
+    found = provenance(json.loads(path.read_text()), path)
+    assert found["command"] and found["hardware"]
+    shallow = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"], cwd=PROJECT_ROOT, capture_output=True
+    )
+    if shallow.stdout.strip() == b"false":
+        assert found["date"]
+
+
+def test_data_paths_name_the_variable_to_set(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOME_DATA_PATH", str(tmp_path / "absent.txt"))
+    with pytest.raises(MissingData, match="set SOME_DATA_PATH"):
+        data_path("SOME_DATA_PATH", "x.txt")
+    (tmp_path / "here.txt").write_text("-DOCSTART- O\n\nEU B-ORG\nrejects O\n\nPeter B-PER\n")
+    monkeypatch.setenv("SOME_DATA_PATH", str(tmp_path / "here.txt"))
+    assert read_sentences(data_path("SOME_DATA_PATH", "x.txt")) == [["EU", "rejects"], ["Peter"]]
