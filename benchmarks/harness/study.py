@@ -112,11 +112,22 @@ DATE_KEYS = ("date", "started_utc", "started_at", "finished_utc")
 
 def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str, Any]:
     """
-    How a results file was made, whichever spelling it uses: `command` (a list of command lines,
-    from "commands" (a list, a dict of parts, or records with a "command") or "command", at the
-    top level or, failing that, one level down, e.g. per task), `hardware` (the "hardware" dict
-    or text) and `date` (a "date"-like key anywhere; else, if `path` is given, the day git last
-    committed that file; else None). Superseded runs (`earlier_*` keys) are not searched.
+    How a results file was made, whichever spelling it uses. Each is searched at the top level,
+    then one level down (e.g. per task); superseded runs (`earlier_*` keys) are not searched.
+
+    # Parameters
+
+    results : `Dict[str, Any]`
+        The results file's contents.
+    path : `Optional[Any]`
+        The file, for the date git last committed it when the file records none.
+
+    # Returns
+
+    `Dict[str, Any]`
+        "command": a list of command lines, from "commands" (a list, a dict of parts, or
+        records with a "command") or "command"; "hardware": the "hardware" dict or text;
+        "date": a date key ("date", "started_utc", ...), else git's day, else None.
     """
     current = {key: value for key, value in results.items() if not key.startswith("earlier")}
     sections = [current] + [v for v in current.values() if isinstance(v, dict)]
@@ -126,7 +137,7 @@ def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str,
         if commands:
             break
     hardware = next((s[k] for s in sections for k in HARDWARE_KEYS if k in s), None)
-    date = _find_date(current)
+    date = next((s[k] for s in sections for k in DATE_KEYS if isinstance(s.get(k), str)), None)
     if date is None and path is not None:
         date = last_commit_date(path)
     return {"command": commands, "date": date, "hardware": hardware}
@@ -150,15 +161,3 @@ def _command_lines(value: Any) -> List[str]:
             return _command_lines(value["command"])
         return [line for item in value.values() for line in _command_lines(item)]
     return []
-
-
-def _find_date(value: Any) -> Optional[str]:
-    if isinstance(value, dict):
-        for key in DATE_KEYS:
-            if isinstance(value.get(key), str):
-                return value[key]
-        for key, inner in value.items():
-            found = None if key.startswith("earlier") else _find_date(inner)
-            if found:
-                return found
-    return None

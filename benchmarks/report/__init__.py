@@ -1,0 +1,1 @@
+"""BENCHMARKS.md (`render`) and its charts (`charts`), made from `benchmarks/results/`."""
