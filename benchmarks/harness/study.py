@@ -7,7 +7,7 @@ that `python -m benchmarks report` puts in BENCHMARKS.md.
 import argparse
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from benchmarks.harness.git import last_commit_date
 
@@ -92,16 +92,36 @@ def lookup(results: Any, key: str) -> Any:
     return value
 
 
+Met = Union[None, bool, Callable[[Any], bool]]
+
+
 def headline(
     results: Dict[str, Any],
     figure: str,
     key: str,
     goal: Optional[str] = None,
-    met: Optional[Callable[[Any], bool]] = None,
+    met: Met = None,
 ) -> Headline:
-    """A `Headline` whose value is read at `key`; `met`, if given, is applied to that value."""
+    """
+    A `Headline` whose value is read at `key`. `met` is a bool (e.g. read from the results
+    too) or a test applied to the value; `at_least` and `at_most` give a goal and its test:
+
+        headline(results, "CoNLL-03 test F1", "f1_pruned", *at_least(91.0))
+    """
     value = lookup(results, key)
-    return Headline(figure, value, key, goal, None if met is None else bool(met(value)))
+    if callable(met):
+        met = bool(met(value))
+    return Headline(figure, value, key, goal, met)
+
+
+def at_least(bound: float, unit: str = "") -> Tuple[str, Callable[[Any], bool]]:
+    """The goal ">= bound" and its test, for `headline`."""
+    return f">= {bound:g}{unit}", lambda value: value >= bound
+
+
+def at_most(bound: float, unit: str = "") -> Tuple[str, Callable[[Any], bool]]:
+    """The goal "<= bound" and its test, for `headline`."""
+    return f"<= {bound:g}{unit}", lambda value: value <= bound
 
 
 # the keys under which results files record how they were made, in the order they are tried

@@ -4,7 +4,7 @@ import subprocess
 import pytest
 
 from benchmarks.harness.data import MissingData, data_path, read_sentences
-from benchmarks.harness.study import Headline, headline, lookup, provenance
+from benchmarks.harness.study import Headline, at_least, at_most, headline, lookup, provenance
 from tests.conftest import PROJECT_ROOT
 
 RESULTS = {"conll03": {"test_f1": 91.2, "rows": [{"f1": 90.0}, {"f1": 92.5}]}, "n": 3}
@@ -25,6 +25,11 @@ def test_a_headline_records_the_key_its_value_came_from():
     line = headline(RESULTS, "CoNLL-03 test F1", "conll03.test_f1", ">= 91.0", lambda v: v >= 91)
     assert line == Headline("CoNLL-03 test F1", 91.2, "conll03.test_f1", ">= 91.0", True)
     assert headline(RESULTS, "rows", "n").met is None
+    assert headline(RESULTS, "F1", "conll03.test_f1", *at_least(91.5)) == Headline(
+        "F1", 91.2, "conll03.test_f1", ">= 91.5", False
+    )
+    assert headline(RESULTS, "n", "n", *at_most(3, " s")).goal == "<= 3 s"
+    assert headline(RESULTS, "n", "n", "== 3", met=True).met is True
 
 
 def test_provenance_reads_every_spelling_of_command_date_and_hardware():
