@@ -4,7 +4,7 @@ The benchmarks' one entry point:
     python -m benchmarks --help                     # the studies, one line each
     python -m benchmarks <study> [--stage S ...] [the study's own options]
     python -m benchmarks <study> --list-stages
-    python -m benchmarks report                     # BENCHMARKS.md and its charts
+    python -m benchmarks report [--check]           # BENCHMARKS.md and its charts
 """
 
 import argparse
@@ -40,6 +40,11 @@ def build_parser(studies: Sequence[Study]) -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report", help="render BENCHMARKS.md and the charts from benchmarks/results/"
     )
+    report.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if BENCHMARKS.md is not what the results render to",
+    )
     report.set_defaults(study=None)
     return parser
 
@@ -63,7 +68,7 @@ def main(argv: Optional[List[str]] = None, studies: Optional[Sequence[Study]] = 
     if args.study is None:
         from benchmarks.report.render import main as render_report
 
-        render_report()
+        render_report(check=args.check)
     else:
         run_study(args.study, args)
 

@@ -10,6 +10,7 @@ charts that `benchmarks/report/charts.py` draws are embedded at the top. Superse
 
 import importlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -166,11 +167,31 @@ def draw_charts(results_dir: Path, out_dir: Path) -> Dict[str, Path]:
     return charts.render_charts(results_dir, out_dir)
 
 
-def main() -> None:
-    """Draws the charts into docs/figures/ and writes BENCHMARKS.md."""
+def expected_report(studies: Sequence[Study]) -> str:
+    """
+    BENCHMARKS.md as `main` would write it, without writing anything: the charts are drawn
+    into a temporary folder for their names, and embedded by their paths in docs/figures/.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        drawn = draw_charts(RESULTS_DIR, Path(folder))
+        charts = {name: FIGURES / Path(path).name for name, path in drawn.items()}
+    return render(studies, charts)
+
+
+def main(check: bool = False) -> None:
+    """
+    Draws the charts into docs/figures/ and writes BENCHMARKS.md; with `check`, only says
+    whether the committed BENCHMARKS.md is what the results render to (exit status 1 if not).
+    """
     from benchmarks.studies import all_studies
 
     studies = all_studies()
+    if check:
+        current = REPORT.read_text(encoding="utf-8") if REPORT.exists() else ""
+        if current != expected_report(studies):
+            raise SystemExit("BENCHMARKS.md is out of date: python -m benchmarks report")
+        print("BENCHMARKS.md is up to date")
+        return
     charts = draw_charts(RESULTS_DIR, FIGURES)
     text = render(studies, charts)
     REPORT.write_text(text, encoding="utf-8")
