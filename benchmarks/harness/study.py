@@ -12,6 +12,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from benchmarks.harness.git import last_commit_date
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+# a key naming a superseded run: "earlier_phase1", "conll00_earlier_phase1", "previous_cpu_lms"
+_SUPERSEDED = re.compile(r"(^|_)(earlier|previous)(_|$)")
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,12 @@ def at_most(bound: float, unit: str = "") -> Tuple[str, Callable[[Any], bool]]:
     return f"<= {bound:g}{unit}", lambda value: value <= bound
 
 
+def superseded(key: str) -> bool:
+    """Whether a dotted JSON key lies in a superseded run (a step like `earlier_*`,
+    `<task>_earlier_*` or `previous_*`); such runs are kept in the JSON, not reported."""
+    return any(_SUPERSEDED.search(name) for name, _ in _STEP.findall(key))
+
+
 # the keys under which results files record how they were made, in the order they are tried
 COMMAND_KEYS = ("commands", "command")
 HARDWARE_KEYS = ("hardware",)
@@ -133,7 +141,7 @@ DATE_KEYS = ("date", "started_utc", "started_at", "finished_utc")
 def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str, Any]:
     """
     How a results file was made, whichever spelling it uses. Each is searched at the top level,
-    then one level down (e.g. per task); superseded runs (`earlier_*` keys) are not searched.
+    then one level down (e.g. per task); superseded runs (`superseded` keys) are not searched.
 
     # Parameters
 
@@ -149,7 +157,7 @@ def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str,
         records with a "command") or "command"; "hardware": the "hardware" dict or text;
         "date": a date key ("date", "started_utc", ...), else git's day, else None.
     """
-    current = {key: value for key, value in results.items() if not key.startswith("earlier")}
+    current = {key: value for key, value in results.items() if not superseded(key)}
     sections = [current] + [v for v in current.values() if isinstance(v, dict)]
     commands: List[str] = []
     for section in sections:

@@ -16,13 +16,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from benchmarks.harness.data import ROOT
 from benchmarks.harness.results import RESULTS_DIR
-from benchmarks.harness.study import Headline, Study, provenance
+from benchmarks.harness.study import Headline, Study, provenance, superseded
 
 REPORT = ROOT / "BENCHMARKS.md"
 FIGURES = ROOT / "docs" / "figures"
 MAX_BYTES = 25_000  # BENCHMARKS.md stays under this
 MAX_COMMANDS = 6  # command lines shown per study; the JSON holds the rest
-SUPERSEDED = "earlier"  # a key (or path step) starting with this is a superseded run
 
 HEADER = """# Benchmarks
 
@@ -55,11 +54,6 @@ def show(value: Any) -> str:
     if value is None:
         return "–"
     return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def superseded(key: str) -> bool:
-    """Whether a dotted JSON key lies in a superseded run (a step starting with `earlier`)."""
-    return any(step.startswith(SUPERSEDED) for step in key.replace("[", ".").split("."))
 
 
 def headline_table(headlines: Sequence[Headline]) -> List[str]:

@@ -4,7 +4,15 @@ import subprocess
 import pytest
 
 from benchmarks.harness.data import MissingData, data_path, read_sentences
-from benchmarks.harness.study import Headline, at_least, at_most, headline, lookup, provenance
+from benchmarks.harness.study import (
+    Headline,
+    at_least,
+    at_most,
+    headline,
+    lookup,
+    provenance,
+    superseded,
+)
 from tests.conftest import PROJECT_ROOT
 
 RESULTS = {"conll03": {"test_f1": 91.2, "rows": [{"f1": 90.0}, {"f1": 92.5}]}, "n": 3}
@@ -30,6 +38,18 @@ def test_a_headline_records_the_key_its_value_came_from():
     )
     assert headline(RESULTS, "n", "n", *at_most(3, " s")).goal == "<= 3 s"
     assert headline(RESULTS, "n", "n", "== 3", met=True).met is True
+
+
+def test_superseded_runs_are_named_by_their_keys():
+    for key in (
+        "earlier_run.f1",
+        "conll00_earlier_phase1.f1",
+        "previous_cpu_lms.ppl",
+        "a[0].earlier",
+    ):
+        assert superseded(key), key
+    for key in ("f1", "conll00_f1", "earliest", "rows[0].previously"):
+        assert not superseded(key), key
 
 
 def test_provenance_reads_every_spelling_of_command_date_and_hardware():
