@@ -1,0 +1,159 @@
+import json
+
+import numpy
+import pytest
+
+from benchmarks.harness.results import RESULTS_DIR
+from benchmarks.report import charts
+
+EXPORT = {
+    "archive": "pretrained/small_pruned.tar.gz",
+    "unpruned_archive": "pretrained/small.tar.gz",
+    "words_per_sec_runtime_b1": 200.0,
+    "words_per_sec_runtime_b32": 400.0,
+    "words_per_sec_runtime_unpruned_b1": 50.0,
+    "words_per_sec_runtime_unpruned_b32": 80.0,
+    "words_per_sec_allennlp_b1": 20.0,
+    "words_per_sec_allennlp_b32": 60.0,
+    "words_per_sec_spacy_sm_b1": 30.0,
+    "words_per_sec_spacy_sm_b32": 90.0,
+}
+MANIFEST = {
+    "small": {"file": "small.tar.gz", "test_f1": 91.5, "kept_layers": {"forward": [0, 1, 2]}},
+    "small_pruned": {"file": "small_pruned.tar.gz", "test_f1": 90.25},
+}
+ANCHORS = {
+    "anchors": [
+        {"name": "A", "conll03_test_f1": 92.0, "words_per_sec": 1000, "hardware": "GPU"},
+        {"name": "B", "conll03_test_f1": 93.0, "words_per_sec": None, "hardware": "not stated"},
+    ]
+}
+BUDGET = {
+    "ner": {
+        "chosen_run_on_dev": "ner_b2_ep10",
+        "test_f1_unpruned": 91.0,
+        "rows": [
+            {
+                "run": "ner_b4",
+                "kept_layers_forward": [1],
+                "kept_layers_backward": [0, 2],
+                "test_f1_pruned": 89.5,
+                "epochs": 3,
+            },
+            {
+                "run": "ner_b2_ep10",
+                "kept_layers_forward": [1],
+                "kept_layers_backward": [2],
+                "test_f1_pruned": 90.5,
+                "epochs": 10,
+            },
+        ],
+    }
+}
+PRUNING = {
+    "live_layers_by_epoch": [3.0, 2.0],
+    "kept_layers_forward": [1],
+    "kept_layers_backward": [2],
+    "title": "LD-Net pruning: small NER",
+}
+
+
+def write(folder, name, data):
+    (folder / name).write_text(json.dumps(data))
+
+
+def test_measured_points_are_the_export_json_values_and_the_manifest_f1():
+    points = charts.measured_speed_points(EXPORT, MANIFEST)
+    assert [(p.label, p.words_per_sec_b1, p.words_per_sec_b32, p.f1) for p in points] == [
+        ("ner, ldnet_runtime", 50.0, 80.0, 91.5),
+        ("ner_pruned, ldnet_runtime", 200.0, 400.0, 90.25),
+        ("ner_pruned, AllenNLP predictor", 20.0, 60.0, 90.25),
+        ("spaCy en_core_web_sm", 30.0, 90.0, None),  # no F1 measured: none is drawn
+    ]
+
+
+def test_an_int8_series_and_a_spacy_f1_appear_only_when_their_keys_exist():
+    export = dict(EXPORT, int8_archive="pretrained/small_int8.tar.gz")
+    export.update(words_per_sec_runtime_int8_b1=300.0, words_per_sec_runtime_int8_b32=600.0)
+    export["conll03_test_f1_spacy_sm"] = 85.0
+    manifest = dict(MANIFEST, int8={"file": "small_int8.tar.gz", "test_f1": 90.0})
+    points = {p.label: p for p in charts.measured_speed_points(export, manifest)}
+    int8 = points["ner_pruned int8, ldnet_runtime"]
+    assert (int8.words_per_sec_b1, int8.words_per_sec_b32, int8.f1) == (300.0, 600.0, 90.0)
+    assert points["spaCy en_core_web_sm"].f1 == 85.0
+    assert "ner_pruned int8, ldnet_runtime" not in {
+        p.label for p in charts.measured_speed_points(EXPORT, MANIFEST)
+    }
+
+
+def test_published_anchors_are_kept_apart_from_the_measured_points(tmp_path, monkeypatch):
+    anchors = charts.anchor_points(ANCHORS)
+    assert [(a.name, a.f1, a.words_per_sec) for a in anchors] == [
+        ("A", 92.0, 1000),
+        ("B", 93.0, None),
+    ]
+    drawn = {}
+
+    def spy(points, anchors, path):
+        drawn.update(points=points, anchors=anchors)
+        return path
+
+    monkeypatch.setattr(charts, "speed_accuracy_chart", spy)
+    write(tmp_path, "export.json", EXPORT)
+    write(tmp_path, "published_anchors.json", ANCHORS)
+    (tmp_path / "manifest.json").write_text(json.dumps(MANIFEST))
+    charts.render_charts(tmp_path, tmp_path / "out", tmp_path / "manifest.json")
+    assert all(isinstance(p, charts.SpeedPoint) for p in drawn["points"])
+    assert {p.label for p in drawn["points"]}.isdisjoint(a.name for a in drawn["anchors"])
+    assert drawn["anchors"] == anchors
+
+
+def test_budget_points_are_the_rows_with_their_live_layers():
+    points = charts.budget_points(BUDGET, "ner")
+    assert [(p.run, p.live_layers, p.test_f1, p.epochs, p.chosen) for p in points] == [
+        ("ner_b2_ep10", 2, 90.5, 10, True),
+        ("ner_b4", 3, 89.5, 3, False),
+    ]
+    assert charts.budget_points(BUDGET, "chunk") == []
+
+
+def test_mask_states_mark_kept_pruned_and_unknown_layers():
+    runs = charts.pruning_runs(PRUNING, MANIFEST | {"ner": MANIFEST["small"]})
+    assert [(title, live) for title, _, live in runs] == [("small NER", [3.0, 2.0])]
+    states = runs[0][1]
+    u, k, p = charts.UNKNOWN, charts.LIVE, charts.PRUNED
+    numpy.testing.assert_array_equal(states["forward"], [[u, p], [k, k], [u, p]])
+    numpy.testing.assert_array_equal(states["backward"], [[u, p], [u, p], [k, k]])
+    with pytest.raises(ValueError):
+        charts.mask_states([1.0], {"forward": [0], "backward": [1]}, 3)
+
+
+def test_the_charts_are_drawn_from_small_json_and_the_same_json_gives_the_same_bytes(tmp_path):
+    for name, data in (
+        ("export.json", EXPORT),
+        ("published_anchors.json", ANCHORS),
+        ("pruning_budget.json", BUDGET),
+        ("pruning.json", PRUNING),
+    ):
+        write(tmp_path, name, data)
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps(MANIFEST | {"ner": MANIFEST["small"]}))
+    first = charts.render_charts(tmp_path, tmp_path / "a", manifest)
+    second = charts.render_charts(tmp_path, tmp_path / "b", manifest)
+    assert sorted(first) == ["f1_vs_layers", "layer_masks", "speed_accuracy"]
+    for name, path in first.items():
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert path.read_bytes() == second[name].read_bytes()
+        assert b"matplotlib" not in path.read_bytes()  # no software name in the metadata
+
+
+def test_every_chart_is_drawn_from_the_committed_json(tmp_path):
+    drawn = charts.render_charts(RESULTS_DIR, tmp_path)
+    assert sorted(drawn) == ["f1_vs_layers", "layer_masks", "speed_accuracy"]
+    assert all(path.stat().st_size > 10_000 for path in drawn.values())
+
+
+def test_the_committed_anchors_each_name_a_source_and_hardware():
+    anchors = json.loads((RESULTS_DIR / "published_anchors.json").read_text())["anchors"]
+    for anchor in anchors:
+        assert anchor["source"] and anchor["hardware"] and 0 < anchor["conll03_test_f1"] < 100
