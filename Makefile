@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE := 1
 venv: $(VENV)/.installed
 
 # The lock holds the whole dependency closure at exact versions; --no-deps because allennlp's
-# own metadata (torch<1.13) cannot be resolved on Python 3.11 (see README).
+# own metadata (torch<1.13) cannot be resolved on Python 3.11 (see docs/install.md).
 $(VENV)/.installed: requirements/lock.txt setup.cfg
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q "pip<25"

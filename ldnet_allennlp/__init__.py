@@ -3,8 +3,8 @@ ldnet-allennlp: cheap contextual representations for AllenNLP.
 
 Importing this package registers every component with AllenNLP (`--include-package
 ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the patches in
-`ldnet_allennlp.patches` (every change to AllenNLP's behaviour, one module each; the README's
-"What importing ldnet_allennlp changes" lists them). This is the only place they are applied.
+`ldnet_allennlp.patches` (every change to AllenNLP's behaviour, one module each; docs/components.md,
+"What importing ldnet_allennlp changes", lists them). This is the only place they are applied.
 """
 
 from ldnet_allennlp import patches

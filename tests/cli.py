@@ -28,8 +28,8 @@ def run_allennlp(
 def noisy_lines(stderr: str) -> List[str]:
     """
     The lines of a log that a user would read as a problem: warnings and tracebacks. INFO lines,
-    progress bars and the NLTK download errors of allennlp-models' import (documented in the
-    README) are not.
+    progress bars and the NLTK download errors of allennlp-models' import (documented in
+    docs/install.md) are not.
     """
     noisy = []
     for line in stderr.splitlines():

@@ -58,8 +58,9 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[Served]:
     """
-    `allennlp ldnet-serve <fixture archive> --port <free>` from the repository root (as the
-    README runs it), until the tests are done; then SIGTERM, which must stop it cleanly.
+    `allennlp ldnet-serve <fixture archive> --port <free>` from the repository root (as
+    docs/serving_and_export.md runs it), until the tests are done; then SIGTERM, which must stop
+    it cleanly.
     """
     port = free_port()
     log = tmp_path_factory.mktemp("served") / "ldnet-serve.log"

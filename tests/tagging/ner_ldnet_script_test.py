@@ -1,5 +1,5 @@
 """
-`bash scripts/ner_ldnet.sh CONLL03_DIR`, the README's one command for the LD-Net NER tagger,
+`bash scripts/ner_ldnet.sh CONLL03_DIR`, docs/training.md's one command for the LD-Net NER tagger,
 run on the fixtures (named as in a CoNLL-03 copy) with the fixture dense LMs.
 """
 

@@ -1,7 +1,8 @@
 """
-The README's component table (`## Components (registered names)`) and AllenNLP's registry agree:
-every name registered by a class of `ldnet_allennlp` is in the table under its AllenNLP type, and
-every name in the table is registered. The registry is read, not a list kept here.
+The component table of docs/components.md (`## Components (registered names)`) and AllenNLP's
+registry agree: every name registered by a class of `ldnet_allennlp` is in the table under its
+AllenNLP type, and every name in the table is registered. The registry is read, not a list kept
+here.
 """
 
 import re
@@ -12,6 +13,7 @@ from allennlp.common.registrable import Registrable
 import ldnet_allennlp  # noqa: F401  (registers every component)
 from tests.conftest import PROJECT_ROOT
 
+COMPONENTS_PAGE = PROJECT_ROOT / "docs" / "components.md"
 TABLE_HEADING = "## Components (registered names)"
 
 
@@ -25,10 +27,11 @@ def registered_names() -> Set[Tuple[str, str]]:
     }
 
 
-def readme_table_names() -> Set[Tuple[str, str]]:
-    """`(AllenNLP type, name)` of every row of the README's table (`subcommand` → `Subcommand`)."""
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split(TABLE_HEADING, 1)[1].split("\n## ", 1)[0]
+def table_names() -> Set[Tuple[str, str]]:
+    """`(AllenNLP type, name)` of every row of the components table (`subcommand` →
+    `Subcommand`)."""
+    page = COMPONENTS_PAGE.read_text(encoding="utf-8")
+    table = page.split(TABLE_HEADING, 1)[1].split("\n## ", 1)[0]
     rows = [line for line in table.splitlines() if line.startswith("|")][2:]  # header, rule
     names = set()
     for row in rows:
@@ -40,11 +43,11 @@ def readme_table_names() -> Set[Tuple[str, str]]:
     return names
 
 
-def test_every_registered_name_is_in_the_readme_table():
-    missing = registered_names() - readme_table_names()
-    assert not missing, f"registered but not in the README's table: {sorted(missing)}"
+def test_every_registered_name_is_in_the_components_table():
+    missing = registered_names() - table_names()
+    assert not missing, f"registered but not in docs/components.md's table: {sorted(missing)}"
 
 
-def test_every_name_in_the_readme_table_is_registered():
-    unknown = readme_table_names() - registered_names()
-    assert not unknown, f"in the README's table but not registered by us: {sorted(unknown)}"
+def test_every_name_in_the_components_table_is_registered():
+    unknown = table_names() - registered_names()
+    assert not unknown, f"in docs/components.md's table but not registered by us: {sorted(unknown)}"
