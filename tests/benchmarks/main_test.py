@@ -79,7 +79,6 @@ NOT_YET_CONVERTED = {
     "scalar_mix_benchmark.py",
     "serve_benchmark.py",
     "tagging_benchmark.py",
-    "transfer_set_benchmark.py",
 }
 
 

@@ -1,0 +1,181 @@
+"""
+Teacher labelling speed of `distill-transfer-set` (issue 18): the same transfer-set rows
+labelled in batches of 64 in the order they are generated (each example's original, then its
+augmented samples: what the builder labelled before it sorted) and in the order it writes them
+now (`length_sorted` within windows of `SORT_WINDOW_BATCHES` batches).
+
+    python -m benchmarks transfer_set --rows 1280 --rounds 5
+
+The rows come from the first examples of `--train` (n_iter 20, Tang et al.'s settings, as the
+distillation study builds them), cut to `--rows`, so that both orders label the same rows.
+`harness.timing.interleaved`: a warm-up round, then `--rounds` interleaved rounds with torch
+threads set to `--threads`; the median rows/s of each order and their ratio; and the largest
+difference between the two orders' logits per row (padding must not change them). Writes
+`benchmarks/results/transfer_set_labelling.json`.
+"""
+
+import argparse
+from pathlib import Path
+from typing import Any, Dict, List
+
+from benchmarks.harness.data import ROOT, hardware
+from benchmarks.harness.results import command_line, save_results
+from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
+from benchmarks.harness.timing import MIN_ROUNDS, interleaved, set_threads
+
+RESULTS = "transfer_set_labelling"
+BATCH_SIZE = 64
+# padding must not change a row's logits: the most the two orders may differ (float32 noise)
+LOGIT_TOLERANCE = 1e-4
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    run = ROOT / "runs" / "distillation_sst2_all"
+    parser.add_argument("--teacher", default=str(run / "sst2_teacher" / "model.tar.gz"))
+    parser.add_argument("--train", default=str(run / "data" / "sst2" / "train.tsv"))
+    parser.add_argument("--rows", type=int, default=1280)
+    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
+    parser.add_argument("--threads", type=int, default=1)
+
+
+def label(teacher, reader, rows):
+    """
+    The teacher's logits for `rows`, in batches of `BATCH_SIZE`, as distill-transfer-set
+    computes them (`labelled_batches`).
+
+    # Returns
+
+    `torch.Tensor`
+        The logits, one row per transfer-set row, shape (len(rows), num_labels).
+    """
+    import torch
+
+    from ldnet_allennlp.distillation.transfer_set import labelled_batches
+
+    return torch.cat([logits for _, logits in labelled_batches(teacher, reader, rows, BATCH_SIZE)])
+
+
+def transfer_rows(reader, train: str, count: int):
+    """
+    The first `count` rows of the transfer set built (n_iter 20, seed 13) from the first
+    examples of `train`, and how many examples that took.
+    """
+    from ldnet_allennlp.distillation.augmentation import AugmentationRules
+    from ldnet_allennlp.distillation.transfer_set import transfer_set_rows
+
+    examples = []
+    for _, texts, label_ in reader.read_examples(train):
+        examples.append((texts, label_))
+        if len(examples) * 21 >= 2 * count:  # enough rows after dropping duplicates
+            break
+    rows = transfer_set_rows(examples, AugmentationRules(), seed=13)[:count]
+    if len(rows) < count:
+        raise SystemExit(f"only {len(rows)} rows from {len(examples)} examples")
+    return rows, len(examples)
+
+
+def speed(args: argparse.Namespace) -> None:
+    """Times both orders and writes the results file."""
+    import torch
+    from allennlp.models.archival import load_archive
+
+    import ldnet_allennlp  # noqa: F401
+    from ldnet_allennlp.distillation.transfer_set import SORT_WINDOW_BATCHES, length_sorted
+
+    if args.rounds < MIN_ROUNDS:
+        raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
+    set_threads(args.threads)
+    archive = load_archive(args.teacher)
+    teacher, reader = archive.model.eval(), archive.validation_dataset_reader
+    rows, examples = transfer_rows(reader, args.train, args.rows)
+    orders = {
+        "generated": rows,
+        "length_sorted": length_sorted(rows, SORT_WINDOW_BATCHES * BATCH_SIZE),
+    }
+    logits: Dict[str, Any] = {}
+
+    def case(name: str):
+        return lambda: logits.__setitem__(name, label(teacher, reader, orders[name]))
+
+    with torch.inference_mode():
+        timings = interleaved({name: case(name) for name in orders}, rounds=args.rounds)
+    # the sorted order's logits back in generated order: padding must not change a row's logits
+    position = {id(row): i for i, row in enumerate(orders["length_sorted"])}
+    resorted = logits["length_sorted"][[position[id(row)] for row in rows]]
+    difference = float((resorted - logits["generated"]).abs().max())
+    rate = {name: timings.rate(name, len(rows)) for name in orders}
+    results = {
+        "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted "
+        "rows (issue 18)",
+        "command": command_line(),
+        "hardware": hardware(),
+        "teacher": project_path(args.teacher),
+        "rows": len(rows),
+        "examples": examples,
+        "batch_size": BATCH_SIZE,
+        "threads": args.threads,
+        "rounds": args.rounds,
+        "rows_per_sec_generated_order": round(rate["generated"], 1),
+        "rows_per_sec_length_sorted": round(rate["length_sorted"], 1),
+        "speedup_length_sorted": round(rate["length_sorted"] / rate["generated"], 2),
+        "max_abs_logit_difference": difference,
+        "seconds_by_round": {n: [round(s, 2) for s in timings.values(n)] for n in orders},
+    }
+    results["summary"] = table(results)
+    save_results(RESULTS, results)
+    print({k: v for k, v in results.items() if k not in ("summary", "hardware")})
+
+
+def project_path(path: str) -> str:
+    """`path` relative to the project root when it lies in it, else absolute."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(ROOT) if ROOT in resolved.parents else resolved)
+
+
+def table(results: Dict[str, Any]) -> Dict[str, Any]:
+    """The results file's `summary` table (rows/s of each order and the speed-up)."""
+    return {
+        "caption": "Rows/s of the teacher labelling the same transfer-set rows in batches of "
+        f"{results['batch_size']}: in generated order and length-sorted (as "
+        "distill-transfer-set writes them); median of "
+        f"{results['rounds']} interleaved rounds after a warm-up, {results['threads']} torch "
+        "thread(s).",
+        "columns": ["order", "rows/s", "speed-up"],
+        "rows": [
+            ["generated (before)", results["rows_per_sec_generated_order"], 1.0],
+            [
+                "length-sorted (now)",
+                results["rows_per_sec_length_sorted"],
+                results["speedup_length_sorted"],
+            ],
+        ],
+    }
+
+
+def summary(results: Dict[str, Any]) -> List[Headline]:
+    """Rows/s of both orders, the speed-up, and the logit difference the sorting makes."""
+    return [
+        headline(
+            results, "teacher labelling, generated order (rows/s)", "rows_per_sec_generated_order"
+        ),
+        headline(
+            results, "teacher labelling, length-sorted (rows/s)", "rows_per_sec_length_sorted"
+        ),
+        headline(results, "speed-up of length-sorted rows", "speedup_length_sorted"),
+        headline(
+            results,
+            "largest logit difference between the orders",
+            "max_abs_logit_difference",
+            *at_most(LOGIT_TOLERANCE),
+        ),
+    ]
+
+
+STUDY = Study(
+    name="transfer_set",
+    description="Teacher labelling speed of distill-transfer-set: generated vs length-sorted rows.",
+    results_file="transfer_set_labelling.json",
+    stages=[Stage("speed", speed, "time both orders of the same rows; writes the results file")],
+    add_arguments=add_arguments,
+    summary=summary,
+)
