@@ -1,0 +1,130 @@
+"""
+The benchmark figures that the docs pages quote in their prose are the results files' figures:
+each quote below is the page's text with the figure put in from its JSON key, so a re-run that
+changes a figure fails here until the page says the new one. (BENCHMARKS.md and the charts are
+generated, and so need no such list.)
+"""
+
+import json
+import re
+from typing import Any, Callable, Dict
+
+import pytest
+
+from tests.conftest import PROJECT_ROOT
+
+RESULTS = PROJECT_ROOT / "benchmarks" / "results"
+
+
+def one(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def two(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def whole(value: float) -> str:
+    return f"{value:.0f}"
+
+
+def loss_as_gain(value: float) -> str:
+    return f"{-value:.2f}"
+
+
+# (page, quote with "{}" where the figure goes, results file, key path, format); a path step
+# "rows[run=<name>]" is the row of that run
+QUOTES = [
+    ("serving_and_export.md", "{} sentences/s at 1 client", "serve", "sentences_per_sec_c1", whole),
+    ("serving_and_export.md", "at 1 client (p99 {} ms)", "serve", "p99_ms_c1", one),
+    ("serving_and_export.md", "{} at 8 clients", "serve", "sentences_per_sec_c8", whole),
+    ("serving_and_export.md", "at 8 clients (p99 {} ms)", "serve", "p99_ms_c8", whole),
+    (
+        "serving_and_export.md",
+        "about one core and {} ms of CPU per sentence",
+        "serve",
+        "phases.c8.server_cpu_ms_per_request",
+        one,
+    ),
+    ("serving_and_export.md", "tags {}× spaCy", "export", "runtime_vs_spacy_b32", one),
+    (
+        "serving_and_export.md",
+        "(the AllenNLP predictor {}×)",
+        "export",
+        "allennlp_vs_spacy_b32",
+        one,
+    ),
+    ("serving_and_export.md", "{}× the predictor's", "export", "runtime_speedup_b32", one),
+    (
+        "serving_and_export.md",
+        "the runtime gives the pruned tagger {}× the un-pruned",
+        "export",
+        "runtime_pruned_vs_unpruned_b32",
+        one,
+    ),
+    ("pruning.md", "test F1 {} →", "pruning", "conll03_f1_unpruned", two),
+    ("pruning.md", "test F1 90.66 → {})", "pruning", "conll03_f1_pruned", two),
+    ("pruning.md", "4, {} →", "pruning", "conll00_f1_unpruned", two),
+    ("pruning.md", "94.60 → {})", "pruning", "conll00_f1_pruned", two),
+    (
+        "pruning.md",
+        "on chunking (0.0077) it lost {} dev F1",
+        "pruning_budget",
+        "chunk.rows[run=chunk_budget2_lr0.0077].dev_f1_loss",
+        two,
+    ),
+    (
+        "pruning.md",
+        "dev F1 instead of {}",
+        "pruning_budget",
+        "chunk.rows[run=chunk_budget2].dev_f1_loss",
+        two,
+    ),
+    (
+        "pruning.md",
+        "NER's pruned tagger ended {} dev F1 *above*",
+        "pruning_budget",
+        "ner.rows[run=ner_budget2_lr0.006_ep10].dev_f1_loss",
+        loss_as_gain,
+    ),
+    (
+        "pruning.md",
+        "budget 2 still lost {}",
+        "pruning_budget",
+        "chunk.rows[run=chunk_budget2_lr0.0077_ep10].dev_f1_loss",
+        two,
+    ),
+    (
+        "pruning.md",
+        "budget 4 lost {}",
+        "pruning_budget",
+        "chunk.rows[run=chunk_budget4_lr0.0077_ep10].dev_f1_loss",
+        two,
+    ),
+]
+
+
+def lookup(results: Dict[str, Any], path: str) -> Any:
+    """The value at a dotted `path`; a step `rows[run=x]` is the row of `rows` whose run is x."""
+    value: Any = results
+    for step in re.findall(r"\w+\[[^\]]*\]|\w+", path):  # dots inside [...] are a run's
+        match = re.fullmatch(r"(\w+)\[run=([\w.]+)\]", step)
+        if match:
+            value = next(row for row in value[match[1]] if row["run"] == match[2])
+        else:
+            value = value[step]
+    return value
+
+
+def prose(page: str) -> str:
+    """The page's text with every run of white space one space (quotes cross line breaks)."""
+    return re.sub(r"\s+", " ", (PROJECT_ROOT / "docs" / page).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("page, quote, results_file, key, form", QUOTES)
+def test_the_docs_quote_the_results_figures(
+    page: str, quote: str, results_file: str, key: str, form: Callable[[float], str]
+):
+    results = json.loads((RESULTS / f"{results_file}.json").read_text())
+    expected = quote.format(form(lookup(results, key)))
+    assert expected in prose(page), f"docs/{page} should say {expected!r} ({results_file}: {key})"
