@@ -73,7 +73,6 @@ NOT_YET_CONVERTED = {
     "lm_benchmark.py",
     "lm_finetune_benchmark.py",
     "lm_passes_benchmark.py",
-    "profile_tagger.py",
     "pruning_benchmark.py",
     "pruning_budget_benchmark.py",
     "scalar_mix_benchmark.py",

@@ -19,34 +19,24 @@ same forward call:
 configuration) of the component's seconds over all batches / words. Threads: every configuration
 runs once with `torch.set_num_threads(1)` and once with 2 (`--threads`).
 
-    .venv/bin/python benchmarks/profile_tagger.py --task ner \\
-        --unpruned runs/tagging/ner_ldnet_glove/model.tar.gz \\
-        --pruned runs/pruning/ner_ldnet_glove_pruned.tar.gz
+    python -m benchmarks profile --task ner \\
+        --unpruned pretrained/ner_ldnet.tar.gz --pruned pretrained/ner_ldnet_pruned.tar.gz
 
 Writes benchmarks/results/profile.json (`<task>` keys: µs per word by component, threads,
 model, batch size; and the table BENCHMARKS.md shows).
 """
 
 import argparse
-import statistics
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
-import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.common import (  # noqa: E402
-    CONLL00,
-    CONLL03,
-    hardware,
-    load_results,
-    read_sentences,
-    save_results,
-)
-from benchmarks.pruning_benchmark import tensor_batches  # noqa: E402
+from benchmarks.harness.data import CONLL00, CONLL03, hardware, read_sentences
+from benchmarks.harness.results import command_line, load_results, save_results
+from benchmarks.harness.study import Headline, Stage, Study, headline
+from benchmarks.harness.taggers import forward_seconds, tensor_batches
+from benchmarks.harness.timing import MIN_ROUNDS, interleaved
 
 TEST_FILES = {
     "ner": CONLL03["CONLL03_TEST_DATA_PATH"],
@@ -65,12 +55,13 @@ ORDER = [
     "python_and_allennlp",
     "total",
 ]
+CONFIGURATIONS = ["unpruned_b32", "pruned_b32", "unpruned_b1", "pruned_b1"]
 
 
 class ComponentTimer:
     """Seconds spent in each component of `model`'s forward, accumulated over calls."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model) -> None:
         self.seconds: Dict[str, float] = defaultdict(float)
         self._starts: Dict[str, float] = {}
         embedder = model.text_field_embedder
@@ -95,7 +86,7 @@ class ComponentTimer:
 
         setattr(owner, name, timed)  # an instance attribute, over the class's method
 
-    def _time_module(self, key: str, module: torch.nn.Module) -> None:
+    def _time_module(self, key: str, module) -> None:
         def before(*_):
             self._starts[key] = time.perf_counter()
 
@@ -131,51 +122,56 @@ class ComponentTimer:
         return dict(rows)
 
 
-def run_once(model, batches, timer: ComponentTimer) -> Dict[str, float]:
-    timer.reset()
-    start = time.perf_counter()
-    with torch.no_grad():
-        for tensors in batches:
-            model(**tensors)
-    return timer.components(time.perf_counter() - start)
+def profiled_case(model, batches, timer: ComponentTimer):
+    """A self-timed case: one forward over `batches`, returning seconds by component."""
+
+    def run() -> Dict[str, float]:
+        timer.reset()
+        return timer.components(forward_seconds(model, batches))
+
+    return run
 
 
-def profile(args) -> Dict[str, Any]:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", choices=sorted(TEST_FILES), default="ner")
+    parser.add_argument(
+        "--unpruned", default=None, help="the un-pruned tagger (pretrained/<task>_ldnet.tar.gz)"
+    )
+    parser.add_argument(
+        "--pruned", default=None, help="the pruned tagger (pretrained/<task>_ldnet_pruned.tar.gz)"
+    )
+    parser.add_argument("--test-file", default=None, help="default: the task's test set")
+    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
+    parser.add_argument("--batch1-sentences", type=int, default=300)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+
+
+def profile(args: argparse.Namespace) -> Dict[str, Any]:
+    """µs per word by component of every configuration, per thread count, and the speed-ups."""
     sentences = read_sentences(args.test_file or TEST_FILES[args.task])
     words = {32: sum(len(s) for s in sentences)}
     words[1] = sum(len(s) for s in sentences[: args.batch1_sentences])
-    configurations: Dict[str, List[Any]] = {}
+    cases, n_words = {}, {}
     for model_name, archive in (("unpruned", args.unpruned), ("pruned", args.pruned)):
         for batch_size in (32, 1):
             chosen = sentences if batch_size == 32 else sentences[: args.batch1_sentences]
             model, batches = tensor_batches(Path(archive), chosen, batch_size)
-            configurations[f"{model_name}_b{batch_size}"] = [
-                model,
-                batches,
-                ComponentTimer(model),
-                words[batch_size],
-            ]
+            name = f"{model_name}_b{batch_size}"
+            cases[name] = profiled_case(model, batches, ComponentTimer(model))
+            n_words[name] = words[batch_size]
     result: Dict[str, Any] = {}
     for threads in args.threads:
-        torch.set_num_threads(threads)
-        for model, batches, timer, _ in configurations.values():  # warm-up
-            run_once(model, batches, timer)
-        samples: Dict[str, List[Dict[str, float]]] = defaultdict(list)
-        for _ in range(args.rounds):  # interleaved: machine noise hits every configuration alike
-            for name, (model, batches, timer, _) in configurations.items():
-                samples[name].append(run_once(model, batches, timer))
-        for name, (_, _, _, n_words) in configurations.items():
-            keys = sorted({key for sample in samples[name] for key in sample}, key=_order)
+        # interleaved: machine noise hits every configuration alike
+        timings = interleaved(cases, args.rounds, threads=threads, self_timed=True)
+        for name in cases:
+            keys = sorted({key for sample in timings.values(name) for key in sample}, key=_order)
             result[f"threads{threads}_{name}_us_per_word"] = {
-                key: 1e6 * statistics.median(s.get(key, 0.0) for s in samples[name]) / n_words
-                for key in keys
+                key: 1e6 * timings.median(name, key) / n_words[name] for key in keys
             }
-        unpruned = result[f"threads{threads}_unpruned_b32_us_per_word"]["total"]
-        pruned = result[f"threads{threads}_pruned_b32_us_per_word"]["total"]
-        result[f"threads{threads}_speedup_b32"] = unpruned / pruned
-        unpruned = result[f"threads{threads}_unpruned_b1_us_per_word"]["total"]
-        pruned = result[f"threads{threads}_pruned_b1_us_per_word"]["total"]
-        result[f"threads{threads}_speedup_b1"] = unpruned / pruned
+        for size in (32, 1):
+            unpruned = result[f"threads{threads}_unpruned_b{size}_us_per_word"]["total"]
+            pruned = result[f"threads{threads}_pruned_b{size}_us_per_word"]["total"]
+            result[f"threads{threads}_speedup_b{size}"] = unpruned / pruned
     result["words_b32"] = words[32]
     result["words_b1"] = words[1]
     result["unpruned_archive"] = str(args.unpruned)
@@ -187,44 +183,36 @@ def _order(key: str) -> int:
     return ORDER.index(key) if key in ORDER else len(ORDER)
 
 
-def summary(task_results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
-    tables = []
+def tables(task_results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The results file's `summary` tables: µs per word by component, per task and threads."""
+    found = []
     for task, result in sorted(task_results.items()):
         for threads in sorted(
             {int(k.split("_")[0][len("threads") :]) for k in result if k.startswith("threads")}
         ):
-            names = ["unpruned_b32", "pruned_b32", "unpruned_b1", "pruned_b1"]
-            profiles = [result[f"threads{threads}_{name}_us_per_word"] for name in names]
+            profiles = [result[f"threads{threads}_{name}_us_per_word"] for name in CONFIGURATIONS]
             keys = sorted({key for p in profiles for key in p}, key=_order)
             rows = [[key] + [round(p.get(key, 0.0), 1) for p in profiles] for key in keys]
-            tables.append(
+            found.append(
                 {
                     "caption": f"{task}: µs per word by component, {threads} thread(s) (speed-up "
                     f"of the whole forward: {result[f'threads{threads}_speedup_b32']:.2f}x at "
                     f"batch 32, {result[f'threads{threads}_speedup_b1']:.2f}x at batch 1)",
-                    "columns": ["component"] + [n.replace("_", " ") for n in names],
+                    "columns": ["component"] + [n.replace("_", " ") for n in CONFIGURATIONS],
                     "rows": rows,
                 }
             )
-    return tables
+    return found
 
 
-def main(argv: List[str] = None, save: Callable = save_results) -> Dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", choices=sorted(TEST_FILES), default="ner")
-    parser.add_argument("--unpruned", required=True, help="the un-pruned tagger archive")
-    parser.add_argument("--pruned", required=True, help="the pruned tagger archive")
-    parser.add_argument("--test-file", default=None, help="default: the task's test set")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--batch1-sentences", type=int, default=300)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    args = parser.parse_args(argv)
-    if args.rounds < 5:
-        parser.error("--rounds: at least 5 (the median of >= 5 interleaved rounds is reported)")
+def run(args: argparse.Namespace) -> Dict[str, Any]:
+    """Profiles `--task`'s taggers and writes its entry of profile.json."""
+    if args.rounds < MIN_ROUNDS:
+        raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
+    args.unpruned = args.unpruned or f"pretrained/{args.task}_ldnet.tar.gz"
+    args.pruned = args.pruned or f"pretrained/{args.task}_ldnet_pruned.tar.gz"
     result = profile(args)
-    result["command"] = "python benchmarks/profile_tagger.py " + " ".join(
-        argv if argv is not None else sys.argv[1:]
-    )
+    result["command"] = command_line()
     results = load_results("profile")
     tasks = results.get("tasks", {})
     tasks[args.task] = result
@@ -233,10 +221,49 @@ def main(argv: List[str] = None, save: Callable = save_results) -> Dict[str, Any
     results["hardware"] = hardware()
     results["notes"] = __doc__.split("\n\n")[1].replace("\n", " ")
     results["commands"] = sorted({r["command"] for r in tasks.values()})
-    results["summary"] = summary(tasks)
-    save("profile", results)
+    results["summary"] = tables(tasks)
+    save_results("profile", results)
     return results
 
 
-if __name__ == "__main__":
-    main()
+def summary(results: Dict[str, Any]) -> List[Headline]:
+    """Per task: µs per word of the whole forward and of the LM layers, and the speed-ups."""
+    found = []
+    for task in sorted(results.get("tasks", {})):
+        at = f"tasks.{task}.threads1"
+        for name in ("unpruned_b32", "pruned_b32"):
+            model = name.split("_")[0]
+            found.append(
+                headline(
+                    results,
+                    f"{task}, {model}, batch 32, 1 thread: µs/word",
+                    f"{at}_{name}_us_per_word.total",
+                )
+            )
+            found.append(
+                headline(
+                    results,
+                    f"{task}, {model}, batch 32, 1 thread: µs/word in the LM layers",
+                    f"{at}_{name}_us_per_word.lm_layers",
+                )
+            )
+        for size in (32, 1):
+            found.append(
+                headline(
+                    results,
+                    f"{task}: speed-up of pruning, batch {size}, 1 thread",
+                    f"{at}_speedup_b{size}",
+                )
+            )
+    return found
+
+
+STUDY = Study(
+    name="profile",
+    description="Where a tagger's inference time goes: µs per word by component, "
+    "un-pruned and pruned, batch 32 and 1.",
+    results_file="profile.json",
+    stages=[Stage("profile", run, "time every component; writes the task's entry")],
+    add_arguments=add_arguments,
+    summary=summary,
+)

@@ -1,0 +1,54 @@
+"""
+A tagger archive as the speed studies time it: the model and its input batches, indexed before
+any timing (tokenisation and indexing are not timed), and one forward pass over them.
+"""
+
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+
+def tensor_batches(
+    archive_path: Path, sentences: List[List[str]], batch_size: int
+) -> Tuple[Any, List[Dict[str, Any]]]:
+    """
+    The model of `archive_path` (in eval mode) and `sentences` as its input tensors, in batches
+    of `batch_size` (gold tags and metadata left out).
+
+    # Returns
+
+    `Tuple[Model, List[Dict[str, Any]]]`
+        The model and the keyword arguments of one `model(**tensors)` call per batch.
+    """
+    from allennlp.data import Batch, Token
+    from allennlp.models.archival import load_archive
+
+    import ldnet_allennlp  # noqa: F401  (registers our readers and models for load_archive)
+
+    archive = load_archive(str(archive_path))
+    model, reader = archive.model.eval(), archive.dataset_reader
+    batches = []
+    for start in range(0, len(sentences), batch_size):
+        instances = []
+        for words in sentences[start : start + batch_size]:
+            instance = reader.text_to_instance([Token(w) for w in words])
+            reader.apply_token_indexers(instance)
+            instances.append(instance)
+        batch = Batch(instances)
+        batch.index_instances(model.vocab)
+        tensors = batch.as_tensor_dict()
+        tensors.pop("tags", None)
+        tensors.pop("metadata", None)
+        batches.append(tensors)
+    return model, batches
+
+
+def forward_seconds(model: Any, batches: List[Dict[str, Any]]) -> float:
+    """Wall seconds of `model`'s forward over every batch, under `torch.no_grad()`."""
+    import torch
+
+    start = time.perf_counter()
+    with torch.no_grad():
+        for tensors in batches:
+            model(**tensors)
+    return time.perf_counter() - start

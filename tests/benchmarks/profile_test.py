@@ -1,0 +1,90 @@
+"""benchmarks/studies/profile.py: module times folded into the profile's rows, by hand."""
+
+import pytest
+
+from allennlp.data import Token
+from allennlp.models.archival import load_archive
+
+from benchmarks.studies.profile import ComponentTimer
+from tests.conftest import FIXTURES_ROOT
+
+
+def test_module_times_fold_into_the_rows_by_hand():
+    model = load_archive(str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet_pruned.tar.gz")).model
+    timer = ComponentTimer(model)
+    timer.seconds.update(
+        {
+            "text_field_embedder": 10.0,
+            "embedder:lm": 6.0,
+            "lm_layers:lm": 4.5,
+            "embedder:token_characters": 2.0,
+            "embedder:tokens": 0.5,
+            "word_bilstm": 3.0,
+            "crf_emissions": 0.25,
+            "viterbi": 1.0,
+        }
+    )
+    rows = timer.components(total=15.0)
+    assert rows == pytest.approx(
+        {
+            "lm_layers": 4.5,
+            "lm_features_rest": 1.5,
+            "token_characters": 2.0,
+            "tokens": 0.5,
+            "embedder_rest": 10.0 - 8.5,
+            "word_bilstm": 3.0,
+            "crf_emissions": 0.25,
+            "viterbi": 1.0,
+            "python_and_allennlp": 15.0 - 14.25,
+            "total": 15.0,
+        }
+    )
+
+
+def test_a_forward_pass_is_attributed_to_every_component():
+    archive = load_archive(str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet_pruned.tar.gz"))
+    model = archive.model.eval()
+    timer = ComponentTimer(model)
+    tokens = ["John", "Smith", "visited", "Paris", "."]
+    instance = archive.dataset_reader.text_to_instance([Token(t) for t in tokens])
+    archive.dataset_reader.apply_token_indexers(instance)
+    assert len(model.forward_on_instance(instance)["tags"]) == 5
+    for key in ("embedder:lm", "lm_layers:lm", "word_bilstm", "crf_emissions", "viterbi"):
+        assert timer.seconds[key] > 0.0, key
+
+
+def test_profile_takes_the_median_of_interleaved_rounds_per_word(monkeypatch, tmp_path):
+    """Each configuration's seconds by component, as the timing protocol returns them, become
+    µs per word; the speed-ups are the whole forwards' ratios."""
+    import argparse
+
+    from benchmarks.studies import profile as study
+
+    test_file = tmp_path / "test.txt"
+    test_file.write_text("EU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\nPeter NNP B-NP B-PER\n")
+    seconds = {"unpruned": [3.0, 1.0, 2.0, 9.0, 2.0], "pruned": [1.0, 1.0, 0.5, 1.0, 4.0]}
+    monkeypatch.setattr(study, "tensor_batches", lambda archive, s, size: (archive.name, [size]))
+    monkeypatch.setattr(study, "ComponentTimer", lambda model: None)
+
+    def case(model, batches, timer):
+        rounds = iter([seconds[model][0]] + seconds[model])  # a warm-up, then 5 rounds
+        return lambda: {"total": next(rounds), "viterbi": 0.5}
+
+    monkeypatch.setattr(study, "profiled_case", case)
+    args = argparse.Namespace(
+        task="ner", test_file=str(test_file), batch1_sentences=1, threads=[1], rounds=5
+    )
+    args.unpruned, args.pruned = tmp_path / "unpruned", tmp_path / "pruned"
+    result = study.profile(args)
+    assert result["words_b32"] == 3 and result["words_b1"] == 2
+    assert result["threads1_unpruned_b32_us_per_word"] == {"viterbi": 0.5e6 / 3, "total": 2e6 / 3}
+    assert result["threads1_pruned_b1_us_per_word"]["total"] == 1e6 / 2
+    assert result["threads1_speedup_b32"] == pytest.approx(2.0)
+
+
+def test_the_summary_reads_the_committed_results():
+    from benchmarks.harness.results import load_results
+    from benchmarks.studies.profile import STUDY
+
+    headlines = STUDY.summary(load_results(STUDY.results_file))
+    assert headlines and all(h.value is not None for h in headlines)
