@@ -75,7 +75,6 @@ NOT_YET_CONVERTED = {
     "pruning_benchmark.py",
     "pruning_budget_benchmark.py",
     "scalar_mix_benchmark.py",
-    "serve_benchmark.py",
     "tagging_benchmark.py",
 }
 

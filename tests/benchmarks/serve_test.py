@@ -1,0 +1,67 @@
+"""benchmarks/studies/serve.py: the results file a load test writes (the server and the clients
+stubbed), and its headlines."""
+
+import json
+import sys
+
+import pytest
+
+from benchmarks.__main__ import build_parser
+from benchmarks.harness.results import load_results
+from benchmarks.studies import serve
+from tests.conftest import FIXTURES_ROOT
+
+COMMITTED = load_results("serve")
+
+
+def phase(clients, rate, p99):
+    return {
+        **COMMITTED["phases"]["c8"],
+        "clients": clients,
+        "sentences_per_sec": rate,
+        "p99_ms": p99,
+    }
+
+
+def test_a_load_test_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
+    facts = {"archive": str(serve.ROOT / "pretrained" / "x.tar.gz"), "name": "x"}
+    facts.update(flops_per_token=1.0, lm_layers_kept={"forward": [4], "backward": [4], "of": 6})
+    seen = {}
+
+    def fake_load_test(args, bodies, command, url):
+        seen.update(bodies=bodies, command=command, url=url)
+        warmup = {"requests": 7}
+        return facts, warmup, {"c1": phase(1, 250.0, 8.0), "c8": phase(8, 450.0, 30.0)}
+
+    monkeypatch.setattr(serve, "load_test", fake_load_test)
+    output = tmp_path / "serve.json"
+    sentences = FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"
+    argv = ["serve", "--archive", "x", "--sentences", str(sentences), "--output", str(output)]
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
+    args = build_parser([serve.STUDY]).parse_args(argv)
+    serve.run(args)
+    results = json.loads(output.read_text())
+    assert set(results) == set(COMMITTED)
+    assert set(results["settings"]) == set(COMMITTED["settings"])
+    assert results["settings"]["warmup_requests"] == 7
+    assert all(set(body) == {"sentence"} for body in seen["bodies"])
+    assert seen["command"][1:4] == ["ldnet-serve", "x", "--port"]
+    assert results["command"].startswith("python -m benchmarks serve --archive x")
+    assert results["goal"] == {"sentences_per_sec_c8": 300.0, "p99_ms_c8": 100.0, "met": True}
+    assert results["summary"]["rows"][1][:2] == [8, 450.0]
+    assert results["hardware"]["torch_threads"] == 1
+
+
+@pytest.mark.parametrize("rate, p99, met", [(450.0, 30.0, True), (250.0, 30.0, False)])
+def test_the_goal_needs_both_figures_at_8_clients(rate, p99, met):
+    results = {"hardware": {"load_average_at_start": [0.5]}}
+    serve.headline_keys(results, {"c8": phase(8, rate, p99)})
+    assert results["goal"]["met"] is met
+    assert results["sentences_per_sec_c8"] == rate and results["p99_ms_c8"] == p99
+
+
+def test_the_summary_reads_the_committed_results():
+    headlines = {h.key: h for h in serve.summary(COMMITTED)}
+    assert headlines["sentences_per_sec_c8"].value == COMMITTED["sentences_per_sec_c8"]
+    assert headlines["sentences_per_sec_c8"].met is True
+    assert headlines["p99_ms_c8"].goal == "< 100"
