@@ -10,7 +10,6 @@ benchmark results (perplexity, F1). No figure is typed in by hand.
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 from typing import Any, Dict
 
@@ -186,7 +185,6 @@ def pruning_record(results: Dict[str, Any], prefix: str, phase1_run: str) -> Dic
 
 
 def main() -> None:
-    sys.path.insert(0, str(ROOT))
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401
