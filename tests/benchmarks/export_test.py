@@ -1,0 +1,106 @@
+"""benchmarks/studies/export.py: its ratios and goals by hand, and the results file it writes
+(the measurements stubbed) against the committed one."""
+
+import pytest
+
+import json
+import sys
+
+from benchmarks.__main__ import build_parser
+from benchmarks.harness.results import load_results
+from benchmarks.harness.timing import Timings
+from benchmarks.studies import export
+from benchmarks.studies.export import GOAL, ratios_and_goals
+
+COMMITTED = load_results("export")
+
+SPEED = {
+    "allennlp_b1": 1000.0,
+    "allennlp_b32": 4000.0,
+    "runtime_b1": 5000.0,
+    "runtime_b32": 9000.0,
+    "spacy_sm_b1": 1000.0,
+    "spacy_sm_b32": 2000.0,
+}
+
+
+def test_ratios_and_goals_by_hand():
+    cold = {"runtime": 0.8, "runtime_tokens": 1.2}
+    speed = dict(SPEED, runtime_unpruned_b1=1000.0, runtime_unpruned_b32=1500.0)
+    ratios, met = ratios_and_goals(speed, cold)
+    assert ratios == {
+        "runtime_speedup_b1": 5.0,
+        "runtime_speedup_b32": 2.25,
+        "runtime_vs_spacy_b1": 5.0,
+        "runtime_vs_spacy_b32": 4.5,
+        "allennlp_vs_spacy_b1": 1.0,
+        "allennlp_vs_spacy_b32": 2.0,
+        "runtime_pruned_vs_unpruned_b1": 5.0,
+        "runtime_pruned_vs_unpruned_b32": 6.0,
+    }
+    assert met == {
+        "runtime_speedup_b1": True,  # 5.0 >= 2.0
+        "runtime_vs_spacy_b32": True,  # 4.5 >= 3.0
+        "runtime_pruned_vs_unpruned_b1": False,  # 5.0 < 6.0
+        "runtime_pruned_vs_unpruned_b32": True,  # 6.0 >= 6.0
+        "cold_start_s_runtime": True,  # 0.8 s < 1.0 s
+        "cold_start_s_runtime_tokens": False,  # 1.2 s
+    }
+    assert set(met) >= set(GOAL)  # every goal is judged
+
+
+def test_without_the_unpruned_tagger_its_ratios_and_goals_are_left_out():
+    ratios, met = ratios_and_goals(SPEED, {"runtime": 0.5, "runtime_tokens": 0.5})
+    assert not [key for key in list(ratios) + list(met) if "unpruned" in key]
+    assert ratios["runtime_vs_spacy_b32"] == pytest.approx(4.5)
+
+
+def committed_args(*extra):
+    """The arguments of the committed run (its defaults), with `extra`."""
+    return build_parser([export.STUDY]).parse_args(["export", *extra])
+
+
+def test_the_summary_table_and_notes_of_the_committed_figures_are_the_committed_ones():
+    args = committed_args()
+    assert export.table(args, COMMITTED) == COMMITTED["summary"]
+    assert export.notes(COMMITTED) == COMMITTED["notes"]
+
+
+def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
+    """run() with the measurements stubbed: the figures are the medians of the rounds, and the
+    file has the committed file's keys."""
+    speed = {case: list(rounds) for case, rounds in COMMITTED["words_per_sec_rounds"].items()}
+    cold = {case: list(rounds) for case, rounds in COMMITTED["cold_start_s_rounds"].items()}
+    measured = {
+        "export": ["allennlp", "ldnet-export", "a.tar.gz", "-o", "runs/export/a"],
+        "export_unpruned": ["allennlp", "ldnet-export", "b.tar.gz", "-o", "runs/export/b"],
+        "export_seconds": 12.34,
+        "export_bytes": COMMITTED["export_bytes"],
+        "same": (3453, 3453, 3453),
+        "timed_words": {1: 10, 32: 20},
+        "speed": Timings(speed, 5),
+        "cold_runs": export.timing.cold_runs("runs/export/a", "a.tar.gz"),
+        "cold": Timings(cold, 5),
+    }
+    monkeypatch.setattr(export, "measure", lambda args: measured)
+    monkeypatch.setattr(export, "TEST_FILE", tmp_path)
+    monkeypatch.setattr(export, "set_threads", lambda threads: None)
+    output = tmp_path / "export.json"
+    monkeypatch.setattr(sys, "argv", ["benchmarks", "export", "--output", str(output)])
+    export.run(committed_args("--output", str(output)))
+    results = json.loads(output.read_text())
+    assert set(results) == set(COMMITTED)
+    assert set(results["commands"]) == set(COMMITTED["commands"])
+    for key in ("words_per_sec_runtime_b1", "words_per_sec_spacy_sm_b32", "cold_start_s_runtime"):
+        assert results[key] == COMMITTED[key], key
+    for key in ("runtime_vs_spacy_b32", "runtime_pruned_vs_unpruned_b1", "goal_met", "goal"):
+        assert results[key] == pytest.approx(COMMITTED[key]), key
+    assert results["export_seconds"] == 12.3 and results["identical_tags_eng_testb"]
+    assert results["commands"]["benchmark"].startswith("python -m benchmarks export --output")
+
+
+def test_the_summary_reads_the_committed_results():
+    headlines = {h.key: h for h in export.summary(COMMITTED)}
+    assert headlines["runtime_speedup_b1"].met is COMMITTED["goal_met"]["runtime_speedup_b1"]
+    assert headlines["cold_start_s_runtime"].goal == "< 1"
+    assert headlines["identical_tags_eng_testb"].value is True
