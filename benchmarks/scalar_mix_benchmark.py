@@ -135,7 +135,9 @@ def main() -> None:
     log = out / "benchmark.log"
     for lm in (args.forward_lm, args.backward_lm):
         if not lm.exists():
-            raise SystemExit(f"{lm} is missing: train the LMs first (benchmarks/pretrain_lms.sh)")
+            raise SystemExit(
+                f"{lm} is missing: train the LMs first (python -m benchmarks lm --stage pretrain)"
+            )
     env = {
         **CONLL03,
         "FORWARD_LM_ARCHIVE": str(args.forward_lm),

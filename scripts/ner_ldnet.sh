@@ -5,7 +5,7 @@
 #
 #   1. dense LMs: uses FORWARD_LM_ARCHIVE / BACKWARD_LM_ARCHIVE if set, else the shipped
 #      pretrained/lm_{forward,backward}.tar.gz, else runs/lm_{forward,backward}/model.tar.gz,
-#      pre-training them first if they do not exist (benchmarks/pretrain_lms.sh on
+#      pre-training them first if they do not exist (python -m benchmarks lm --stage pretrain on
 #      ../shared/data/lm_text, resumable);
 #   2. allennlp train training_configs/tagging/$NER_CONFIG.jsonnet -s runs/ner_ldnet
 #      (NER_CONFIG default recipe/ner_ldnet_glove_sgd: GloVe 50d + char CNN + LD-Net features,
@@ -40,7 +40,7 @@ if [ -z "${FORWARD_LM_ARCHIVE:-}" ] || [ -z "${BACKWARD_LM_ARCHIVE:-}" ]; then
   export BACKWARD_LM_ARCHIVE=runs/lm_backward/model.tar.gz
   if [ ! -f "$FORWARD_LM_ARCHIVE" ] || [ ! -f "$BACKWARD_LM_ARCHIVE" ]; then
     echo "== 1. pre-training the dense LMs (logs: runs/lm_forward.log, runs/lm_backward.log)"
-    bash benchmarks/pretrain_lms.sh
+    $BIN/python -m benchmarks lm --stage pretrain
   fi
 fi
 echo "== 1. LMs: $FORWARD_LM_ARCHIVE $BACKWARD_LM_ARCHIVE"

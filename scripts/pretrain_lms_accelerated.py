@@ -3,8 +3,8 @@
 Pre-trains the forward and backward dense LMs on an accelerator that has torch but no AllenNLP,
 and turns the result into ordinary `dense_language_model` archives.
 
-`allennlp train training_configs/lm/dense_lm_*.jsonnet` (`benchmarks/pretrain_lms.sh`) is the
-CPU path and stays the reference; this script trains *the same model* (the same
+`allennlp train training_configs/lm/dense_lm_*.jsonnet` (`python -m benchmarks lm --stage
+pretrain`) is the CPU path and stays the reference; this script trains *the same model* (the same
 `DenseLSTMStack` class, read from `ldnet_allennlp/modules/dense_lstm.py`, the same embedding,
 projection and adaptive softmax, under the parameter names of `DenseLanguageModel`, the same
 vocabulary and losses) with a plain torch loop, so that it runs where only torch is installed.

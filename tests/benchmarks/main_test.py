@@ -68,7 +68,6 @@ def test_python_m_benchmarks_lists_every_registered_study():
 
 # the flat scripts not yet moved to benchmarks/studies/ (this list shrinks to nothing)
 NOT_YET_CONVERTED = {
-    "lm_benchmark.py",
     "lm_finetune_benchmark.py",
     "lm_passes_benchmark.py",
     "pruning_benchmark.py",

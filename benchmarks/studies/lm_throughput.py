@@ -1,0 +1,234 @@
+"""
+The `lm` study's training throughput stage (issue 3): tokens/s of one full training step
+(forward, backward, Adam step) of our `dense_language_model` (training_configs/lm/) against
+allennlp-models' `language_model` with a stacked `lstm` contextualizer whose parameter count
+matches our dense LSTM stack (same layers, hidden size solved for), same embedding size,
+vocabulary and batches, in one process. allennlp-models' LM uses its sampled softmax
+(`num_samples` 8192, as in its own LM configs); ours its adaptive softmax. Also the
+contextualizers alone (embedding + encoder, loss = sum of outputs), which isolates
+dense-vs-stacked LSTM cost from the softmax heads. Tokens = non-padding tokens, <S> and </S>
+included.
+
+Timing (`harness.timing.interleaved`): `--warmup` batches per model first, then `--rounds`
+rounds of `--batches` fresh batches each, the models' order alternating between rounds (whole
+LM, then encoder only); the median round.
+"""
+
+import argparse
+import os
+import statistics
+import time
+from typing import Any, Dict, List
+
+from benchmarks.harness.data import ROOT, hardware
+from benchmarks.harness.timing import interleaved, set_threads
+
+KINDS = ("full", "encoder_only")
+
+
+def lstm_parameters(input_size: int, hidden: int, layers: int) -> int:
+    return sum(
+        4 * hidden * ((input_size if i == 0 else hidden) + hidden) + 8 * hidden
+        for i in range(layers)
+    )
+
+
+def matching_lstm_hidden(target: int, input_size: int, layers: int) -> int:
+    return min(range(1, 4096), key=lambda h: abs(lstm_parameters(input_size, h, layers) - target))
+
+
+def count(module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def timing_batches(args: argparse.Namespace, batch_size: int):
+    """
+    The vocabulary (`--vocabulary`, else built from the sentences), where it came from, and
+    tensorised batches of `batch_size` sentences of similar length (as the bucket sampler
+    makes them) from the first `--sentences` of `--data`, in a fixed random order.
+    """
+    import torch
+    from allennlp.data import Batch, Vocabulary
+
+    from ldnet_allennlp.lm import DenseLMTextDatasetReader
+
+    reader = DenseLMTextDatasetReader(max_sequence_length=100)
+    instances = []
+    for instance in reader.read(args.data):
+        instances.append(instance)
+        if len(instances) >= args.sentences:
+            break
+    if os.path.isdir(args.vocabulary):
+        vocab, source = Vocabulary.from_files(args.vocabulary), args.vocabulary
+    else:
+        vocab = Vocabulary.from_instances(instances, max_vocab_size={"tokens": 40000})
+        source = f"built from the first {len(instances)} sentences of {args.data}"
+    instances.sort(key=lambda i: len(i["source"].tokens))
+    batches = []
+    for start in range(0, len(instances) - batch_size + 1, batch_size):
+        batch = Batch(instances[start : start + batch_size])
+        batch.index_instances(vocab)
+        batches.append(batch.as_tensor_dict())
+    generator = torch.Generator().manual_seed(0)
+    batches = [batches[i] for i in torch.randperm(len(batches), generator=generator)]
+    return vocab, source, batches
+
+
+def allennlp_lm(vocab, dense):
+    """allennlp-models' `language_model`: a stacked LSTM with as many parameters as `dense`'s
+    dense LSTM stack, its sampled softmax."""
+    from allennlp.common import Params
+    from allennlp.models import Model
+
+    dim = dense.embedding_dim
+    hidden = matching_lstm_hidden(count(dense.encoder), dim, dense.num_layers)
+    embedder = {"token_embedders": {"tokens": {"type": "embedding", "embedding_dim": dim}}}
+    contextualizer = {"type": "lstm", "input_size": dim, "hidden_size": hidden}
+    contextualizer["num_layers"] = dense.num_layers
+    params = {"type": "language_model", "text_field_embedder": embedder, "dropout": 0.1}
+    params["contextualizer"] = contextualizer
+    params["num_samples"] = min(8192, vocab.get_vocab_size("tokens") // 2)
+    return Model.from_params(vocab=vocab, params=Params(params)), hidden
+
+
+def tokens(batch) -> int:
+    return int((batch["source"]["tokens"]["tokens"] != 0).sum())
+
+
+def training_steps(models: Dict[str, Any]):
+    """A self-timed case maker: `steps(name, batches, encoder_only)` trains `models[name]` on
+    `batches` (Adam, lr 1e-3) and returns its tokens/s."""
+    import torch
+
+    optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-3) for name, m in models.items()}
+
+    def loss(name, model, batch, encoder_only):
+        if not encoder_only:
+            return model(**batch)["loss"]
+        source = batch["source"]
+        mask = source["tokens"]["tokens"] != 0
+        if name == "dense":
+            return model.contextual_embeddings(source, mask).sum()
+        return model._contextualizer(model._text_field_embedder(source), mask).sum()
+
+    def steps(name: str, batches: List[Dict], encoder_only: bool) -> float:
+        model, optimizer = models[name], optimizers[name]
+        model.train()
+        start = time.perf_counter()
+        for batch in batches:
+            optimizer.zero_grad()
+            loss(name, model, batch, encoder_only).backward()
+            optimizer.step()
+        return sum(tokens(batch) for batch in batches) / (time.perf_counter() - start)
+
+    return steps
+
+
+def timed_rounds(args: argparse.Namespace, models: Dict[str, Any], batches: List[Dict]):
+    """Warm-up, then `--rounds` interleaved rounds of fresh batches: tokens/s per
+    `<kind>/<model>`."""
+    steps = training_steps(models)
+    names = list(models)
+
+    def case(kind: str, name: str):
+        def run(round_index: int) -> float:
+            fresh = batches[args.warmup + round_index * args.batches :][: args.batches]
+            return steps(name, fresh, kind == "encoder_only")
+
+        return run
+
+    def order(round_index: int) -> List[str]:
+        models_order = names if round_index % 2 == 0 else names[::-1]
+        return [f"{kind}/{name}" for kind in KINDS for name in models_order]
+
+    def report(round_index: int, samples: Dict[str, float]) -> None:
+        for case_name, rate in samples.items():
+            kind, name = case_name.split("/")
+            print(f"round {round_index} {kind:>12} {name:>13}: {rate:8.0f} tokens/s")
+
+    warmup = {name: (lambda n=name: steps(n, batches[: args.warmup], False)) for name in names}
+    cases = {f"{kind}/{name}": case(kind, name) for kind in KINDS for name in names}
+    return interleaved(
+        cases, args.rounds, warmup=warmup, order=order, self_timed=True, pass_round=True,
+        on_round=report,
+    )  # fmt: skip
+
+
+def throughput(args: argparse.Namespace) -> Dict[str, Any]:
+    """The throughput keys of lm.json (tokens/s medians, their ratio, every round, the set-up)."""
+    import torch
+    from allennlp.common import Params
+    from allennlp.models import Model
+
+    import ldnet_allennlp  # noqa: F401
+
+    set_threads(args.threads)
+    torch.manual_seed(0)
+    os.environ.setdefault("LM_TRAIN_DATA_PATH", args.data)
+    os.environ.setdefault("LM_VALIDATION_DATA_PATH", args.data)
+    config = Params.from_file(str(ROOT / "training_configs/lm/dense_lm_forward.jsonnet"))
+    model_params = config.pop("model").as_dict(quiet=True)
+    if args.cutoffs:  # only for smoke tests on tiny vocabularies
+        model_params["cutoffs"] = [int(c) for c in args.cutoffs.split(",")]
+    batch_size = args.batch_size or config["data_loader"]["batch_sampler"]["batch_size"]
+    vocab, vocab_source, batches = timing_batches(args, batch_size)
+    dense = Model.from_params(vocab=vocab, params=Params(dict(model_params)))
+    lstm, hidden = allennlp_lm(vocab, dense)
+    models = {"dense": dense, "allennlp_lstm": lstm}
+    load_at_start = list(os.getloadavg())
+    needed = args.warmup + args.rounds * args.batches
+    if len(batches) < needed:
+        raise SystemExit(f"need {needed} batches, have {len(batches)}: raise --sentences")
+    start_time = time.time()
+    timings = timed_rounds(args, models, batches)
+    runs = {kind: {n: timings.values(f"{kind}/{n}") for n in models} for kind in KINDS}
+    setup = {
+        "batch_size_sentences": batch_size,
+        "mean_tokens_per_batch": round(statistics.mean(tokens(b) for b in batches[:needed]), 1),
+        "warmup_batches": args.warmup,
+        "rounds": args.rounds,
+        "batches_per_round": args.batches,
+        "data": args.data,
+        "vocabulary": vocab_source,
+        "vocab_size": vocab.get_vocab_size("tokens"),
+        "dense_lm_parameters": count(dense),
+        "dense_stack_parameters": count(dense.encoder),
+        "dense_stack": f"{dense.num_layers} layers x {dense.hidden_size} hidden, "
+        f"{dense.embedding_dim}-d embeddings, output {dense.get_output_dim()}",
+        "allennlp_lm_parameters": count(lstm),
+        "allennlp_lstm_parameters": count(lstm._contextualizer),
+        "allennlp_lstm": f"{dense.num_layers} layers x {hidden} hidden (stacked torch LSTM), "
+        "sampled softmax with 8192 samples",
+        "seconds": round(time.time() - start_time, 1),
+        "hardware": {
+            **hardware(),
+            "load_average_at_start": load_at_start,
+            "load_average_at_end": list(os.getloadavg()),
+        },
+    }
+    return throughput_figures(runs, setup)
+
+
+def throughput_figures(runs: Dict[str, Dict[str, List[float]]], setup: Dict[str, Any]):
+    """lm.json's throughput keys from tokens/s per round (`runs[kind][model]`) and the set-up."""
+    median = {k: {n: statistics.median(v) for n, v in d.items()} for k, d in runs.items()}
+    return {
+        "throughput_note": (
+            "Median over interleaved rounds, one torch thread, on a 2-core CPU shared with other "
+            "jobs (load averages under throughput_setup.hardware): absolute numbers depend on the "
+            "load, the ratio is measured in one run."
+        ),
+        "tokens_per_sec_dense": round(median["full"]["dense"], 1),
+        "tokens_per_sec_allennlp_lstm": round(median["full"]["allennlp_lstm"], 1),
+        "throughput_ratio_dense_over_allennlp_lstm": round(
+            median["full"]["dense"] / median["full"]["allennlp_lstm"], 3
+        ),
+        "tokens_per_sec_dense_encoder_only": round(median["encoder_only"]["dense"], 1),
+        "tokens_per_sec_allennlp_lstm_encoder_only": round(
+            median["encoder_only"]["allennlp_lstm"], 1
+        ),
+        "throughput_runs_tokens_per_sec": {
+            k: {n: [round(x, 1) for x in v] for n, v in d.items()} for k, d in runs.items()
+        },
+        "throughput_setup": setup,
+    }

@@ -1,0 +1,105 @@
+"""
+`python -m benchmarks lm` without real data: the report stage regenerates lm.json's derived keys
+byte for byte; the accelerated pre-training record is rebuilt from the committed stage logs; the
+throughput stage runs on a tiny corpus; the pretrain stage (allennlp stubbed) trains or resumes
+each direction after the start line that the perplexity stage reads the wall-clock from.
+"""
+
+import json
+import sys
+
+import pytest
+
+from benchmarks.__main__ import main
+from benchmarks.harness import allennlp as harness_allennlp
+from benchmarks.harness import results as harness_results
+from benchmarks.studies import lm, lm_pretraining
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def committed():
+    return json.loads((harness_results.RESULTS_DIR / "lm.json").read_text())
+
+
+def test_the_report_regenerates_the_derived_keys_byte_for_byte():
+    text = (harness_results.RESULTS_DIR / "lm.json").read_text()
+    results = json.loads(text)
+    lm.finish(results)
+    assert json.dumps(results, indent=2, sort_keys=True) + "\n" == text
+
+
+def test_the_accelerated_pretraining_record_comes_from_the_stage_logs():
+    results = committed()
+    for direction in lm_pretraining.DIRECTIONS:
+        record = dict(results[f"pretrain_accelerated_{direction}"])
+        record.pop("shipped_archive_dev_perplexity")
+        assert lm_pretraining.accelerated_pretraining(direction) == record
+
+
+def test_the_headlines():
+    lines = {line.key: line for line in lm.summary(committed())}
+    ratio = lines["throughput_ratio_dense_over_allennlp_lstm"]
+    assert ratio.goal == ">= 1x" and ratio.met is True
+    assert lines["pretrained_forward_ppl_dev"].value == committed()["pretrained_forward_ppl_dev"]
+
+
+def test_part_picks_the_stages_as_before():
+    ran = []
+    stages = {name: lm.part(name, lambda args, name=name: ran.append(name)) for name in lm.PARTS}
+    for part in ("all", "pretrained"):
+        ran.clear()
+        for stage in stages.values():
+            stage(type("Args", (), {"part": part})())
+        assert ran == list(lm.PARTS[part])
+
+
+def test_throughput_on_a_tiny_corpus(tmp_path, monkeypatch):
+    words = "the a cat dog sat ran on under mat log".split()
+    lines = [" ".join(words[(i + j) % 10] for j in range(3 + i % 4)) for i in range(40)]
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
+    argv = ["lm", "--stage", "throughput", "--data", str(corpus), "--vocabulary", "none"]
+    argv += ["--sentences", "40", "--batch-size", "4", "--warmup", "1", "--batches", "1"]
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv, "--cutoffs", "5,10"])
+    main()
+    results = json.loads((tmp_path / "lm.json").read_text())
+    runs = results["throughput_runs_tokens_per_sec"]
+    assert {len(v) for kind in runs.values() for v in kind.values()} == {5}
+    assert results["throughput_setup"]["rounds"] == 5
+    assert results["tokens_per_sec_dense"] > 0 and results["summary"][0]["rows"]
+    assert results["throughput_command"].startswith("python -m benchmarks lm --stage throughput")
+    assert "python -m benchmarks lm --stage pretrained" in results["command"]
+
+
+def test_pretrain_trains_or_resumes_each_direction(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_train(config, serialization_dir, log, overrides=None, env=None, threads=0):
+        calls.append((config.name, serialization_dir.name, overrides, env, threads))
+        return True
+
+    monkeypatch.setattr(lm_pretraining, "ROOT", tmp_path)
+    monkeypatch.setattr(harness_allennlp, "train", fake_train)
+    (tmp_path / "runs" / "lm_data").mkdir(parents=True)
+    (tmp_path / "runs" / "lm_data" / "train.txt").write_text("a b\n")
+    interrupted = tmp_path / "runs" / "lm_backward"
+    interrupted.mkdir()
+    (interrupted / "config.json").write_text(json.dumps({"trainer": {"num_epochs": 5}}))
+    monkeypatch.setattr(sys, "argv", ["benchmarks", "lm", "--stage", "pretrain", "--epochs", "7"])
+    main()
+    assert sorted(calls) == [
+        (f"dense_lm_{d}.jsonnet", f"lm_{d}", {"trainer.num_epochs": 7}, env, 1)
+        for d in ("backward", "forward")
+        for env in [
+            {
+                "LM_TRAIN_DATA_PATH": "runs/lm_data/train.txt",
+                "LM_VALIDATION_DATA_PATH": "runs/lm_data/dev.txt",
+            }
+        ]
+    ]
+    assert json.loads((interrupted / "config.json").read_text())["trainer"]["num_epochs"] == 7
+    log = (tmp_path / "runs" / "lm_backward.log").read_text()
+    assert " start backward -> runs/lm_backward --recover" in log.splitlines()[0]
+    assert (tmp_path / "runs" / "lm_forward.log").read_text().split()[1] == "start"
