@@ -2,7 +2,7 @@
 Tang et al. (2019) distillation on real data (issues 7, 18): SST-2 and SICK (3-way pair task),
 every choice made on a dev set, the figures reported on a held-out test used once at the end.
 
-Splits (the `splits` note of the JSON says the same; `distillation_splits.py`):
+Splits (the `splits` note of the JSON says the same; `distillation_data.py`):
   SST-2  dev   = `--sst2-dev-size` distinct sentences carved from GLUE train.tsv with `--seed`
                (<run-dir>/data/sst2/dev.tsv); train = `--sst2-train-size` rows (or `all`) of
                the rest, the training pool; no sentence is in both; test = GLUE dev.tsv.
@@ -17,19 +17,21 @@ n_iter and the word vectors by dev accuracy, and last evaluate the four final mo
 the test split, which no earlier command gets. Dev figures: `<p>_dev_acc_*`; test figures:
 `<p>_test_acc_*` (p = sst2 or pair).
 
-Stage `speed`: sentences/s of teacher vs student on CPU at batch 1 and 64, model forward only,
-both in one process (`harness.timing.interleaved`: a warm-up pass of every (model, batch size),
-then `--rounds` interleaved rounds, the median), at 1 and at 2 torch threads, every setting under
-`speed_by_threads`; each headline `sentences_per_sec_*` is the model's faster thread count.
-Timing data: the unlabelled GLUE test.tsv. Run it with the SST-2 run's --run-dir, so that the
-student has the trained student's vocabulary. Stage `split` only writes the split files;
-`report` only recomputes the derived keys (gains, `summary`, `command`) of the results file.
+Stage `speed` (`distillation_speed.py`): sentences/s of teacher vs student on CPU at batch 1
+and 64, model forward only, both in one process (`harness.timing.interleaved`: a warm-up pass
+of every (model, batch size), then `--rounds` interleaved rounds, the median), at 1 and at 2
+torch threads, every setting under `speed_by_threads`; each headline `sentences_per_sec_*` is
+the model's faster thread count. Timing data: the unlabelled GLUE test.tsv. Run it with the
+SST-2 run's --run-dir, so that the student has the trained student's vocabulary. Stage `split`
+only writes the split files; `report` only recomputes the derived keys (gains, `summary`,
+`command`) of the results file.
 
-Writes benchmarks/results/distillation.json (`SharedResults`: tasks may run side by side)
-after every step; outputs under --run-dir. A re-run in the same run dir skips finished steps;
-the settings its outputs depend on are pinned in <run-dir>/<task>_settings.json, and other
-settings are refused (use a fresh --run-dir), except more `--n-iter` or `--student-word-vectors`
-values. Figures of a part run in another run dir move under `earlier_<part>_run_<dir>`.
+Writes benchmarks/results/distillation.json (`SharedResults`: tasks may run side by side;
+`distillation_results.py` keeps earlier runs and derives the rest) after every step; outputs
+under --run-dir. A re-run in the same run dir skips finished steps; the settings its outputs
+depend on are pinned in <run-dir>/<task>_settings.json, and other settings are refused (use a
+fresh --run-dir), except more `--n-iter` or `--student-word-vectors` values. Figures of a part
+run in another run dir move under `earlier_<part>_run_<dir>`.
 
     SST2_DATA_DIR=../shared/data/sst2 SICK_DATA_PATH=../shared/data/sick/SICK.txt \\
         python -m benchmarks distillation --stage sst2 --run-dir runs/d_sst2
