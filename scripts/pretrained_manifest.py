@@ -92,8 +92,9 @@ for _name, _tagger in FULL_TAGGERS.items():
         ],
     }
 
-# The pruned taggers: benchmarks/pruning_benchmark.py's fp16 archive, copied in when its test F1
-# is within 0.05 of the fp32 one (both measured by that run, keys in pruning.json).
+# The pruned taggers: the pruning study's fp16 archive (python -m benchmarks pruning), copied in
+# when its test F1 is within 0.05 of the fp32 one (both measured by that run, keys in
+# pruning.json).
 PRUNED_TAGGERS = {
     "ner_pruned": {
         "task": "ner",
@@ -108,7 +109,7 @@ PRUNED_TAGGERS = {
         "results_prefix": "",
         "prune_flags": "--fp16 --reference-lms",
         # phase 1 = the shipped ner tagger, laid out as a serialization dir by
-        # pruning_budget_benchmark.py (phase1_from_archive) in runs/pruning_budget/ner_phase1
+        # the pruning_budget study (phase1_from_archive) in runs/pruning_budget/ner_phase1
         "phase1_run": "ner_phase1",
         "phase1_command": "python benchmarks/pruning_budget_benchmark.py --task ner --budgets 2 "
         "--epochs 10 --tagger-lr 0.006 --no-speed (phase 1 from pretrained/ner_ldnet.tar.gz into "

@@ -10,7 +10,16 @@ from typing import List
 from benchmarks.harness.study import Study
 
 # module names under benchmarks.studies, in the order of --help and of BENCHMARKS.md
-STUDY_MODULES: tuple = ("transfer_set", "profile", "distillation", "serve", "export", "lm")
+STUDY_MODULES: tuple = (
+    "transfer_set",
+    "profile",
+    "distillation",
+    "serve",
+    "export",
+    "lm",
+    "pruning",
+    "pruning_budget",
+)
 
 
 def all_studies() -> List[Study]:

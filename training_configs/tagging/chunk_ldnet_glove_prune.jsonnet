@@ -1,7 +1,7 @@
 // LD-Net phase 2 for CoNLL-00 chunking: chunk_ldnet_glove.jsonnet pruned to a budget of 2 LM layers
 // (both directions together) by the task-guided penalty of ldnet_prune.libsonnet, which explains
 // every setting. What this package reached: benchmarks/results/pruning.json
-// (benchmarks/pruning_benchmark.py --task chunk; key conll00_phase2_within_budget says whether
+// (python -m benchmarks pruning --task chunk; key conll00_phase2_within_budget says whether
 // a checkpoint within budget was reached).
 //
 // Set everything chunk_ldnet_glove.jsonnet needs, plus CHUNK_LDNET_GLOVE_PHASE1_DIR = the phase-1

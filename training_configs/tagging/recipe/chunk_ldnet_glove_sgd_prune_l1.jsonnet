@@ -10,7 +10,7 @@
 // benchmarks/results/pruning.json (the config name is the run's key).
 //
 // Set what chunk_ldnet_glove_sgd.jsonnet needs, plus CHUNK_LDNET_GLOVE_PHASE1_DIR = its
-// serialization dir. benchmarks/pruning_benchmark.py --task chunk --config
+// serialization dir. python -m benchmarks pruning --task chunk --config
 // recipe/chunk_ldnet_glove_sgd_prune_l1 --phase1-dir runs/tagging/chunk_ldnet_glove_sgd does
 // phase 2, the export and the test F1.
 local ldnet = import '../ldnet_prune.libsonnet';

@@ -3,7 +3,7 @@
 // as for NER (recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet): the tagger's SGD starts phase 2
 // at lr 0.0077, where phase 1's schedule ended (0.015 / (1 + 0.05 · 19) after 20 epochs), instead
 // of restarting at 0.015.
-// Why, measured side by side from the shipped chunker (benchmarks/pruning_budget_benchmark.py
+// Why, measured side by side from the shipped chunker (python -m benchmarks pruning_budget
 // --task chunk --budgets 2 --epochs 3 --tagger-lr 0.0077, against the same call without
 // --tagger-lr; benchmarks/results/pruning_budget.json): dev F1 (the held-out tenth of train.txt)
 // of the pruned chunker lost 0.82 against the phase-1 chunker's, 1.27 at lr 0.015, with the same
@@ -14,7 +14,7 @@
 // (budget 4, 0.28) is the one within 0.3.
 //
 // Set what chunk_ldnet_glove_sgd.jsonnet needs, plus CHUNK_LDNET_GLOVE_PHASE1_DIR = its
-// serialization dir (benchmarks/pruning_budget_benchmark.py builds one from a tagger archive).
+// serialization dir (python -m benchmarks pruning_budget builds one from a tagger archive).
 local ldnet = import '../ldnet_prune.libsonnet';
 
 ldnet.prune(

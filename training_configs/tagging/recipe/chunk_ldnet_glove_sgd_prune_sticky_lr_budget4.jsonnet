@@ -3,7 +3,7 @@
 // Adam at lr 0.2, the tagger's SGD from lr 0.0077, 10 epochs) with LD-Net's budget λ1 = 4 instead
 // of 2.
 // Why, measured side by side from the shipped chunker, 10 epochs each
-// (benchmarks/pruning_budget_benchmark.py --task chunk --budgets B --epochs 10 --tagger-lr 0.0077
+// (python -m benchmarks pruning_budget --task chunk --budgets B --epochs 10 --tagger-lr 0.0077
 // --no-speed, B = 2, 3, 4; benchmarks/results/pruning_budget.json): dev F1 (the held-out tenth of
 // train.txt) of the pruned chunker against the phase-1 chunker's 95.54: budget 2 lost 0.58
 // (forward [1], backward [4]), budget 3 lost 0.32 (forward [1, 4], backward [4]), budget 4 lost
@@ -13,7 +13,7 @@
 // tagger's FLOPs, chunking needs more of the LMs than NER does.
 //
 // Set what chunk_ldnet_glove_sgd.jsonnet needs, plus CHUNK_LDNET_GLOVE_PHASE1_DIR = its
-// serialization dir (benchmarks/pruning_budget_benchmark.py builds one from a tagger archive).
+// serialization dir (python -m benchmarks pruning_budget builds one from a tagger archive).
 local ldnet = import '../ldnet_prune.libsonnet';
 
 ldnet.prune(

@@ -6,7 +6,7 @@
 // The two are compared on dev F1 (eng.testa) side by side in pruning.json (other_phase2_runs).
 //
 // Set what ner_ldnet_glove_sgd.jsonnet needs, plus NER_LDNET_GLOVE_PHASE1_DIR = its
-// serialization dir. benchmarks/pruning_benchmark.py --task ner --config
+// serialization dir. python -m benchmarks pruning --task ner --config
 // recipe/ner_ldnet_glove_sgd_prune_sticky --phase1-dir runs/tagging/ner_ldnet_glove_sgd does
 // phase 2, the export and the test F1.
 local ldnet = import '../ldnet_prune.libsonnet';

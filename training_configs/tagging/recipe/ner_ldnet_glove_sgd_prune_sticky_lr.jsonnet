@@ -2,7 +2,7 @@
 // LM layers, sticky zeros, masks with Adam at lr 0.2) with one deviation: the tagger's SGD starts
 // phase 2 at lr 0.006, about where phase 1's schedule ended (0.015 / (1 + 0.05 · 29) = 0.0061
 // after 30 epochs), instead of restarting at 0.015.
-// Why, measured side by side from the shipped tagger (benchmarks/pruning_budget_benchmark.py
+// Why, measured side by side from the shipped tagger (python -m benchmarks pruning_budget
 // --task ner --budgets 2 --epochs 3 --tagger-lr 0.006, against the same call without
 // --tagger-lr; benchmarks/results/pruning_budget.json): dev F1 (eng.testa) of the pruned tagger
 // 93.85 against 93.36 at lr 0.015, the phase-1 tagger's 94.17 (dev loss 0.32 against 0.81), the
@@ -15,7 +15,7 @@
 // 10-epoch run is the shipped ner_pruned.
 //
 // Set what ner_ldnet_glove_sgd.jsonnet needs, plus NER_LDNET_GLOVE_PHASE1_DIR = its
-// serialization dir (benchmarks/pruning_budget_benchmark.py builds one from a tagger archive).
+// serialization dir (python -m benchmarks pruning_budget builds one from a tagger archive).
 local ldnet = import '../ldnet_prune.libsonnet';
 
 ldnet.prune(

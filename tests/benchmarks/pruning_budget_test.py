@@ -1,5 +1,5 @@
 """
-benchmarks/pruning_budget_benchmark.py without real data: a shipped-style archive (fp16, LM
+The `pruning_budget` study without real data: a shipped-style archive (fp16, LM
 weights referenced) laid out as a phase-1 directory starts phase 2 from exactly that tagger; the
 budget override changes the budget and nothing else; the dev choice of budget by hand.
 """
@@ -16,8 +16,12 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
 
-import benchmarks.common
-from benchmarks import pruning_budget_benchmark as bench
+from benchmarks.__main__ import build_parser, run_study
+from benchmarks.harness import allennlp as harness_allennlp
+from benchmarks.harness import results as harness_results
+from benchmarks.studies import pruning_budget as bench
+from benchmarks.studies import pruning_budget_results as budget_results
+from benchmarks.studies import pruning_phase2 as phase2
 from ldnet_allennlp.pruning.export import prune_archive
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import lm_archive_ext_vars
@@ -60,7 +64,7 @@ def shipped(tmp_path_factory):
 
 
 def test_phase2_starts_from_exactly_the_archived_tagger(shipped, tmp_path):
-    phase1 = bench.phase1_from_archive(shipped, tmp_path / "ner_phase1")
+    phase1 = phase2.phase1_from_archive(shipped, tmp_path / "ner_phase1")
     assert (phase1 / "model.tar.gz").read_bytes() == shipped.read_bytes()
     weights = torch.load(phase1 / "best.th")
     assert any(".forward_lm._encoder." in name for name in weights)  # the LMs' too
@@ -70,7 +74,7 @@ def test_phase2_starts_from_exactly_the_archived_tagger(shipped, tmp_path):
     params = Params.from_file(str(CONFIGS_ROOT.parent / config), ext_vars=ext_vars(phase1))
     # the phase-2 model, initialised from best.th by its `pretrained` initializer
     vocab = Vocabulary.from_files(str(phase1 / "vocabulary"))
-    phase2 = Model.from_params(vocab=vocab, params=params.pop("model")).eval()
+    model = Model.from_params(vocab=vocab, params=params.pop("model")).eval()
     archived = load_archive(str(shipped)).model.eval()
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     instances = list(reader.read(DEV))[:4]
@@ -79,9 +83,9 @@ def test_phase2_starts_from_exactly_the_archived_tagger(shipped, tmp_path):
     tensors = batch.as_tensor_dict()
     with torch.no_grad():
         expected = archived(**tensors)["logits"]
-        torch.testing.assert_close(phase2(**tensors)["logits"], expected, rtol=0, atol=0)
+        torch.testing.assert_close(model(**tensors)["logits"], expected, rtol=0, atol=0)
     # a second call keeps the directory as it is
-    assert bench.phase1_from_archive(shipped, tmp_path / "ner_phase1") == phase1
+    assert phase2.phase1_from_archive(shipped, tmp_path / "ner_phase1") == phase1
 
 
 def test_the_budget_override_sets_the_budget_and_nothing_else(tmp_path):
@@ -104,9 +108,9 @@ def test_the_chosen_run_is_the_smallest_budget_within_the_dev_loss():
 
     rows = [row("b2", 2, 1.1), row("b3", 3, 0.25, within=False), row("b4", 4, 0.3)]
     rows += [row("b6", 6, -0.1), row("b4_lr", 4, 0.1)]
-    assert bench.chosen_run(rows, 0.3) == "b4_lr"  # b3 never ended within its budget
-    assert bench.chosen_run(rows, 0.0) == "b6"
-    assert bench.chosen_run(rows[:1], 0.3) is None
+    assert budget_results.chosen_run(rows, 0.3) == "b4_lr"  # b3 never ended within its budget
+    assert budget_results.chosen_run(rows, 0.0) == "b6"
+    assert budget_results.chosen_run(rows[:1], 0.3) is None
 
 
 def test_the_tagger_lr_override_leaves_the_masks_lr(tmp_path):
@@ -143,8 +147,8 @@ def test_the_summary_has_a_row_per_run_of_each_task():
         "ner": {"rows": [row, longer], "chosen_run_on_dev": "ner_budget2_lr0.006_ep10"},
         "hardware": {"cpu": "x"},
     }
-    results["summary"] = bench.summary(results)  # a saved file holds its summary: not a task
-    table = bench.summary(results)
+    results["summary"] = budget_results.table(results)  # a saved file holds its summary: not a task
+    table = budget_results.table(results)
     assert table["rows"] == [  # a row saved before --epochs had 3
         ["ner", 2, "config's", 3, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, False],
         ["ner", 2, 0.006, 10, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, True],
@@ -160,8 +164,8 @@ def test_runs_that_differ_in_tagger_lr_or_epochs_train_into_their_own_directorie
 
 
 def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
-    monkeypatch.setattr(benchmarks.common, "RESULTS_DIR", tmp_path)
-    monkeypatch.setattr(bench, "RESULTS", "r")
+    monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(budget_results, "RESULTS", "r")
 
     def row(run, budget, lr=None, epochs=3):
         return {
@@ -184,13 +188,13 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     (tmp_path / "r.json").write_text(
         json.dumps({"ner": {"rows": [old_row], "commands": ["first"], "epochs": 3}})
     )
-    bench.save("ner", settings, {"ner_budget4": row("ner_budget4", 4)}, "call a")
-    bench.save(
+    budget_results.save("ner", settings, {"ner_budget4": row("ner_budget4", 4)}, "call a")
+    budget_results.save(
         "ner", settings, {"ner_budget2_lr0.006": row("ner_budget2_lr0.006", 2, 0.006)}, "call b"
     )
-    bench.save("chunk", settings, {"chunk_budget2": row("chunk_budget2", 2)}, "call c")
+    budget_results.save("chunk", settings, {"chunk_budget2": row("chunk_budget2", 2)}, "call c")
     longer = row("ner_budget2_lr0.006_ep10", 2, 0.006, 10)
-    bench.save("ner", settings, {"ner_budget2_lr0.006_ep10": longer}, "call d")
+    budget_results.save("ner", settings, {"ner_budget2_lr0.006_ep10": longer}, "call d")
     saved = json.loads((tmp_path / "r.json").read_text())
     assert [(r["run"], r["epochs"]) for r in saved["ner"]["rows"]] == [
         ("ner_budget2", 3),
@@ -228,14 +232,14 @@ def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(
 
 def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypatch):
     """
-    main() end to end with `allennlp` stubbed: each budget's phase 2 and prune run once, the
+    Both stages end to end with `allennlp` stubbed: each budget's phase 2 and prune run once, the
     F1 losses are against the phase-1 tagger's, the run chosen on dev is the smallest budget
     within --max-dev-loss, and a later `--no-speed` call keeps the timing it did not redo.
     """
     import sys
 
     results_dir = tmp_path / "results"
-    monkeypatch.setattr(benchmarks.common, "RESULTS_DIR", results_dir)
+    monkeypatch.setattr(harness_results, "RESULTS_DIR", results_dir)
     phase1 = tmp_path / "phase1"
     phase1.mkdir()
     (phase1 / "model.tar.gz").write_text("")
@@ -253,7 +257,7 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     }
     calls = []
 
-    def fake_allennlp(args, log, env=None):
+    def fake_allennlp(args, log, env=None, threads=0):
         calls.append(args[0])
         if args[0] == "train":
             out = tmp_path / args[args.index("-s") + 1]
@@ -296,9 +300,10 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
             "words_per_sec_unpruned_b32": 1000,
         }
 
+    monkeypatch.setattr(harness_allennlp, "run_allennlp", fake_allennlp)
     monkeypatch.setattr(bench, "run_allennlp", fake_allennlp)
-    monkeypatch.setattr(bench.pruning_benchmark, "evaluated_f1", fake_f1)
-    monkeypatch.setattr(bench.pruning_benchmark, "speed", fake_speed)
+    monkeypatch.setattr(phase2, "evaluated_f1", fake_f1)
+    monkeypatch.setattr(phase2, "speed", fake_speed)
     monkeypatch.setattr(bench, "read_sentences", lambda path: [["a"]])
     monkeypatch.setattr(
         bench,
@@ -306,10 +311,10 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
         lambda config, env, budget, epochs, lr: json.dumps({"budget": budget}),
     )
     monkeypatch.chdir(tmp_path)
-    argv = ["pruning_budget_benchmark.py", "--task", "ner", "--config", "c.jsonnet"]
+    argv = ["pruning_budget", "--task", "ner", "--config", "c.jsonnet"]
     argv += ["--phase1-dir", str(phase1), "--out", "out", "--budgets", "2", "4"]
-    monkeypatch.setattr(sys, "argv", argv)
-    bench.main()
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
+    run_study(bench.STUDY, build_parser([bench.STUDY]).parse_args(argv))
     assert calls == ["train", "ldnet-prune"] * 2
     record = json.loads((results_dir / "pruning_budget.json").read_text())["ner"]
     rows = {row["run"]: row for row in record["rows"]}
@@ -324,15 +329,16 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     assert record["dev_f1_unpruned"] == 95.0 and record["test_f1_unpruned"] == 91.0
     # again with --no-speed: nothing retrained or pruned, the timing kept
     calls.clear()
-    monkeypatch.setattr(sys, "argv", argv + ["--no-speed"])
-    bench.main()
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv, "--no-speed"])
+    run_study(bench.STUDY, build_parser([bench.STUDY]).parse_args(argv + ["--no-speed"]))
     assert calls == []
     again = json.loads((results_dir / "pruning_budget.json").read_text())["ner"]
     assert again["rows"] == record["rows"]
     assert again["commands"] == [
-        " ".join(["python benchmarks/pruning_budget_benchmark.py"] + argv[1:])
-    ] + [" ".join(["python benchmarks/pruning_budget_benchmark.py"] + argv[1:] + ["--no-speed"])]
-    # each run's invocations are also kept beside it, for pruning_benchmark.py --phase2-dir
+        " ".join(["python -m benchmarks"] + argv),
+        " ".join(["python -m benchmarks"] + argv + ["--no-speed"]),
+    ]
+    # each run's invocations are also kept beside it, for the pruning study's --phase2-dir
     assert json.loads((tmp_path / "out" / "ner_budget4_commands.json").read_text()) == (
         again["commands"]
     )
@@ -340,11 +346,22 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
 
 def test_the_lm_layer_count_is_read_from_the_phase2_weights(tmp_path):
     """A budget at or above it is a control run (`ldnet-prune --keep-all-layers`)."""
-    assert bench.lm_layer_count(tmp_path) is None  # no best.th (yet)
+    assert phase2.lm_layer_count(tmp_path) is None  # no best.th (yet)
     state = {
         "text_field_embedder.token_embedder_lm.bilm.layer_mask": torch.ones(2, 6),
         "text_field_embedder.token_embedder_lm.bilm.forward_lm._encoder.layer_mask": torch.ones(6),
         "crf._constraint_mask": torch.ones(5, 5),
     }
     torch.save(state, tmp_path / "best.th")
-    assert bench.lm_layer_count(tmp_path) == 12
+    assert phase2.lm_layer_count(tmp_path) == 12
+
+
+def test_the_committed_figures_render_to_the_committed_table_and_headlines():
+    committed = harness_results.load_results("pruning_budget")
+    assert budget_results.table(committed) == committed["summary"]
+    headlines = {h.key: h for h in bench.summary(committed)}
+    for task in ("ner", "chunk"):
+        chosen = committed[task]["chosen_run_on_dev"]
+        index = [row["run"] for row in committed[task]["rows"]].index(chosen)
+        loss = headlines[f"{task}.rows[{index}].dev_f1_loss"]
+        assert loss.met is (loss.value <= committed[task]["max_dev_loss"])

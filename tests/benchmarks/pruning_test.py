@@ -1,15 +1,19 @@
 """
-benchmarks/pruning_benchmark.py's reporting without training (no ../shared/data): a phase 2 that
+The `pruning` study's reporting without training (no ../shared/data): a phase 2 that
 never ended within its budget is never called "pruned", and a phase-2 run's epochs are read back
 (live layers from the epoch's validation, dev F1, commands) from its serialization dir.
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
-from benchmarks import pruning_benchmark as bench
-from tests.benchmarks_pruning_budget_test import ext_vars
+from benchmarks.harness.data import ROOT
+from benchmarks.studies import pruning_phase2 as phase2
+from benchmarks.studies.pruning_phase2 import TASKS
+from benchmarks.studies.pruning_results import merged_results, table
+from tests.benchmarks.pruning_budget_test import ext_vars
 
 
 def task_results(prefix: str, f1_key: str, within: bool) -> dict:
@@ -28,9 +32,9 @@ def task_results(prefix: str, f1_key: str, within: bool) -> dict:
 def test_a_phase2_over_budget_is_never_labelled_pruned():
     results = task_results("", "conll03_f1", within=True)
     results.update(task_results("conll00_", "conll00_f1", within=False))
-    rows = bench.summary(results)["rows"]
+    rows = table(results)["rows"]
     labels = {(row[0], row[1]) for row in rows}
-    ner, chunk = bench.TASKS["ner"]["title"], bench.TASKS["chunk"]["title"]
+    ner, chunk = TASKS["ner"]["title"], TASKS["chunk"]["title"]
     assert labels == {
         (ner, "unpruned"),
         (ner, "pruned"),
@@ -60,7 +64,7 @@ def test_phase2_summary_reads_each_epoch(tmp_path):
     (run / "metrics_epoch_10.json").write_text(json.dumps({"training_live_layers": 1.0}))
     commands = ["allennlp train x.jsonnet -s chunk_prune"]
     (tmp_path / "chunk_prune_commands.json").write_text(json.dumps(commands))
-    summary = bench.phase2_summary(run)
+    summary = phase2.phase2_summary(run)
     assert summary["epochs"] == 4
     assert summary["completed"] is False
     assert summary["live_layers_by_epoch"] == [5.0, 3.0, 2.0, 1.0]
@@ -68,7 +72,7 @@ def test_phase2_summary_reads_each_epoch(tmp_path):
     assert summary["dev_f1_within_budget_by_epoch"] == [-1.0, -1.0, 0.940, None]
     assert summary["commands"] == commands
     (run / "metrics.json").write_text("{}")
-    assert bench.phase2_summary(run)["completed"] is True
+    assert phase2.phase2_summary(run)["completed"] is True
 
 
 def test_merged_results_keep_earlier_taggers_and_never_carry_their_figures_over():
@@ -85,26 +89,26 @@ def test_merged_results_keep_earlier_taggers_and_never_carry_their_figures_over(
         "phase2_config": "prune_lr.jsonnet",
         "conll03_f1_pruned": 91.0,
     }
-    ner = bench.TASKS["ner"]
-    results = bench.merged_results({**chunk, **first}, second, ner, "runs/b", retrained=False)
+    ner = TASKS["ner"]
+    results = merged_results({**chunk, **first}, second, ner, "runs/b", retrained=False)
     # another phase-1 tagger: its figures move under earlier_phase1, none is carried over
     assert results == {**chunk, **second, "earlier_phase1": first}
     third = {"phase1_dir": "runs/c2", "phase2_config": "p.jsonnet", "conll03_f1_pruned": 92.0}
-    again = bench.merged_results(results, third, ner, "runs/c2", retrained=True)
+    again = merged_results(results, third, ner, "runs/c2", retrained=True)
     assert again["earlier_phase1"] == {**second, "earlier_phase1": first}  # nested, not lost
     # the same phase-1 tagger and phase 2, not retrained (e.g. --speed-only after --no-speed):
     # what this run did not measure stays, and the earlier taggers stay too
     speed_only = {"phase1_dir": "runs/c2", "phase2_config": "p.jsonnet", "speedup_b32": 3.0}
-    kept = bench.merged_results(again, speed_only, ner, "runs/c2", retrained=False)
+    kept = merged_results(again, speed_only, ner, "runs/c2", retrained=False)
     assert kept["conll03_f1_pruned"] == 92.0 and kept["speedup_b32"] == 3.0
     assert kept["earlier_phase1"] == again["earlier_phase1"]
     # the same phase-1 tagger with another phase-2 config: nothing of the other config stays
     other = {"phase1_dir": "runs/c2", "phase2_config": "q.jsonnet", "speedup_b32": 2.0}
-    assert "conll03_f1_pruned" not in bench.merged_results(kept, other, ner, "runs/c2", False)
+    assert "conll03_f1_pruned" not in merged_results(kept, other, ner, "runs/c2", False)
     # the chunking task's keys are prefixed, its F1 keys are not
-    chunk_task = bench.TASKS["chunk"]
+    chunk_task = TASKS["chunk"]
     chunk_run = {"phase1_dir": "runs/c", "phase2_config": "c.jsonnet", "conll00_f1_pruned": 94.0}
-    merged = bench.merged_results(kept, chunk_run, chunk_task, "runs/c", retrained=True)
+    merged = merged_results(kept, chunk_run, chunk_task, "runs/c", retrained=True)
     assert merged["conll00_f1_pruned"] == 94.0 and merged["conll00_phase2_config"] == "c.jsonnet"
     assert merged["conll03_f1_pruned"] == 92.0  # NER untouched
 
@@ -112,7 +116,7 @@ def test_merged_results_keep_earlier_taggers_and_never_carry_their_figures_over(
 def test_a_phase2_run_of_another_dir_carries_nothing_over():
     """The same phase-1 tagger and config, but a phase 2 trained elsewhere (`--phase2-dir`): the
     earlier run's figures (its wall-clock, its speed) are not this run's."""
-    ner = bench.TASKS["ner"]
+    ner = TASKS["ner"]
     earlier = {
         "phase1_dir": "runs/a",
         "phase2_config": "p.jsonnet",
@@ -126,17 +130,17 @@ def test_a_phase2_run_of_another_dir_carries_nothing_over():
         "phase2_dir": "runs/budget/ner_budget2_ep10",
         "conll03_f1_pruned": 90.5,
     }
-    merged = bench.merged_results(earlier, longer, ner, "runs/a", retrained=False)
+    merged = merged_results(earlier, longer, ner, "runs/a", retrained=False)
     assert merged == longer
     # its own --speed-only afterwards keeps what the --no-speed run measured
     speed = {**longer, "words_per_sec_pruned_b32": 16000.0}
     del speed["conll03_f1_pruned"]
-    again = bench.merged_results(merged, speed, ner, "runs/a", retrained=False)
+    again = merged_results(merged, speed, ner, "runs/a", retrained=False)
     assert again == {**longer, "words_per_sec_pruned_b32": 16000.0}
 
 
 def test_config_differences_name_each_key_and_ignore_how_a_path_is_written():
-    root = str(bench.ROOT)
+    root = str(ROOT)
     rendered = {
         "trainer": {"num_epochs": 10, "optimizer": {"lr": 0.006}},
         "model": {"regexes": [["layer_mask", {"budget": 2}]]},
@@ -144,12 +148,12 @@ def test_config_differences_name_each_key_and_ignore_how_a_path_is_written():
     }
     same = json.loads(json.dumps(rendered))
     same["vocabulary"]["directory"] = root + "/runs/p1/vocabulary"
-    assert bench.config_differences(rendered, same) == []
+    assert phase2.config_differences(rendered, same) == []
     other = json.loads(json.dumps(rendered))
     other["trainer"]["num_epochs"] = 3
     other["model"]["regexes"][0][1]["budget"] = 4
     other["trainer"]["patience"] = 2
-    assert bench.config_differences(rendered, other) == [
+    assert phase2.config_differences(rendered, other) == [
         "model.regexes[0][1].budget: 2 != 4",
         "trainer.num_epochs: 10 != 3",
         "trainer.patience: '<absent>' != 2",
@@ -163,17 +167,111 @@ def test_a_phase2_dir_trained_with_another_config_is_refused(tmp_path):
     phase1 = tmp_path / "ner_phase1"
     config = "training_configs/tagging/recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
     env = {**ext_vars(phase1), "NER_LDNET_GLOVE_PHASE1_DIR": str(phase1)}
-    rendered = json.loads(_jsonnet.evaluate_file(str(bench.ROOT / config), ext_vars=env))
+    rendered = json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=env))
     run = tmp_path / "ner_budget2_lr0.006_ep10"
     run.mkdir()
     for name in ("model.tar.gz", "metrics.json"):
         (run / name).write_text("{}")
     (run / "config.json").write_text(json.dumps(rendered))
-    assert bench.trained_phase2(run, config, env) == run
+    assert phase2.trained_phase2(run, config, env) == run
     rendered["trainer"]["num_epochs"] = 8
     (run / "config.json").write_text(json.dumps(rendered))
     with pytest.raises(SystemExit, match=r"trainer.num_epochs: 10 != 8"):
-        bench.trained_phase2(run, config, env)
+        phase2.trained_phase2(run, config, env)
     (run / "metrics.json").unlink()  # not finished
     with pytest.raises(SystemExit, match="no finished run there"):
-        bench.trained_phase2(run, config, env)
+        phase2.trained_phase2(run, config, env)
+
+
+def test_the_committed_figures_render_to_the_committed_table_and_headlines():
+    from benchmarks.harness.results import load_results
+    from benchmarks.studies.pruning import STUDY
+
+    committed = load_results("pruning")
+    assert table(committed) == committed["summary"]
+    headlines = {h.key: h for h in STUDY.summary(committed)}
+    assert (
+        headlines["conll00_phase2_within_budget"].met is committed["conll00_phase2_within_budget"]
+    )
+    assert headlines["conll03_f1_pruned"].value == committed["conll03_f1_pruned"]
+
+
+def test_both_stages_train_prune_score_and_merge_once_per_invocation(tmp_path, monkeypatch):
+    """The study end to end with `allennlp`, the F1 and the timing stubbed: phase 2 trains once
+    (with --epochs as an override), both archives are pruned, the invocation is kept once beside
+    the run, and a later --speed-only keeps what it did not measure (the phase-2 wall-clock)."""
+    import sys
+
+    from benchmarks.__main__ import run_study
+    from benchmarks.harness import allennlp, results
+    from benchmarks.studies import pruning as bench
+
+    monkeypatch.setattr(results, "RESULTS_DIR", tmp_path / "results")
+    phase1 = tmp_path / "phase1"
+    phase1.mkdir()
+    (phase1 / "model.tar.gz").write_text("")
+    lm = {"forward_lm_archive": "fwd.tar.gz", "backward_lm_archive": "bwd.tar.gz"}
+    config = {"model": {"text_field_embedder": {"token_embedders": {"lm": lm}}}}
+    (phase1 / "config.json").write_text(json.dumps(config))
+    calls = []
+
+    def fake_allennlp(args, log, env=None, threads=0):
+        calls.append(args)
+        if args[0] == "train":
+            out = tmp_path / args[args.index("-s") + 1]
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "model.tar.gz").write_text("")
+            metrics = {"epoch": 1, "best_epoch": 1, "training_duration": "0:02:00"}
+            metrics["best_validation_f1-measure-overall-within-budget"] = 0.9
+            (out / "metrics.json").write_text(json.dumps(metrics))
+            (out / "metrics_epoch_0.json").write_text(json.dumps({"validation_live_layers": 2}))
+        elif args[0] == "ldnet-prune":
+            Path(args[args.index("-o") + 1]).write_text("pruned")
+            if "--report-file" in args:
+                report = {
+                    "kept_layers_after": {"lm": {"forward": [1], "backward": [4]}},
+                    "flops_per_token_before": 4.0e6,
+                    "flops_per_token_after": 1.0e6,
+                    "parameters_before": 10,
+                    "parameters_after": 5,
+                }
+                Path(args[args.index("--report-file") + 1]).write_text(json.dumps(report))
+        else:
+            raise AssertionError(args)
+
+    f1 = {"model.tar.gz": 91.0, "ner_ldnet_glove_pruned.tar.gz": 90.5}
+    f1["ner_ldnet_glove_pruned_fp16.tar.gz"] = 90.4
+    monkeypatch.setattr(allennlp, "run_allennlp", fake_allennlp)
+    monkeypatch.setattr(bench, "run_allennlp", fake_allennlp)
+    monkeypatch.setattr(phase2, "evaluated_f1", lambda archive, *_: f1[Path(archive).name])
+    monkeypatch.setattr(phase2, "speed", lambda *args: {"speedup_b32": 3.0})
+    monkeypatch.setattr(bench, "read_sentences", lambda path: [["a"]])
+    monkeypatch.chdir(tmp_path)
+
+    def study(*argv):
+        argv = ["pruning", "--phase1-dir", str(phase1), "--out", "out", *argv]
+        monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
+        from benchmarks.__main__ import build_parser
+
+        run_study(bench.STUDY, build_parser([bench.STUDY]).parse_args(argv))
+        return json.loads((tmp_path / "results" / "pruning.json").read_text())
+
+    saved = study("--epochs", "2")
+    assert [call[0] for call in calls] == ["train", "ldnet-prune", "ldnet-prune"]
+    assert calls[0][calls[0].index("-o") + 1] == '{"trainer.num_epochs": 2}'
+    assert "--fp16" in calls[2] and "--reference-lms" in calls[2]
+    assert saved["conll03_f1_pruned"] == 90.5 and saved["f1_loss"] == 0.5
+    assert saved["flops_ratio"] == 4.0 and saved["kept_layers_backward"] == [4]
+    assert saved["phase2_within_budget"] and saved["speedup_b32"] == 3.0
+    assert saved["live_layers_by_epoch"] == [2] and "phase2_wallclock_s" in saved
+    command = "python -m benchmarks pruning --phase1-dir " + str(phase1) + " --out out"
+    assert saved["commands"] == [command + " --epochs 2"]
+    assert saved["summary"]["rows"][1][1] == "pruned"
+    calls.clear()
+    again = study("--speed-only")
+    assert [call[0] for call in calls] == []  # nothing trained, both archives there
+    assert again["phase2_wallclock_s"] == saved["phase2_wallclock_s"]
+    assert again["commands"] == [command + " --epochs 2", command + " --speed-only"]
+    assert json.loads((tmp_path / "out" / "ner_ldnet_glove_prune_commands.json").read_text()) == (
+        again["commands"]
+    )
