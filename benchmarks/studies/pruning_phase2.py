@@ -235,6 +235,28 @@ def speed(
     words/s of each contender, per thread count, by `harness.timing.interleaved` (one warm-up
     round of every contender, then `repeats` rounds; the median). Keys for 1 thread are
     unsuffixed (`words_per_sec_pruned_b32`); other counts add `_threads<N>`.
+
+    # Parameters
+
+    unpruned : `Path`
+        The phase-1 tagger's archive.
+    pruned : `Path`
+        The pruned tagger's archive.
+    sentences : `List[List[str]]`
+        The test sentences, all timed at batch 32.
+    repeats : `int`
+        Counted rounds (at least `MIN_ROUNDS`).
+    batch1_sentences : `int`
+        How many of the first sentences are timed at batch 1.
+    spacy_too : `bool`
+        Whether spaCy's NER pipeline is timed too (batch 32).
+    threads_list : `Sequence[int]`
+        The torch (and BLAS) thread counts, one interleaved run each.
+
+    # Returns
+
+    `Dict[str, Any]`
+        The FLOPs breakdowns, words/s, speed-ups and the words timed.
     """
     words = sum(len(s) for s in sentences)
     words_b1 = sum(len(s) for s in sentences[:batch1_sentences])

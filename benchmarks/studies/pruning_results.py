@@ -23,6 +23,19 @@ def merged_results(
     was not retrained (`retrained` false) and the previous figures are of the same phase-1 tagger
     and phase-2 run (config and directory), those this run did not measure (its wall-clock, the
     timings of a `--no-speed` run) stay.
+
+    # Parameters
+
+    results : `Dict[str, Any]`
+        pruning.json as it is now.
+    result : `Dict[str, Any]`
+        This run's figures, unprefixed.
+    task : `Dict[str, Any]`
+        The task's entry of `TASKS` (its key prefix and F1 key).
+    phase1 : `str`
+        This run's phase-1 directory.
+    retrained : `bool`
+        Whether this run trained phase 2.
     """
     prefix = task["prefix"]
     previous = {key: value for key, value in results.items() if _owned(key, prefix)}

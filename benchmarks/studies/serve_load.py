@@ -113,6 +113,24 @@ def run_phase(
     """
     `clients` threads post `bodies` in turn for `duration` seconds; figures over all of them,
     with the CPU time the server and the clients (this process) used per request.
+
+    # Parameters
+
+    url : `str`
+        The server, "http://127.0.0.1:<port>".
+    bodies : `List[Dict]`
+        The request bodies, sent in turn.
+    clients : `int`
+        Concurrent clients (threads of this process).
+    duration : `float`
+        Seconds until the clients stop (a request under way finishes and counts).
+    server_pid : `int`
+        The server's process, for its CPU time.
+
+    # Returns
+
+    `Dict[str, Any]`
+        Requests, errors, sentences/s, latency percentiles (ms) and CPU per request.
     """
     server_cpu, client_cpu = process_cpu_seconds(server_pid), own_cpu_seconds()
     start = time.perf_counter()
