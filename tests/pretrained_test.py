@@ -18,7 +18,7 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
-from ldnet_allennlp.lm.modules.dense_bilm import load_dense_lm
+from ldnet_allennlp.lm.modules.lm_archives import load_dense_lm
 from ldnet_allennlp.pretrained import load_pretrained, manifest, pretrained_dir, resolve_archive
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import build_lm_archive_ext_vars

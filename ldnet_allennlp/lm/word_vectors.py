@@ -15,7 +15,7 @@ from typing import Tuple
 import torch
 from allennlp.common.tqdm import Tqdm
 
-from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
+from ldnet_allennlp.lm.modules.lm_archives import load_dense_lm
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def export_word_vectors(
     OOV token left out) to `output_file`; returns `(number of words written, embedding dim)`.
     A `ConfigurationError` names the archive if it is not a dense LM.
     """
-    model = DenseLanguageModel.from_lm_archive(archive_file)
+    model, _ = load_dense_lm(archive_file, "model.archive_file")
     model.eval()
     vocab = model.vocab
     skip = {vocab._padding_token, vocab._oov_token}

@@ -11,7 +11,8 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.modules.token_embedders.embedding import _read_pretrained_embeddings_file
 
-from ldnet_allennlp.lm import DenseLanguageModel, export_word_vectors
+from ldnet_allennlp.lm import export_word_vectors
+from ldnet_allennlp.lm.modules.lm_archives import DenseLanguageModelFromArchive
 from tests.cli import run_allennlp
 from tests.lm.lm_archives import train_lm_archive
 
@@ -29,7 +30,7 @@ def read_vectors(path: Path):
 def test_every_word_round_trips_through_allennlp_pretrained_file(lm_archive, tmp_path):
     output = tmp_path / "vectors.txt"
     count, dim = export_word_vectors(lm_archive, str(output))
-    lm = DenseLanguageModel.from_lm_archive(lm_archive)
+    lm = DenseLanguageModelFromArchive.from_lm_archive(lm_archive)
     words = lm.vocab.get_index_to_token_vocabulary("tokens")
     expected_words = [w for i, w in words.items() if i >= 2]  # padding and OOV left out
     assert count == len(expected_words) and dim == lm.embedding_dim
@@ -49,7 +50,7 @@ def test_lowercase_keeps_the_most_frequent_cased_variant(lm_archive, tmp_path):
     output = tmp_path / "lower.txt"
     export_word_vectors(lm_archive, str(output), lowercase=True)
     vectors = read_vectors(output)
-    lm = DenseLanguageModel.from_lm_archive(lm_archive)
+    lm = DenseLanguageModelFromArchive.from_lm_archive(lm_archive)
     index_to_word = lm.vocab.get_index_to_token_vocabulary("tokens")
     first_variant = {}
     for index in sorted(index_to_word)[2:]:

@@ -58,7 +58,8 @@ class DenseLanguageModel(Model):
         projection, in [0, 1).
     div_value : `float`, optional (default `4.0`) — adaptive-softmax tail size divisor.
 
-    Public API used by `DenseBiLm` (`lm/modules/dense_bilm.py`, which loads the archives):
+    Public API used by `DenseBiLm` (`lm/modules/dense_bilm.py`; `lm/modules/lm_archives.py`
+    loads the archives, and registers `"dense_language_model_from_archive"`):
 
     - `contextual_embeddings(tokens, mask=None, layer_mask=None, add_sentence_boundaries=False)`
       -> `(batch_size, num_tokens, get_output_dim())`, the dense output `[x; h_1..h_L]` in the
@@ -138,24 +139,6 @@ class DenseLanguageModel(Model):
         )
         self._nll_sum = 0.0
         self._num_predicted = 0
-
-    @classmethod
-    def from_lm_archive(
-        cls, archive_file: str, direction: Optional[str] = None, vocab: Optional[Vocabulary] = None
-    ) -> "DenseLanguageModel":
-        """
-        AllenNLP's `from_archive` model type, checked: the archive must hold a
-        `dense_language_model` (reading in `direction`, if given), else a `ConfigurationError`
-        names `model.archive_file`. Registered as `"dense_language_model_from_archive"` (the LM
-        fine-tuning configs use it), with the config keys `archive_file` and `direction`.
-        """
-        from ldnet_allennlp.lm.modules.dense_bilm import load_dense_lm  # (a circular import)
-
-        model, _ = load_dense_lm(archive_file, "model.archive_file", direction)
-        if vocab:  # as `Model.from_archive` does
-            model.vocab.extend_from_vocab(vocab)
-            model.extend_embedder_vocab()
-        return model
 
     # ---------------------------------------------------------------- public feature API
 
@@ -343,8 +326,3 @@ class DenseLanguageModel(Model):
             targets[:, 1:] = token_ids[:, :-1]
             target_mask[:, 1:] = mask[:, 1:] & mask[:, :-1]
         return targets, target_mask
-
-
-Model.register("dense_language_model_from_archive", constructor="from_lm_archive")(
-    DenseLanguageModel
-)

@@ -1,105 +1,47 @@
 """
-The dense biLM: a forward and a backward `dense_language_model` loaded, checked and run as one
-feature extractor. It is the engine under both LM-feature token embedders (`layer_selection`,
-`dense_lm_scalar_mix`), as `allennlp.modules.Elmo` is under `elmo_token_embedder`, and the only
-code that opens a dense-LM archive (`load_dense_lm`).
+The dense biLM: a forward and a backward `dense_language_model` run side by side as one feature
+extractor, under per-layer masks. It is the engine under both LM-feature token embedders
+(`layer_selection`, `dense_lm_scalar_mix`), as `allennlp.modules.Elmo` is under
+`elmo_token_embedder`. The LM archives are opened, checked, stored in the task vocabulary and
+fingerprinted by `lm_archives.py`.
 """
 
-import hashlib
-import json
-import logging
-import os
-import tarfile
-import zlib
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
-from allennlp.models import Model
-from allennlp.models.archival import load_archive
 from allennlp.nn.util import add_sentence_boundary_token_ids, remove_sentence_boundaries
 
 from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS, DenseLanguageModel
-from ldnet_allennlp.pretrained import resolve_archive
-
-logger = logging.getLogger(__name__)
-
-BOS_TOKEN = "<S>"
-EOS_TOKEN = "</S>"
-LM_NAMESPACE = "lm_tokens"  # the default namespace of the `dense_lm_tokens` indexer
-ARCHIVE_KEYS = {direction: f"{direction}_lm_archive" for direction in DIRECTIONS}
-
-
-def lm_config_namespace(namespace: str) -> str:
-    """
-    The task-vocabulary namespace that stores the LMs' model configs (one JSON string per
-    direction, each with its `"direction"`), next to their words in `namespace`.
-    """
-    return f"{namespace}_config_tags"
-
-
-def load_dense_lm(
-    archive_file: str, key: str, direction: Optional[str] = None
-) -> Tuple[DenseLanguageModel, Dict]:
-    """
-    Loads the `dense_language_model` in `archive_file` (checking that it reads in `direction`,
-    if given) and returns it with the model config that rebuilds it without the archive (a
-    fine-tuned LM's `dense_language_model_from_archive` config is resolved to its base LM's).
-    Errors are `ConfigurationError`s that name the config `key`. `archive_file` may name a
-    shipped archive, `"pretrained:<name>"` (`ldnet_allennlp.pretrained`).
-    """
-    archive_file = resolve_archive(archive_file)
-    try:
-        archive = load_archive(archive_file, cuda_device=-1)
-    except (OSError, EOFError, tarfile.TarError, zlib.error) as error:  # missing, not a tar, cut
-        raise ConfigurationError(
-            f"{key} ({archive_file}) could not be loaded as an AllenNLP model archive: {error}"
-        ) from error
-    model = archive.model
-    if not isinstance(model, DenseLanguageModel):
-        raise ConfigurationError(
-            f"{key} ({archive_file}) holds a {type(model).__name__}, not a " "dense_language_model."
-        )
-    check_direction(model, key, archive_file, direction)
-    config = archive.config["model"].as_dict(quiet=True)
-    if config.get("type") == "dense_language_model_from_archive":
-        config = load_dense_lm(config["archive_file"], key)[1]
-    return model, config
-
-
-def check_direction(
-    model: DenseLanguageModel, key: str, where: str, direction: Optional[str]
-) -> None:
-    if direction is not None and model.direction != direction:
-        swapped = " (swapped forward_lm_archive and backward_lm_archive?)"
-        raise ConfigurationError(
-            f"{key} ({where}) holds a {model.direction!r} language model, but {key} needs a "
-            f"{direction!r} one{swapped if key in ARCHIVE_KEYS.values() else ''}."
-        )
-
-
-def lm_words(lm: DenseLanguageModel) -> List[str]:
-    """The LM's `tokens` vocabulary in id order (padding and OOV first)."""
-    index_to_token = lm.vocab.get_index_to_token_vocabulary("tokens")
-    return [index_to_token[i] for i in range(len(index_to_token))]
+from ldnet_allennlp.lm.modules.lm_archives import (
+    BOS_TOKEN,
+    EOS_TOKEN,
+    LM_NAMESPACE,
+    check_matching_lms,
+    fill_in_lm_weights,
+    leave_out_lm_weights,
+    lm_words,
+    load_or_rebuild_lm,
+    store_in_vocabulary,
+)
 
 
 class DenseBiLm(torch.nn.Module):
     """
     A forward and a backward dense LM run side by side as one frozen biLM, under per-layer masks.
 
-    Loading: each LM comes from its `dense_language_model` archive (`load_dense_lm`); the two must
-    read in their directions and share one `tokens` vocabulary (with `<S>` and `</S>`) and one
-    number of layers. Given the task `vocab`, the LMs' words are copied into its namespace
-    `vocab_namespace` (in the LMs' order, so the `dense_lm_tokens` indexer's ids are the LMs' ids)
-    and their model configs into `<vocab_namespace>_config_tags`. Both are saved with the task
-    model's archive and the LM weights are task-model parameters, so the task archive reloads
-    without the LM files: when an archive path no longer exists, its LM is rebuilt from the stored
-    config and words. When it does exist it is read and checked against the stored words.
+    Loading (`lm_archives.py`): each LM comes from its `dense_language_model` archive
+    (`load_dense_lm`); the two must read in their directions and share one `tokens` vocabulary
+    (with `<S>` and `</S>`) and one number of layers. Given the task `vocab`, the LMs' words are
+    copied into its namespace `vocab_namespace` (in the LMs' order, so the `dense_lm_tokens`
+    indexer's ids are the LMs' ids) and their model configs into `<vocab_namespace>_config_tags`.
+    Both are saved with the task model's archive and the LM weights are task-model parameters,
+    so the task archive reloads without the LM files: when an archive path no longer exists, its
+    LM is rebuilt from the stored config and words. When it does exist it is read and checked
+    against the stored words.
 
     Running (`forward`, `dense_features`): token ids `(batch_size, num_tokens)` in the LMs'
     vocabulary, 0 = padding; each sentence is wrapped in `<S> ... </S>` as in LM training
@@ -165,14 +107,13 @@ class DenseBiLm(torch.nn.Module):
         self.vocab_namespace = vocab_namespace
         archives = {"forward": forward_lm_archive, "backward": backward_lm_archive}
         self._archives = archives
-        # directions whose LM weights were read from their archive (not rebuilt from the copy in
-        # the vocabulary): only those can stand in for weights a state dict leaves out
-        self._read_from_archive: Dict[str, bool] = {}
-        loaded = {d: self._load_lm(d, archives[d], vocab) for d in DIRECTIONS}
+        loaded = {d: load_or_rebuild_lm(d, archives[d], vocab, vocab_namespace) for d in DIRECTIONS}
         lms = {d: loaded[d][0] for d in DIRECTIONS}
+        self._read_from_archive = {d: loaded[d][2] for d in DIRECTIONS}
         check_matching_lms(lms["forward"], lms["backward"], archives)
         if vocab is not None:
-            self._store_in_vocabulary(vocab, lm_words(lms["forward"]), loaded)
+            configs = {d: loaded[d][1] for d in DIRECTIONS}
+            store_in_vocabulary(vocab, vocab_namespace, lm_words(lms["forward"]), configs)
 
         self.num_lm_layers = lms["forward"].num_layers
         kept = {
@@ -199,7 +140,7 @@ class DenseBiLm(torch.nn.Module):
         self._lm_input_dropout = torch.nn.Dropout(lm_dropout)
         self.add_sentence_boundaries = add_sentence_boundaries
         self.store_lm_weights = store_lm_weights
-        self._register_state_dict_hook(_leave_out_lm_weights)
+        self._register_state_dict_hook(leave_out_lm_weights)
         self._register_load_state_dict_pre_hook(self._fill_in_lm_weights)
         self._bos_index = self.vocab.get_token_index(BOS_TOKEN, "tokens")
         self._eos_index = self.vocab.get_token_index(EOS_TOKEN, "tokens")
@@ -301,43 +242,12 @@ class DenseBiLm(torch.nn.Module):
         ]
         return {"activations": activations, "mask": mask}
 
-    # ------------------------------------------------------------------ LM weights by reference
+    # ------------------------------------------------------------------ construction helpers
 
     def _fill_in_lm_weights(self, state_dict, prefix, *args) -> None:
-        """
-        Load pre-hook: a state dict saved with `store_lm_weights` false has no `forward_lm.*` /
-        `backward_lm.*` entries but a `lm_weights_sha256`; the weights read from the LM archives
-        at construction fill them in, once their fingerprint matches.
-        """
-        stored = state_dict.pop(prefix + FINGERPRINT_KEY, None)
-        for row, direction in enumerate(DIRECTIONS):
-            lm_prefix = f"{prefix}{direction}_lm."
-            if any(key.startswith(lm_prefix) for key in state_dict):
-                continue  # the weights are in the state dict: loaded as usual
-            if stored is None:
-                continue  # not written by this module: torch reports the missing keys
-            key = ARCHIVE_KEYS[direction]
-            if not self._read_from_archive[direction]:
-                raise ConfigurationError(
-                    f"{key} ({self._archives[direction]}) does not exist, and this model was "
-                    "saved without the LM weights (store_lm_weights false): it needs that LM "
-                    "archive (the shipped LMs: `pretrained:lm_forward` / `pretrained:lm_backward`)."
-                )
-            expected = bytes(stored[row].tolist()).hex()
-            # this module's LM weights are still the ones read from the archive: a pre-hook runs
-            # before the submodules load theirs
-            found = lm_weights_sha256(self.lm(direction))
-            if found != expected:
-                raise ConfigurationError(
-                    f"{key} ({self._archives[direction]}) is not the LM this model was trained "
-                    f"with: the sha256 of its weights is {found}, "
-                    f"the model was saved with {expected} (store_lm_weights false keeps only "
-                    "this fingerprint of the LM weights)."
-                )
-            for name, value in self.lm(direction).state_dict().items():
-                state_dict[lm_prefix + name] = value
-
-    # ------------------------------------------------------------------ construction helpers
+        """Load pre-hook: `lm_archives.fill_in_lm_weights` with this biLM's LMs."""
+        lms = {d: self.lm(d) for d in DIRECTIONS}
+        fill_in_lm_weights(lms, self._archives, self._read_from_archive, state_dict, prefix)
 
     def _check_kept(self, kept: Optional[Sequence[int]], key: str) -> List[int]:
         if kept is None:
@@ -349,137 +259,6 @@ class DenseBiLm(torch.nn.Module):
                 f"{key} {kept} out of range for LMs of {self.num_lm_layers} layers."
             )
         return kept
-
-    def _load_lm(
-        self, direction: str, archive_file: str, vocab: Optional[Vocabulary]
-    ) -> Tuple[DenseLanguageModel, Dict]:
-        key = ARCHIVE_KEYS[direction]
-        stored = self._stored_config(direction, vocab)
-        try:
-            path = resolve_archive(archive_file) if archive_file else archive_file
-        except ConfigurationError:  # a shipped archive that is not here: the stored copy, if any
-            path = None
-        if path and os.path.exists(path) or "://" in str(path):
-            self._read_from_archive[direction] = True
-            return load_dense_lm(path, key, direction)
-        self._read_from_archive[direction] = False
-        if stored is None:
-            raise ConfigurationError(
-                f"{key} ({archive_file}) does not exist, and the vocabulary holds no stored copy "
-                "of this LM (the archive of a model trained with this code has one)."
-            )
-        # a task archive whose LM files are gone: the LM from the stored copy, its weights
-        # come from the task model's weights
-        lm_vocab = Vocabulary(non_padded_namespaces=[])
-        lm_vocab.add_tokens_to_namespace(self._stored_words(vocab)[2:], "tokens")
-        logger.info("Rebuilding the %s LM from the copy stored in the vocabulary", direction)
-        lm = Model.from_params(vocab=lm_vocab, params=Params(dict(stored)))
-        if not isinstance(lm, DenseLanguageModel):
-            raise ConfigurationError(
-                f"{key}: the stored LM config is a {type(lm).__name__}, not a dense_language_model."
-            )
-        check_direction(lm, key, "the stored copy", direction)
-        return lm, stored
-
-    def _stored_words(self, vocab: Vocabulary) -> List[str]:
-        index_to_token = vocab.get_index_to_token_vocabulary(self.vocab_namespace)
-        return [index_to_token[i] for i in range(len(index_to_token))]
-
-    def _stored_config(self, direction: str, vocab: Optional[Vocabulary]) -> Optional[Dict]:
-        if vocab is None or vocab.get_vocab_size(self.vocab_namespace) <= 2:
-            return None
-        for token in vocab.get_token_to_index_vocabulary(lm_config_namespace(self.vocab_namespace)):
-            if token.startswith("{"):
-                config = json.loads(token)
-                if config.get("direction", "forward") == direction:
-                    return config
-        return None
-
-    def _store_in_vocabulary(
-        self,
-        vocab: Vocabulary,
-        words: List[str],
-        loaded: Dict[str, Tuple[DenseLanguageModel, Dict]],
-    ) -> None:
-        """Copies the LMs' words and configs into `vocab` (or checks an existing copy)."""
-        if vocab.get_vocab_size(self.vocab_namespace) > 2:
-            if self._stored_words(vocab) != words:
-                raise ConfigurationError(
-                    f"The task vocabulary's namespace {self.vocab_namespace!r} does not match "
-                    "the LM archives' vocabulary: forward_lm_archive / backward_lm_archive are "
-                    "not the LMs this model was trained with."
-                )
-        else:
-            if words[:2] != [vocab._padding_token, vocab._oov_token]:
-                raise ConfigurationError(
-                    "The LM vocabulary must start with the padding and OOV tokens "
-                    f"({vocab._padding_token}, {vocab._oov_token}); got {words[:2]}."
-                )
-            vocab.add_tokens_to_namespace(words[2:], self.vocab_namespace)
-        namespace = lm_config_namespace(self.vocab_namespace)
-        if not any(t.startswith("{") for t in vocab.get_token_to_index_vocabulary(namespace)):
-            for direction in DIRECTIONS:
-                vocab.add_token_to_namespace(
-                    json.dumps(loaded[direction][1], sort_keys=True), namespace
-                )
-
-
-def check_matching_lms(
-    forward_lm: DenseLanguageModel, backward_lm: DenseLanguageModel, archives: Dict[str, str]
-) -> None:
-    """Both LMs must share the `tokens` vocabulary (with `<S>`, `</S>`) and the number of layers."""
-    forward, backward = lm_words(forward_lm), lm_words(backward_lm)
-    if forward != backward:
-        differing = next(
-            (i for i, (a, b) in enumerate(zip(forward, backward)) if a != b),
-            min(len(forward), len(backward)),
-        )
-        raise ConfigurationError(
-            f"forward_lm_archive ({archives['forward']}) and backward_lm_archive "
-            f"({archives['backward']}) have different vocabularies ({len(forward)} vs "
-            f"{len(backward)} words, first difference at index {differing}): the two LMs read "
-            "the same token ids, so they must be trained with the same vocabulary."
-        )
-    if forward_lm.num_layers != backward_lm.num_layers:
-        raise ConfigurationError(
-            f"forward_lm_archive has {forward_lm.num_layers} layers but backward_lm_archive has "
-            f"{backward_lm.num_layers} layers: the biLM pairs the directions layer by layer (one "
-            "(2, num_layers) layer_mask), so both LMs need the same number of layers."
-        )
-    for token in (BOS_TOKEN, EOS_TOKEN):
-        if token not in forward:
-            raise ConfigurationError(
-                f"forward_lm_archive: the 'tokens' vocabulary has no sentence boundary {token!r}; "
-                "train the LMs with the dense_lm_text reader, which adds <S> and </S>."
-            )
-
-
-FINGERPRINT_KEY = "lm_weights_sha256"
-
-
-def lm_weights_sha256(lm: torch.nn.Module) -> str:
-    """sha256 (hex) of `lm`'s state dict: names, shapes and fp32 values, in name order."""
-    digest = hashlib.sha256()
-    for name, value in sorted(lm.state_dict().items()):
-        digest.update(f"{name}:{tuple(value.shape)}:".encode())
-        digest.update(value.detach().to(torch.float32).contiguous().cpu().numpy().tobytes())
-    return digest.hexdigest()
-
-
-def _leave_out_lm_weights(module: "DenseBiLm", state_dict, prefix, local_metadata) -> None:
-    """
-    State-dict hook: with `store_lm_weights` false, the LMs' entries are replaced by the sha256
-    of their weights, `(2, 32)` uint8 under `lm_weights_sha256` (row 0 forward, row 1 backward).
-    """
-    if module.store_lm_weights:
-        return
-    rows = []
-    for direction in DIRECTIONS:
-        lm_prefix = f"{prefix}{direction}_lm."
-        for key in [k for k in state_dict if k.startswith(lm_prefix)]:
-            del state_dict[key]
-        rows.append(list(bytes.fromhex(lm_weights_sha256(module.lm(direction)))))
-    state_dict[prefix + FINGERPRINT_KEY] = torch.tensor(rows, dtype=torch.uint8)
 
 
 def find_dense_bilms(model: torch.nn.Module) -> List[Tuple[str, DenseBiLm]]:

@@ -16,7 +16,8 @@ from allennlp.data import Vocabulary
 from allennlp.modules.token_embedders import TokenEmbedder
 
 from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
-from ldnet_allennlp.lm.modules.dense_bilm import LM_NAMESPACE, DenseBiLm
+from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm
+from ldnet_allennlp.lm.modules.lm_archives import LM_NAMESPACE
 
 
 @TokenEmbedder.register("layer_selection")

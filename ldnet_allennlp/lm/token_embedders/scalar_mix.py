@@ -14,7 +14,8 @@ from allennlp.data import Vocabulary
 from allennlp.modules.elmo import Elmo
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
-from ldnet_allennlp.lm.modules.dense_bilm import LM_NAMESPACE, DenseBiLm
+from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm
+from ldnet_allennlp.lm.modules.lm_archives import LM_NAMESPACE
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 
-from ldnet_allennlp.lm.modules.dense_bilm import LM_NAMESPACE, load_dense_lm
+from ldnet_allennlp.lm.modules.lm_archives import LM_NAMESPACE, load_dense_lm
 
 
 @TokenIndexer.register("dense_lm_tokens")

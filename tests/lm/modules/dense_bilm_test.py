@@ -19,7 +19,8 @@ from allennlp.models.archival import archive_model, load_archive
 from allennlp.modules.token_embedders import TokenEmbedder
 
 from ldnet_allennlp.lm.models import DenseLanguageModel
-from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm, find_dense_bilms, load_dense_lm
+from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm, find_dense_bilms
+from ldnet_allennlp.lm.modules.lm_archives import DenseLanguageModelFromArchive, load_dense_lm
 from tests.conftest import FIXTURES_ROOT
 from tests.lm.lm_archives import fixture_lm_archives
 
@@ -171,8 +172,10 @@ def test_load_dense_lm_resolves_a_fine_tuned_lms_config(archives, tmp_path):
 
 def test_from_lm_archive_uses_the_same_loader_and_errors(archives):
     with pytest.raises(ConfigurationError, match=r"model.archive_file \(.*\) holds a 'forward'"):
-        DenseLanguageModel.from_lm_archive(archives["forward"], direction="backward")
-    assert DenseLanguageModel.from_lm_archive(archives["backward"]).direction == "backward"
+        DenseLanguageModelFromArchive.from_lm_archive(archives["forward"], direction="backward")
+    assert (
+        DenseLanguageModelFromArchive.from_lm_archive(archives["backward"]).direction == "backward"
+    )
 
 
 # ---------------------------------------------------------------- LM weights by reference
@@ -214,7 +217,7 @@ def test_lm_weights_by_reference_round_trip(kind, archives, tmp_path):
     assert state[fingerprint_key].dtype == torch.uint8 and state[fingerprint_key].shape == (2, 32)
     bilm = dict(find_dense_bilms(load_archive(full).model))
     (bilm,) = bilm.values()
-    from ldnet_allennlp.lm.modules.dense_bilm import lm_weights_sha256
+    from ldnet_allennlp.lm.modules.lm_archives import lm_weights_sha256
 
     assert bytes(state[fingerprint_key][1].tolist()).hex() == lm_weights_sha256(bilm.backward_lm)
     assert os.path.getsize(by_reference) < os.path.getsize(full)
