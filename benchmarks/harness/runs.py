@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Union
 
 from benchmarks.harness.data import ROOT
+from benchmarks.harness.results import folder_lock
 from ldnet_allennlp.training.finished import trained
 
 RUNS = ROOT / "runs"
@@ -51,10 +52,11 @@ def timed_once(directory: Path, name: str, work: Callable[[], bool]) -> Optional
     recorded time (None if there is none).
     """
     record = directory / "stage_seconds.json"
-    recorded = json.loads(record.read_text()) if record.exists() else {}
     start = time.time()
     if work():
-        recorded[name] = round(time.time() - start, 1)
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
-    return recorded.get(name)
+        seconds = round(time.time() - start, 1)
+        with folder_lock(directory):  # runs of one directory may finish side by side
+            recorded = json.loads(record.read_text()) if record.exists() else {}
+            recorded[name] = seconds
+            record.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+    return json.loads(record.read_text()).get(name) if record.exists() else None

@@ -19,6 +19,7 @@ STUDY_MODULES: tuple = (
     "lm",
     "pruning",
     "pruning_budget",
+    "scalar_mix",
 )
 
 

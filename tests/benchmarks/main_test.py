@@ -70,7 +70,6 @@ def test_python_m_benchmarks_lists_every_registered_study():
 NOT_YET_CONVERTED = {
     "lm_finetune_benchmark.py",
     "lm_passes_benchmark.py",
-    "scalar_mix_benchmark.py",
     "tagging_benchmark.py",
 }
 

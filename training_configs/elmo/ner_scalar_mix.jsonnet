@@ -19,7 +19,7 @@
 //   CONLL03_TEST_DATA_PATH=../shared/data/conll2003/eng.testb \
 //   allennlp train training_configs/elmo/ner_scalar_mix.jsonnet -s runs/elmo/ner_scalar_mix \
 //     --include-package ldnet_allennlp
-// Test F1 / speed: benchmarks/scalar_mix_benchmark.py -> benchmarks/results/scalar_mix.json.
+// Test F1 / speed: python -m benchmarks scalar_mix -> benchmarks/results/scalar_mix.json.
 {
   "dataset_reader": {
     // AllenNLP's CoNLL-2003 reader; IOB1 tags converted to BIOUL
