@@ -113,3 +113,26 @@ def duration_seconds(text: str) -> float:
         days = int(day_part.split()[0])
     hours, minutes, seconds = text.strip().split(":")
     return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
+def epoch_metrics(serialization_dir: Path) -> List[Dict[str, Any]]:
+    """AllenNLP's `metrics_epoch_<N>.json` of a run, in epoch order."""
+    paths = Path(serialization_dir).glob("metrics_epoch_*.json")
+    epochs = sorted(paths, key=lambda path: int(path.stem.split("_")[-1]))
+    return [json.loads(path.read_text()) for path in epochs]
+
+
+def training_seconds(serialization_dir: Path) -> Optional[float]:
+    """
+    AllenNLP's own clock summed over a run's training processes: each epoch's
+    `training_duration` counts from the start of its process, so a process's time is the
+    duration of its last epoch, and a resumed (`--recover`) process starts again from 0. None
+    before the first epoch.
+    """
+    total, last = 0.0, None
+    for metrics in epoch_metrics(serialization_dir):
+        duration = duration_seconds(metrics["training_duration"])
+        if last is not None and duration < last:  # a new process began
+            total += last
+        last = duration
+    return None if last is None else total + last

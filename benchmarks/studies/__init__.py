@@ -20,6 +20,7 @@ STUDY_MODULES: tuple = (
     "pruning",
     "pruning_budget",
     "scalar_mix",
+    "tagging",
 )
 
 

@@ -1,12 +1,12 @@
 """
-benchmarks/tagging_benchmark.py without training (seconds, no ../shared/data): `--seed N` trains
-into its own folder with AllenNLP's three seeds set and records under its own key, `--extend`
-continues a finished run from its last checkpoint, and `--dev-only` never evaluates.
+`python -m benchmarks tagging` without training (seconds, no ../shared/data; `allennlp` stubbed):
+`--seed N` trains into its own folder with AllenNLP's three seeds set and records under its own
+key, `--extend` continues a finished run from its last checkpoint, `--dev-only` never evaluates,
+and the committed tagging.json's derived keys and headlines come from its own figures.
 """
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,17 +14,23 @@ from typing import List
 
 import pytest
 
-from benchmarks import tagging_benchmark as bench
+from benchmarks.__main__ import main
+from benchmarks.harness import allennlp as harness_allennlp
+from benchmarks.harness import results as harness_results
+from benchmarks.harness.results import load_results, results_path
+from benchmarks.studies import tagging
+from benchmarks.studies import tagging_results as bench
+from benchmarks.studies import tagging_runs as runs
 
 
 class FakeAllenNLP:
-    """Stands in for `subprocess.run`: records each `allennlp` command and writes what `train`
-    would (config.json, one metrics file per epoch, the archive)."""
+    """Stands in for `harness.allennlp.run_allennlp`: records each `allennlp` command and writes
+    what `train` would (config.json, one metrics file per epoch, the archive)."""
 
     def __init__(self):
         self.commands: List[List[str]] = []
 
-    def __call__(self, command, **kwargs):
+    def __call__(self, command, log, env=None, threads=0):
         self.commands.append(list(command))
         out = Path(command[command.index("-s") + 1])
         overrides = json.loads(command[command.index("-o") + 1]) if "-o" in command else {}
@@ -43,22 +49,21 @@ class FakeAllenNLP:
         (out / f"training_state_e{epochs}_b0.th").write_text("")
         (out / "metrics.json").write_text("{}")
         (out / "model.tar.gz").write_text("archive")
-        return subprocess.CompletedProcess(command, 0)
 
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     fake = FakeAllenNLP()
-    monkeypatch.setattr(bench, "RUNS", tmp_path / "runs")
-    monkeypatch.setattr(bench, "RESULTS", tmp_path / "tagging.json")
-    monkeypatch.setattr(bench.subprocess, "run", fake)
+    monkeypatch.setattr(runs, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(harness_allennlp, "run_allennlp", fake)
     return fake
 
 
 def run_main(monkeypatch, *argv: str) -> dict:
-    monkeypatch.setattr(sys, "argv", ["tagging_benchmark.py", *argv])
-    bench.main()
-    return json.loads(bench.RESULTS.read_text())
+    monkeypatch.setattr(sys, "argv", ["benchmarks", "tagging", *argv])
+    main()
+    return json.loads(results_path("tagging").read_text())
 
 
 def test_a_seed_trains_into_its_own_folder_with_allennlps_three_seeds(fake, monkeypatch):
@@ -75,11 +80,11 @@ def test_a_seed_trains_into_its_own_folder_with_allennlps_three_seeds(fake, monk
     search = results["recipe_search"]
     assert search["ner_vanilla_glove_sgd"]["dev_f1_by_epoch"] == [50.0, 51.0]
     assert search["ner_vanilla_glove_sgd_seed2"]["command"] == (
-        "python benchmarks/tagging_benchmark.py --runs ner_vanilla_glove_sgd --epochs 2 --seed 2"
+        "python -m benchmarks tagging --runs ner_vanilla_glove_sgd --epochs 2 --seed 2"
         " --dev-only"
     )
     # --dev-only never evaluates
-    assert not any(c[1] == "evaluate" for c in fake.commands)
+    assert not any(c[0] == "evaluate" for c in fake.commands)
 
 
 def test_an_lm_label_trains_into_its_own_folder_and_records_under_lm_study(fake, monkeypatch):
@@ -87,20 +92,20 @@ def test_an_lm_label_trains_into_its_own_folder_and_records_under_lm_study(fake,
     args += ("--forward-lm", "f1.tar.gz", "--backward-lm", "b1.tar.gz")
     results = run_main(monkeypatch, *args)
     (command,) = fake.commands
-    assert command[command.index("-s") + 1] == str(bench.RUNS / "ner_ldnet_glove_sgd_lm-pass1")
+    assert command[command.index("-s") + 1] == str(runs.RUNS / "ner_ldnet_glove_sgd_lm-pass1")
     record = results["lm_study"]["ner_ldnet_glove_sgd_lm-pass1"]
     assert record["dev_f1_by_epoch"] == [50.0, 51.0]
     assert record["command"] == (
-        "python benchmarks/tagging_benchmark.py --runs ner_ldnet_glove_sgd --epochs 2"
+        "python -m benchmarks tagging --runs ner_ldnet_glove_sgd --epochs 2"
         " --lm-label pass1 --dev-only"
     )
     # a study of LMs is not a recipe choice, and its runs never read test
     assert "recipe_search" not in results
-    assert not any(c[1] == "evaluate" for c in fake.commands)
+    assert not any(c[0] == "evaluate" for c in fake.commands)
     # the same recipe with the default LMs is another run
     run_main(monkeypatch, "--runs", "ner_ldnet_glove_sgd", "--epochs", "2", "--dev-only")
     assert fake.commands[1][fake.commands[1].index("-s") + 1] == str(
-        bench.RUNS / "ner_ldnet_glove_sgd"
+        runs.RUNS / "ner_ldnet_glove_sgd"
     )
 
 
@@ -126,8 +131,8 @@ def test_extend_continues_a_finished_run_from_its_last_checkpoint(fake, monkeypa
     results = run_main(
         monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "4", "--extend", "--dev-only"
     )
-    assert len(fake.commands) == 2 and fake.commands[1][-1] == "--recover"
-    out = bench.RUNS / "ner_vanilla_glove_sgd"
+    assert len(fake.commands) == 2 and "--recover" in fake.commands[1]
+    out = runs.RUNS / "ner_vanilla_glove_sgd"
     assert (out / "model_2_epochs.tar.gz").read_text() == "archive"
     record = results["recipe_search"]["ner_vanilla_glove_sgd"]
     assert record["dev_f1_by_epoch"] == [50.0, 51.0, 52.0, 53.0]
@@ -137,7 +142,7 @@ def test_extend_continues_a_finished_run_from_its_last_checkpoint(fake, monkeypa
 
 def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
     run_main(monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "2", "--dev-only")
-    (bench.RUNS / "ner_vanilla_glove_sgd" / "training_state_e2_b0.th").unlink()
+    (runs.RUNS / "ner_vanilla_glove_sgd" / "training_state_e2_b0.th").unlink()
     with pytest.raises(SystemExit, match="cannot extend: no checkpoint of epoch 2"):
         run_main(
             monkeypatch,
@@ -149,13 +154,13 @@ def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
             "--dev-only",
         )
     # nothing was moved
-    assert (bench.RUNS / "ner_vanilla_glove_sgd" / "model.tar.gz").exists()
+    assert (runs.RUNS / "ner_vanilla_glove_sgd" / "model.tar.gz").exists()
 
 
 def test_a_run_archived_on_sigterm_resumes_instead_of_counting_as_trained(fake, monkeypatch):
     # what `allennlp train` leaves when it is stopped after 2 of 5 epochs: the best epoch so
     # far archived, checkpoints, no metrics.json
-    out = bench.RUNS / "ner_vanilla_glove_sgd_seed2"
+    out = runs.RUNS / "ner_vanilla_glove_sgd_seed2"
     out.mkdir(parents=True)
     (out / "config.json").write_text(json.dumps({"trainer": {"num_epochs": 5}}))
     for epoch in range(2):
@@ -167,7 +172,7 @@ def test_a_run_archived_on_sigterm_resumes_instead_of_counting_as_trained(fake, 
     args = ("--runs", "ner_vanilla_glove_sgd", "--epochs", "5", "--seed", "2", "--dev-only")
     results = run_main(monkeypatch, *args)
     # resumed from its checkpoint, the early archive kept aside
-    assert len(fake.commands) == 1 and fake.commands[0][-1] == "--recover"
+    assert len(fake.commands) == 1 and "--recover" in fake.commands[0]
     assert (out / "model_interrupted.tar.gz").read_text() == "best of 2 epochs"
     assert (out / "model.tar.gz").read_text() == "archive"
     record = results["recipe_search"]["ner_vanilla_glove_sgd_seed2"]
@@ -178,7 +183,7 @@ def test_a_run_archived_on_sigterm_resumes_instead_of_counting_as_trained(fake, 
 
 
 def test_wallclock_counts_every_process_of_a_resumed_run(fake):
-    out = bench.RUNS / "ner_vanilla_glove_sgd_seed2"
+    out = runs.RUNS / "ner_vanilla_glove_sgd_seed2"
     out.mkdir(parents=True)
     # two processes: epochs 0-2 (killed; the benchmark recorded no wall-clock), then 3-4
     durations = ["0:03:00", "0:06:00", "0:09:30", "0:02:50", "0:05:40"]
@@ -186,11 +191,11 @@ def test_wallclock_counts_every_process_of_a_resumed_run(fake):
         (out / f"metrics_epoch_{epoch}.json").write_text(
             json.dumps({"training_duration": duration})
         )
-    assert bench.training_seconds(out) == 570 + 340
-    (bench.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 350.0}')
-    assert bench.train_wallclock("ner_vanilla_glove_sgd_seed2") == 910
-    (bench.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 930.0}')
-    assert bench.train_wallclock("ner_vanilla_glove_sgd_seed2") == 930
+    assert harness_allennlp.training_seconds(out) == 570 + 340
+    (runs.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 350.0}')
+    assert runs.train_wallclock("ner_vanilla_glove_sgd_seed2") == 910
+    (runs.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 930.0}')
+    assert runs.train_wallclock("ner_vanilla_glove_sgd_seed2") == 930
 
 
 def record(test_f1: float) -> dict:
@@ -214,7 +219,7 @@ def test_the_headline_keys_hold_the_mean_over_seeds(fake):
             "ner_vanilla_glove_sgd": record(90.0),
         }
     )
-    results = json.loads(bench.RESULTS.read_text())
+    results = load_results("tagging")
     assert results["conll03_test_f1_ldnet"] == 90.75
     assert results["final"]["conll03_test_f1_ldnet"]["test_f1_by_seed"] == {
         "default": 91.0,
@@ -241,53 +246,70 @@ def test_the_headline_keys_hold_the_mean_over_seeds(fake):
 
 
 def test_ship_exports_the_tagger_as_pretrained_ships_it_and_scores_that_file(fake, monkeypatch):
-    out = bench.RUNS / "ner_ldnet_glove_sgd"
+    out = runs.RUNS / "ner_ldnet_glove_sgd"
     out.mkdir(parents=True)
     (out / "model.tar.gz").write_text("archive")
     commands = []
 
-    def allennlp(command, **kwargs):
+    def allennlp(command, log, env=None, threads=0):
         commands.append(list(command))
-        if command[1] == "ldnet-prune":
+        if command[0] == "ldnet-prune":
             Path(command[command.index("-o") + 1]).write_text("fp16 archive")
-        if command[1] == "evaluate":
+        if command[0] == "evaluate":
             f1 = {"f1-measure-overall": 0.9066}
             Path(command[command.index("--output-file") + 1]).write_text(json.dumps(f1))
-        return subprocess.CompletedProcess(command, 0)
 
-    monkeypatch.setattr(bench.subprocess, "run", allennlp)
+    monkeypatch.setattr(harness_allennlp, "run_allennlp", allennlp)
     args = SimpleNamespace(
         seed=None, lm_label=None, forward_lm="f.tar.gz", backward_lm="b.tar.gz", threads=1
     )
-    shipped = bench.ship("ner_ldnet_glove_sgd", args)
+    shipped = runs.ship("ner_ldnet_glove_sgd", args)
     assert shipped == {
         "test_f1_fp16": pytest.approx(90.66),
-        "fp16_archive": os.path.relpath(out / "model_fp16.tar.gz", bench.ROOT),
+        "fp16_archive": os.path.relpath(out / "model_fp16.tar.gz", runs.ROOT),
         "fp16_archive_bytes": len("fp16 archive"),
     }
     prune, evaluate = commands
-    assert prune[1:5] == [
+    assert prune[0:4] == [
         "ldnet-prune",
         str(out / "model.tar.gz"),
         "-o",
         str(out / "model_fp16.tar.gz"),
     ]
     assert {"--keep-all-layers", "--fp16", "--reference-lms"} <= set(prune)
-    assert evaluate[1:3] == ["evaluate", str(out / "model_fp16.tar.gz")]
+    assert evaluate[0:2] == ["evaluate", str(out / "model_fp16.tar.gz")]
     # done once: a second call reuses the archive and its test metrics
-    assert bench.ship("ner_ldnet_glove_sgd", args) == shipped
+    assert runs.ship("ner_ldnet_glove_sgd", args) == shipped
     assert len(commands) == 2
 
 
 def test_reproduce_commands_give_paths_inside_the_project_relative_to_it(fake):
-    out = bench.RUNS / "ner_ldnet_glove_sgd_lm-pass1"
+    out = runs.RUNS / "ner_ldnet_glove_sgd_lm-pass1"
     out.mkdir(parents=True)
-    lm = {"forward_lm_archive": str(bench.ROOT / "runs/lm/f.tar.gz")}
+    lm = {"forward_lm_archive": str(runs.ROOT / "runs/lm/f.tar.gz")}
     lm["backward_lm_archive"] = "/elsewhere/b.tar.gz"
     config = {"trainer": {"num_epochs": 8}, "model": {"text_field_embedder": {}}}
     config["model"]["text_field_embedder"]["token_embedders"] = {"lm": lm}
     (out / "config.json").write_text(json.dumps(config))
-    assert bench.reproduce_command("ner_ldnet_glove_sgd", None, "pass1") == (
-        "python benchmarks/tagging_benchmark.py --runs ner_ldnet_glove_sgd --epochs 8"
+    assert runs.reproduce_command("ner_ldnet_glove_sgd", None, "pass1") == (
+        "python -m benchmarks tagging --runs ner_ldnet_glove_sgd --epochs 8"
         " --lm-label pass1 --forward-lm runs/lm/f.tar.gz --backward-lm /elsewhere/b.tar.gz"
     )
+
+
+def test_the_committed_results_regenerate_their_derived_keys_and_headlines():
+    text = results_path("tagging").read_text()
+    results = json.loads(text)
+    bench.finish_results(results)
+    results["hardware"] = json.loads(text)["hardware"]  # the machine's, recomputed on writing
+    assert json.dumps(results, indent=2, sort_keys=True) + "\n" == text
+    lines = {line.key: line for line in tagging.summary(results)}
+    assert (
+        lines["conll03_test_f1_ldnet"].goal == ">= 91"
+        and lines["conll03_test_f1_ldnet"].met is False
+    )
+    gain = lines["summary[0].rows[4][3]"]
+    assert gain.value == round(
+        results["conll03_test_f1_ldnet"] - results["conll03_test_f1_vanilla"], 2
+    )
+    assert gain.goal == ">= +1" and gain.met is True
