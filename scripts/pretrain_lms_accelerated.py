@@ -173,7 +173,13 @@ class _Embedder(torch.nn.Module):
 
 
 class PlainDenseLM(torch.nn.Module):
-    """`DenseLanguageModel`'s layers under its parameter names; trained left to right."""
+    """
+    `DenseLanguageModel`'s layers under its parameter names; trained left to right. The dense
+    stack is `DenseLSTMStack` itself; the head (projection, adaptive softmax over the next
+    token) is `DenseLanguageModel.forward`'s in the form this AllenNLP-free script can run, and
+    `tests/lm/pretrain_lms_accelerated_test.py` checks that the archived `DenseLanguageModel`
+    scores the perplexity this model logged.
+    """
 
     def __init__(self, dense_lstm, vocab_size: int, settings: dict) -> None:
         super().__init__()

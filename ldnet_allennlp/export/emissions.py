@@ -9,10 +9,11 @@ Python and numpy, and its LSTMs (`PytorchSeq2SeqWrapper`, `DenseLSTMStack`) run 
 sequences, whose lengths a trace would freeze. Here:
 
 - sentence boundaries are put in and taken out with `where` and slicing;
-- every LSTM runs unpacked, left to right over the padded batch: a real position never reads
-  a later one, so its outputs are the packed LSTM's (up to float rounding); a right-to-left
-  LSTM (the backward LM, the word BiLSTM's reverse half) reads each sentence's real positions
-  reversed in place (`reverse_within_lengths`, as `dense_lstm.run_backward` does), so padding
+- every LSTM runs unpacked, left to right over the padded batch (the dense LMs through
+  `DenseLSTMStack.forward_layers_unpacked`, the stack's own traceable form): a real position
+  never reads a later one, so its outputs are the packed LSTM's (up to float rounding); a
+  right-to-left LSTM (the backward LM, the word BiLSTM's reverse half) reads each sentence's
+  real positions reversed in place (`reverse_within_lengths`, as `dense_lstm.run_backward` does), so padding
   never comes before a real position;
 - outputs at padding positions are zeroed as the originals zero them.
 
@@ -149,12 +150,8 @@ class _DenseLm(torch.nn.Module):
 
     def __init__(self, lm: DenseLanguageModel, layer_mask: torch.Tensor, where: str) -> None:
         super().__init__()
-        (name,) = lm._text_field_embedder._token_embedders  # type: ignore[attr-defined]
-        self.embedding = _Table(
-            lm._text_field_embedder._token_embedders[name],  # type: ignore[attr-defined]
-            f"{where}'s word embedding",
-        )
-        self.lstms = torch.nn.ModuleList(lm.encoder.layers)
+        self.embedding = _Table(lm.token_embedder(), f"{where}'s word embedding")
+        self.stack = lm.encoder
         self.register_buffer("layer_mask", layer_mask.detach().float().clone())
         self.backward = lm.direction == "backward"
 
@@ -163,13 +160,7 @@ class _DenseLm(torch.nn.Module):
         inputs = self.embedding(ids)
         if self.backward:
             inputs = reverse_within_lengths(inputs, lengths)
-        float_mask = mask.unsqueeze(-1).to(inputs.dtype)
-        layers = [inputs * float_mask]
-        layer_input = inputs
-        for i, lstm in enumerate(self.lstms):
-            hidden = lstm(layer_input)[0] * self.layer_mask[i]
-            layers.append(hidden * float_mask)
-            layer_input = torch.cat([layer_input, hidden], dim=-1)
+        layers = self.stack.forward_layers_unpacked(inputs, mask, self.layer_mask)
         if self.backward:
             layers = [reverse_within_lengths(layer, lengths) for layer in layers]
         return layers
@@ -184,17 +175,14 @@ class _LayerSelection(torch.nn.Module):
     def __init__(self, embedder: LayerSelectionTokenEmbedder, where: str) -> None:
         super().__init__()
         bilm: DenseBiLm = embedder.bilm
-        layer_masks = {
-            direction: bilm.layer_mask[row, bilm.kept_layers[direction]]
-            for row, direction in enumerate(("forward", "backward"))
-        }
+        layer_masks = bilm.kept_layer_masks()
         self.forward_lm = _DenseLm(bilm.forward_lm, layer_masks["forward"], f"{where}'s forward LM")
         self.backward_lm = _DenseLm(
             bilm.backward_lm, layer_masks["backward"], f"{where}'s backward LM"
         )
         self.add_sentence_boundaries = bilm.add_sentence_boundaries
-        self.bos = int(bilm._bos_index)
-        self.eos = int(bilm._eos_index)
+        self.bos = int(bilm.bos_index)
+        self.eos = int(bilm.eos_index)
         self.projection = embedder.projection
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:

@@ -27,9 +27,11 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
     `input_size + num_layers * hidden_size` (`get_output_dim()`).
 
     Per-layer mask (`layer_mask`, `z_l`): layer l's output is multiplied by `z_l` everywhere it
-    is used (on the output and on the inputs of later layers).  The stack owns a buffer of ones of
-    shape `(num_layers,)`; a `layer_mask` passed to `forward` overrides it (and receives
-    gradients), which is how LD-Net's pruning trains the masks.
+    is used (on the output and on the inputs of later layers).  The stack holds no mask of its
+    own: the `layer_mask` passed to `forward` (and which receives gradients) is its owner's, the
+    biLM's `layer_mask` parameter, which LD-Net's pruning trains; without one, no layer is
+    masked.  (Archives written before the mask had one home hold a `layer_mask` buffer of ones
+    per stack; loading drops it.)
 
     Layer-wise dropout (`layer_dropout`, LD-Net): in training only, each layer independently
     with probability `layer_dropout`, decided once per batch, has its output replaced by zeros
@@ -101,7 +103,7 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
             torch.nn.LSTM(input_size + i * hidden_size, hidden_size, num_layers=1, batch_first=True)
             for i in range(num_layers)
         )
-        self.register_buffer("layer_mask", torch.ones(num_layers))
+        self._register_load_state_dict_pre_hook(_drop_legacy_layer_mask)
 
     def get_input_dim(self) -> int:
         return self.input_size
@@ -109,9 +111,9 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
     def get_output_dim(self) -> int:
         return self.input_size + self.num_layers * self.hidden_size
 
-    def _layer_mask(self, layer_mask: Optional[torch.Tensor]) -> torch.Tensor:
+    def _layer_mask(self, layer_mask: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
         if layer_mask is None:
-            return self.layer_mask
+            return None
         if layer_mask.shape != (self.num_layers,):
             raise ValueError(
                 f"layer_mask must have shape ({self.num_layers},), got {tuple(layer_mask.shape)}."
@@ -138,7 +140,7 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
 
         inputs : `torch.Tensor`, `(batch_size, num_tokens, input_size)`
         mask : `torch.BoolTensor`, `(batch_size, num_tokens)`, left-aligned
-        layer_mask : `torch.Tensor`, optional, `(num_layers,)`; overrides the `layer_mask` buffer
+        layer_mask : `torch.Tensor`, optional, `(num_layers,)`; default: no layer masked
 
         # Returns
 
@@ -167,7 +169,7 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
         for i, lstm in enumerate(self.layers):
             dropped = torch.nn.functional.dropout(layer_input, self.dropout, self.training)
             hidden, _ = lstm(repack(dropped))
-            hidden = hidden.data * z[i]
+            hidden = hidden.data if z is None else hidden.data * z[i]
             outputs.append(hidden)
             if i + 1 < self.num_layers:
                 into_later = hidden if keep[i] else torch.zeros_like(hidden)
@@ -182,6 +184,40 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
             pieces.append(padded * float_mask)
         return pieces
 
+    def forward_layers_unpacked(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.BoolTensor,
+        layer_mask: Optional[torch.Tensor] = None,
+    ) -> List[torch.Tensor]:
+        """
+        `forward_layers` in eval mode, in the form that traces into an ONNX graph with dynamic
+        shapes (`export/emissions.py`): each LSTM runs left to right over the padded batch,
+        unpacked. A real position never reads a later one, so at real positions the result is
+        `forward_layers`'s up to float rounding (`tests/modules/dense_lstm_test.py` checks it);
+        no dropout and no layer dropout.
+
+        # Parameters
+
+        inputs : `torch.Tensor`, `(batch_size, num_tokens, input_size)`
+        mask : `torch.BoolTensor`, `(batch_size, num_tokens)`, left-aligned
+        layer_mask : `torch.Tensor`, optional, `(num_layers,)`; default: no layer masked
+
+        # Returns
+
+        `[x, z_0 h_0, ..., z_{L-1} h_{L-1}]` as `forward_layers` returns them, zero at padding.
+        """
+        float_mask = mask.unsqueeze(-1).to(inputs.dtype)
+        pieces = [inputs * float_mask]
+        layer_input = inputs
+        for i, lstm in enumerate(self.layers):
+            hidden = lstm(layer_input)[0]
+            if layer_mask is not None:
+                hidden = hidden * layer_mask[i]
+            pieces.append(hidden * float_mask)
+            layer_input = torch.cat([layer_input, hidden], dim=-1)
+        return pieces
+
     def forward(
         self,
         inputs: torch.Tensor,
@@ -193,7 +229,7 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
 
         inputs : `torch.Tensor`, `(batch_size, num_tokens, input_size)`
         mask : `torch.BoolTensor`, `(batch_size, num_tokens)`, left-aligned
-        layer_mask : `torch.Tensor`, optional, `(num_layers,)`; overrides the `layer_mask` buffer
+        layer_mask : `torch.Tensor`, optional, `(num_layers,)`; default: no layer masked
 
         # Returns
 
@@ -219,10 +255,9 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
         """
         A new, smaller stack made of the layers `keep_layers` (indices into this stack), with
         the same weights; later layers' input weights lose the columns of the removed layers.
-        The surviving entries of `layer_mask` are copied, and `kept_layers` records the
-        surviving layers' indices in the *original* stack.  With `z_l = 0` for every removed
-        layer, this stack and the pruned one give the same outputs for the kept layers (with
-        no layer kept, both give `[x]`).
+        `kept_layers` records the surviving layers' indices in the *original* stack.  With
+        `z_l = 0` for every removed layer, this stack and the pruned one give the same outputs
+        for the kept layers (with no layer kept, both give `[x]`).
         """
         keep = sorted(set(int(i) for i in keep_layers))
         # an empty `keep_layers` gives a stack without layers: its output is its input
@@ -237,7 +272,8 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
             dropout=self.dropout,
             layer_dropout=self.layer_dropout,
             kept_layers=[self.kept_layers[i] for i in keep],
-        ).to(self.layer_mask.device)
+        )
+        smaller.to(next((p.device for p in self.parameters()), torch.device("cpu")))
         with torch.no_grad():
             for new_index, old_index in enumerate(keep):
                 old, new = self.layers[old_index], smaller.layers[new_index]
@@ -246,9 +282,22 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
                 new.weight_hh_l0.copy_(old.weight_hh_l0)
                 new.bias_ih_l0.copy_(old.bias_ih_l0)
                 new.bias_hh_l0.copy_(old.bias_hh_l0)
-            smaller.layer_mask.copy_(self.layer_mask[keep])
         smaller.train(self.training)
         return smaller
+
+
+def _drop_legacy_layer_mask(state_dict, prefix, *args) -> None:
+    """
+    Load pre-hook: drops the `layer_mask` buffer that stacks held before the mask had one home
+    (the biLM's `layer_mask`). It was always ones, so a stack without it computes the same; any
+    other value is refused rather than silently ignored.
+    """
+    legacy = state_dict.pop(prefix + "layer_mask", None)
+    if legacy is not None and not bool((legacy == 1).all()):
+        raise ValueError(
+            f"{prefix}layer_mask holds {legacy.tolist()}: a DenseLSTMStack's mask buffer was "
+            "always ones, and a stack no longer keeps a mask of its own."
+        )
 
 
 def reverse_padded_sequence(inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:

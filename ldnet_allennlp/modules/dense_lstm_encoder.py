@@ -85,7 +85,7 @@ class DenseLSTMEncoder(Seq2SeqEncoder):
         """
         inputs : `(batch_size, num_tokens, input_size)`; mask : `(batch_size, num_tokens)`;
         layer_mask : optional `(num_dirs, num_layers)` (or `(num_layers,)` if unidirectional),
-        overriding the stacks' `layer_mask` buffers.
+        multiplying each layer (default: none masked).
         """
         if mask is None:
             mask = inputs.new_ones(inputs.shape[:2], dtype=torch.bool)

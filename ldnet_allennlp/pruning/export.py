@@ -76,13 +76,12 @@ def _config_block(model_config: Dict[str, Any], module_name: str) -> Dict[str, A
     return block
 
 
-def surviving_layers(embedder: LayerSelectionTokenEmbedder) -> Dict[str, List[int]]:
-    """Per direction, the kept layers (indices into the loaded LMs) whose mask is > 0."""
-    mask = embedder.layer_mask.detach()
-    kept = embedder.kept_layers()
-    surviving = {}
-    for row, direction in enumerate(DIRECTIONS):
-        surviving[direction] = [layer for layer in kept[direction] if mask[row, layer] > 0]
+def layers_to_keep(embedder: LayerSelectionTokenEmbedder) -> Dict[str, List[int]]:
+    """
+    Per direction, the layers of `embedder`'s biLM that survive (`DenseBiLm.surviving_layers`:
+    mask > 0, among the kept layers); a `ConfigurationError` when no layer survives at all.
+    """
+    surviving = embedder.bilm.surviving_layers()
     # One direction may lose every layer (its LM then contributes its token embeddings, exactly
     # what the masked model computes); both cannot: the tagger would have no LM layer left.
     if not any(surviving.values()):
@@ -175,7 +174,7 @@ def prune_archive(
     surviving: Dict[str, Dict[str, List[int]]] = {}
     for name, embedder in embedders:
         report.kept_layers_before[name] = embedder.kept_layers()
-        surviving[name] = embedder.kept_layers() if keep_all_layers else surviving_layers(embedder)
+        surviving[name] = embedder.kept_layers() if keep_all_layers else layers_to_keep(embedder)
         report.kept_layers_after[name] = surviving[name]
         block = _config_block(model_config, name)
         block["forward_kept_layers"] = surviving[name]["forward"]

@@ -111,12 +111,7 @@ def lm_layers_kept(model: Model) -> Optional[Dict[str, Any]]:
     if not bilms:
         return None
     _, bilm = bilms[0]
-    mask = bilm.layer_mask.detach()
-    kept = {
-        direction: [layer for layer in bilm.kept_layers[direction] if mask[row, layer] > 0]
-        for row, direction in enumerate(("forward", "backward"))
-    }
-    return {**kept, "of": bilm.num_lm_layers}
+    return {**bilm.surviving_layers(), "of": bilm.num_lm_layers}
 
 
 def _manifest_or_empty() -> Dict[str, Dict]:

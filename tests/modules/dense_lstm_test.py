@@ -72,17 +72,26 @@ def test_zero_mask_equals_pruned_stack(removed):
     assert smaller.pruned([1, 2]).kept_layers == keep[1:]
 
 
-def test_buffer_mask_and_external_mask_with_gradient():
+def test_the_mask_is_an_argument_with_gradient_and_none_masks_nothing():
     stack = make_stack()
     inputs, mask = make_batch()
-    stack.layer_mask[2] = 0.0
-    via_buffer = stack(inputs, mask)
-    stack.layer_mask.fill_(1.0)
+    assert "layer_mask" not in stack.state_dict()  # the mask's one home is the biLM's parameter
+    assert torch.equal(stack(inputs, mask), stack(inputs, mask, torch.ones(4)))
     external = torch.tensor([1.0, 1.0, 0.0, 1.0], requires_grad=True)
     via_argument = stack(inputs, mask, external)
-    assert torch.allclose(via_buffer, via_argument)
+    pieces = stack.forward_layers(inputs, mask, external)
+    assert pieces[3].abs().sum() == 0
     via_argument.sum().backward()
     assert external.grad is not None and external.grad.abs().sum() > 0
+
+
+def test_a_legacy_mask_buffer_of_ones_loads_and_any_other_is_refused():
+    stack = make_stack()
+    legacy = dict(stack.state_dict(), layer_mask=torch.ones(4))
+    make_stack().load_state_dict(legacy)  # strict: the old key is dropped, not unexpected
+    legacy["layer_mask"] = torch.tensor([1.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="always ones"):
+        make_stack().load_state_dict(legacy)
 
 
 def test_layer_dropout_semantics():
@@ -273,3 +282,18 @@ def test_encoder_inside_allennlp_models():
     )
     output = classifier(tokens=tokens, label=torch.tensor([0, 1]))
     assert output["logits"].shape == (2, 2)
+
+
+def test_the_unpacked_form_is_forward_layers_at_real_positions():
+    """`forward_layers_unpacked` (traced by ldnet-export) against `forward_layers`."""
+    stack = make_stack()
+    stack.eval()
+    inputs, mask = make_batch()
+    layer_mask = torch.tensor([1.0, 0.5, 0.0, 2.0])
+    with torch.no_grad():
+        packed = stack.forward_layers(inputs, mask, layer_mask)
+        unpacked = stack.forward_layers_unpacked(inputs, mask, layer_mask)
+    assert len(packed) == len(unpacked) == LAYERS + 1
+    for want, got in zip(packed, unpacked):
+        assert got.shape == want.shape
+        assert torch.allclose(got, want, atol=1e-6)

@@ -68,7 +68,7 @@ class DenseLanguageModel(Model):
       `(batch_size, num_tokens, dim)` tensors (x: embedding dim, h_l: hidden size).
     - `tokens` is either a `LongTensor (batch_size, num_tokens)` of ids in the `tokens`
       namespace of `self.vocab` (0 = padding) or a `TextFieldTensors` dict; `mask` defaults to
-      `tokens != 0`; `layer_mask` `(num_layers,)` overrides the stack's `layer_mask` buffer and
+      `tokens != 0`; `layer_mask` `(num_layers,)` multiplies each layer (default: none masked) and
       receives gradients; `add_sentence_boundaries=True` wraps each sentence in `<S>`/`</S>`
       as in LM training and strips them from the result.
     - `embed_tokens(token_ids)`: `(batch_size, num_tokens)` ids -> the LM's word embeddings
@@ -161,6 +161,10 @@ class DenseLanguageModel(Model):
     def get_output_dim(self) -> int:
         """Dim of `contextual_embeddings`: embedding dim + num_layers * hidden size."""
         return self._encoder.get_output_dim()
+
+    def keep_layers(self, kept: Sequence[int]) -> None:
+        """Cuts the stack down to the layers `kept` (`DenseLSTMStack.pruned`)."""
+        self._encoder = self._encoder.pruned(kept)
 
     def drop_softmax(self) -> None:
         """
@@ -285,15 +289,21 @@ class DenseLanguageModel(Model):
                 mask = token_ids != 0
         return token_ids, mask
 
-    def embed_tokens(self, token_ids: torch.LongTensor) -> torch.Tensor:
-        """`(batch_size, num_tokens)` ids -> `(batch_size, num_tokens, embedding_dim)`."""
+    def token_embedder(self) -> torch.nn.Module:
+        """The one token embedder of the LM's text field embedder (its word embedding)."""
         embedders = self._text_field_embedder._token_embedders  # type: ignore
         if len(embedders) != 1:
             raise ConfigurationError(
                 "text_field_embedder of a dense_language_model must have exactly one token "
                 f"embedder, got {sorted(embedders)}."
             )
-        (name,) = embedders
+        (embedder,) = embedders.values()
+        return embedder
+
+    def embed_tokens(self, token_ids: torch.LongTensor) -> torch.Tensor:
+        """`(batch_size, num_tokens)` ids -> `(batch_size, num_tokens, embedding_dim)`."""
+        self.token_embedder()  # exactly one
+        (name,) = self._text_field_embedder._token_embedders  # type: ignore
         return self._text_field_embedder({name: {"tokens": token_ids}})
 
     def dense_layers(

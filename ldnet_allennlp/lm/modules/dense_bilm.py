@@ -124,7 +124,7 @@ class DenseBiLm(torch.nn.Module):
             lm = lms[direction]
             lm.drop_softmax()
             if kept[direction] != list(range(self.num_lm_layers)):
-                lm._encoder = lm.encoder.pruned(kept[direction])
+                lm.keep_layers(kept[direction])
             for parameter in lm.parameters():
                 parameter.requires_grad_(requires_grad)
         self.forward_lm = lms["forward"]
@@ -142,8 +142,8 @@ class DenseBiLm(torch.nn.Module):
         self.store_lm_weights = store_lm_weights
         self._register_state_dict_hook(leave_out_lm_weights)
         self._register_load_state_dict_pre_hook(self._fill_in_lm_weights)
-        self._bos_index = self.vocab.get_token_index(BOS_TOKEN, "tokens")
-        self._eos_index = self.vocab.get_token_index(EOS_TOKEN, "tokens")
+        self.bos_index = self.vocab.get_token_index(BOS_TOKEN, "tokens")
+        self.eos_index = self.vocab.get_token_index(EOS_TOKEN, "tokens")
         # `Elmo(module=...)`'s contract: the number of layers a ScalarMix mixes, and their width
         self.num_layers = min(len(kept[d]) for d in DIRECTIONS) + 1
         self._layer_dims = {d: max(lms[d].embedding_dim, lms[d].hidden_size) for d in DIRECTIONS}
@@ -161,6 +161,28 @@ class DenseBiLm(torch.nn.Module):
     def dense_output_dim(self) -> int:
         """The width of `dense_features`: both LMs' dense outputs (after any pruning)."""
         return sum(self.lm(d).get_output_dim() for d in DIRECTIONS)
+
+    def kept_layer_masks(self) -> Dict[str, torch.Tensor]:
+        """
+        Per direction, the entries of `layer_mask` of the layers the LM keeps, `(len(kept),)`:
+        what multiplies each of its layers.
+        """
+        return {
+            direction: self.layer_mask[row, self.kept_layers[direction]]
+            for row, direction in enumerate(DIRECTIONS)
+        }
+
+    def surviving_layers(self) -> Dict[str, List[int]]:
+        """
+        Per direction, the layers that survive (indices into the loaded LMs): a layer survives
+        when its mask is > 0, among the kept layers. The one statement of that rule, for
+        pruning, serving and export.
+        """
+        mask = self.layer_mask.detach()
+        return {
+            direction: [layer for layer in self.kept_layers[direction] if mask[row, layer] > 0]
+            for row, direction in enumerate(DIRECTIONS)
+        }
 
     def set_layer_mask_trainable(self, trainable: bool) -> None:
         self.layer_mask.requires_grad_(trainable)
@@ -190,18 +212,18 @@ class DenseBiLm(torch.nn.Module):
         mask = tokens != 0
         if self.add_sentence_boundaries:
             tokens, mask = add_sentence_boundary_token_ids(
-                tokens, mask, self._bos_index, self._eos_index
+                tokens, mask, self.bos_index, self.eos_index
             )
         needs_graph = self.requires_grad or self.layer_mask.requires_grad
         layers = {}
         with torch.set_grad_enabled(torch.is_grad_enabled() and needs_graph):
-            for row, direction in enumerate(DIRECTIONS):
+            layer_masks = self.kept_layer_masks()
+            for direction in DIRECTIONS:
                 lm = self.lm(direction)
                 embedded = lm.embed_tokens(tokens)
                 if self.training and self.lm_dropout > 0.0:
                     embedded = self._lm_input_dropout(embedded)
-                layer_mask = self.layer_mask[row, self.kept_layers[direction]]
-                layers[direction] = lm.dense_layers(embedded, mask, layer_mask)
+                layers[direction] = lm.dense_layers(embedded, mask, layer_masks[direction])
         return layers, mask
 
     def dense_features(self, tokens: torch.LongTensor) -> torch.Tensor:
