@@ -15,12 +15,10 @@ fine-tuned on CoNLL-00 train.txt never reads the held-out tenth the chunkers are
 """
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from ldnet_allennlp.tagging.dataset_readers.conll import keep_sentence  # noqa: E402
+from ldnet_allennlp.tagging.dataset_readers.conll import keep_sentence
 
 
 def convert(

@@ -46,8 +46,8 @@ ENTRIES = {
 }
 
 # The taggers behind issue 13's figures (tagging.json `final`), shipped un-pruned: the run's
-# `model_fp16.tar.gz` written by `tagging_benchmark.py --ship` (fp16 weights, the LMs by
-# reference), copied in when its test F1 is within 0.05 of the fp32 one (both in tagging.json).
+# `model_fp16.tar.gz` written by `python -m benchmarks tagging --ship` (fp16 weights, the LMs
+# by reference), copied in when its test F1 is within 0.05 of the fp32 one (both in tagging.json).
 FULL_TAGGERS = {
     "ner": {
         "task": "ner",

@@ -21,6 +21,8 @@ STUDY_MODULES: tuple = (
     "pruning_budget",
     "scalar_mix",
     "tagging",
+    "lm_passes",
+    "lm_finetune",
 )
 
 

@@ -40,7 +40,7 @@ from benchmarks.harness.data import ROOT
 from benchmarks.harness.results import command_line
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
 from benchmarks.studies import tagging_runs as runs
-from benchmarks.studies.tagging_results import FINAL_GOALS, run_key, write_results
+from benchmarks.studies.tagging_results import FINAL_GOALS, run_key, table_index, write_results
 
 COMMAND = (
     "python -m benchmarks tagging [--runs ...] [--epochs N] [--forward-lm ... --backward-lm ...]"
@@ -180,17 +180,15 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         goal = FINAL_GOALS[key]
         test = at_least(goal) if goal is not None else ()
         lines.append(headline(results, f"{figure} (mean of {seeds} seeds)", key, *test))
-    for index, table in enumerate(results["summary"]):
-        if not table["caption"].startswith("Issue 13's results"):
-            continue
-        for row_index, row in enumerate(table["rows"]):
-            if row[1] == "gain of LD-Net":
-                where = f"summary[{index}].rows[{row_index}]"
-                task = TASKS[row[0][: len("conll03")]]
-                figure = f"{task} test F1, LD-Net's gain over no LM"
-                goal = None if row[4] is None else f">= +{row[4]:g}"
-                met = None if row[5] is None else lookup(results, f"{where}[5]") == "met"
-                lines.append(headline(results, figure, f"{where}[3]", goal, met))
+    index = table_index(results, "Issue 13's results")
+    for row_index, row in enumerate(results["summary"][index]["rows"]):
+        if row[1] == "gain of LD-Net":
+            where = f"summary[{index}].rows[{row_index}]"
+            task = TASKS[row[0][: len("conll03")]]
+            figure = f"{task} test F1, LD-Net's gain over no LM"
+            goal = None if row[4] is None else f">= +{row[4]:g}"
+            met = None if row[5] is None else lookup(results, f"{where}[5]") == "met"
+            lines.append(headline(results, figure, f"{where}[3]", goal, met))
     return lines
 
 

@@ -282,3 +282,9 @@ def finish_results(results: Dict[str, Any]) -> None:
     results["hardware"] = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), no GPU"
     )
+
+
+def table_index(results: Dict[str, Any], caption: str) -> Optional[int]:
+    """The index in `results["summary"]` of the table whose caption starts with `caption`."""
+    tables = results.get("summary", [])
+    return next((i for i, t in enumerate(tables) if t["caption"].startswith(caption)), None)

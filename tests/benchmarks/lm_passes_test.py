@@ -1,21 +1,28 @@
 """
-benchmarks/lm_passes_benchmark.py without training: `lm_passes` puts each LM pair of the study
+`python -m benchmarks lm_passes` without training: `lm_passes` puts each LM pair of the study
 (its passes, tokens and dev perplexity from the LM training logs) beside the shipped LMs' and
-the no-LM taggers cut to the same epochs, and the report's table reads dev F1 at that epoch.
+the no-LM taggers cut to the same epochs, the report's table reads dev F1 at that epoch, and the
+study's headlines come from the committed table.
 """
 
 import json
 
 import pytest
 
-from benchmarks import lm_passes_benchmark as study
-from benchmarks import tagging_benchmark as bench
+from benchmarks.harness import results as harness_results
+from benchmarks.harness.results import load_results
+from benchmarks.studies import lm_passes as study
+from benchmarks.studies import tagging_lm_tables as tables
+from benchmarks.studies import tagging_results as bench
+from tests.conftest import PROJECT_ROOT
 
 
 @pytest.fixture
 def results(tmp_path, monkeypatch):
-    monkeypatch.setattr(bench, "RESULTS", tmp_path / "tagging.json")
-    monkeypatch.setattr(study, "STUDY", tmp_path / "lm_passes")
+    lm_json = load_results("lm")
+    monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
+    (tmp_path / "lm.json").write_text(json.dumps(lm_json))
+    monkeypatch.setattr(study, "STUDY_DIR", tmp_path / "lm_passes")
     for label, passes, perplexity in (
         ("pass0", 0, 11632.1),
         ("pass1", 1, 190.5),
@@ -54,7 +61,7 @@ def results(tmp_path, monkeypatch):
 
 
 def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(results):
-    record = study.study(2, "python benchmarks/lm_passes_benchmark.py --passes 0 1 --epochs 2")
+    record = study.study(2, "python -m benchmarks lm_passes --passes 0 1 --epochs 2")
     runs = [(row["run"], row["lms"] and row["lms"]["passes"]) for row in record["rows"]]
     assert runs == [
         ("ner_vanilla_glove_sgd", None),
@@ -74,12 +81,12 @@ def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(res
     assert (small["num_layers"], small["hidden_size"], small["cpu_hours"]) == (6, 64, 0.01)
     assert lms["cpu_hours"] == round(20 / 3600, 2)
     # the shipped LMs' perplexity comes from lm.json
-    lm_json = json.loads((bench.ROOT / "benchmarks/results/lm.json").read_text())
+    lm_json = json.loads((PROJECT_ROOT / "benchmarks/results/lm.json").read_text())
     shipped = rows["ner_ldnet_glove_sgd"]["lms"]["forward"]["dev_perplexity"]
     assert shipped == lm_json["pretrain_accelerated_forward"]["best_dev_perplexity"]
     assert rows["ner_ldnet_glove_sgd"]["lms"]["cpu_hours"] is None  # trained on a GPU
 
-    table = bench.lm_passes_table(record)
+    table = tables.lm_passes_table(record)
     assert table["columns"][6] == "dev F1 at epoch 2"
     by_run = {row[0]: row for row in table["rows"]}
     assert by_run["ner_ldnet_glove_sgd_lm-pass0"][1:] == [
@@ -98,18 +105,18 @@ def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(res
 
 
 def test_every_command_is_kept_and_the_report_shows_the_table(results):
-    first = "python benchmarks/lm_passes_benchmark.py --passes 0 --epochs 2"
-    second = "python benchmarks/lm_passes_benchmark.py --passes 1 --epochs 2"
+    first = "python -m benchmarks lm_passes --passes 0 --epochs 2"
+    second = "python -m benchmarks lm_passes --passes 1 --epochs 2"
     bench.write_results({"lm_passes": study.study(2, first)})
     bench.write_results({"lm_passes": study.study(2, second)})
-    written = json.loads(bench.RESULTS.read_text())
+    written = load_results("tagging")
     assert written["lm_passes"]["commands"] == [first, second]
     assert written["summary"][-1]["caption"].startswith("Dev F1 (CoNLL-03 eng.testa) against LM")
 
 
 def test_the_limits_line_gives_the_late_mean_of_each_row(results):
     record = study.study(2, "c")
-    line = bench.lm_passes_limit(record)
+    line = tables.lm_passes_limit(record)
     # mean over epoch 2 alone (epochs 2-2): the second half of 2 epochs
     assert line.startswith(
         "dev F1 against LM size and passes (lm_passes), mean over epochs 2-2: no LM: 87.0"
@@ -119,12 +126,12 @@ def test_the_limits_line_gives_the_late_mean_of_each_row(results):
         "(ner_ldnet_glove_sgd_lm-pass0)" in line
     )
     assert "6x64 LMs, 2 passes (dev perplexity 180/180, 0.01 CPU-hours): 88.5" in line
-    assert bench.late_mean([1.0, 2.0, 3.0, 5.0], 4) == 4.0
-    assert bench.late_mean([1.0, 2.0, 3.0], 4) is None  # fewer epochs than compared
+    assert tables.late_mean([1.0, 2.0, 3.0, 5.0], 4) == 4.0
+    assert tables.late_mean([1.0, 2.0, 3.0], 4) is None  # fewer epochs than compared
 
 
 def test_sizes_are_labelled_and_packed_with_the_shipped_corpus(tmp_path, monkeypatch):
-    monkeypatch.setattr(study, "STUDY", tmp_path / "lm_passes")
+    monkeypatch.setattr(study, "STUDY_DIR", tmp_path / "lm_passes")
     assert study.label(3, (6, 128)) == "pass3" and study.label(2, (4, 256)) == "4x256_pass2"
     assert study.parse_label("pass3") == (3, (6, 128))
     assert study.parse_label("4x256_pass2") == (2, (4, 256))
@@ -150,3 +157,23 @@ def test_sizes_are_labelled_and_packed_with_the_shipped_corpus(tmp_path, monkeyp
         resized = facts["model_settings"][direction]
         assert resized["encoder"] == {**encoder, "hidden_size": 64, "num_layers": 4}
         assert resized["projection_dim"] == 256
+
+
+def test_the_headlines_are_the_committed_tables_late_means():
+    results = load_results("tagging")
+    lines = study.summary(results)
+    rows = {line.figure.split(": ")[1].split(" (")[0]: line.value for line in lines}
+    late = {
+        row["run"]: tables.late_mean(row["dev_f1_by_epoch"], 8)
+        for row in results["lm_passes"]["rows"]
+    }
+    assert rows == late
+    assert all(line.key.startswith("summary[") for line in lines)
+
+
+def test_the_record_stage_adds_no_command(results, monkeypatch):
+    import argparse
+
+    args = argparse.Namespace(epochs=2, record_only=False, stages=["record"])
+    study.record(args)
+    assert load_results("tagging")["lm_passes"]["commands"] == []

@@ -87,7 +87,7 @@ def test_trained_weights_archive_and_score_as_logged(pack_dir, tmp_path, directi
 
 
 def test_zero_passes_keeps_the_seeded_initialisation(pack_dir, tmp_path):
-    # the "0 passes" LM of benchmarks/lm_passes_benchmark.py: no step taken, same seed -> same LM
+    # the "0 passes" LM of the lm_passes study: no step taken, same seed -> same LM
     import torch
 
     states = []

@@ -4,7 +4,7 @@
 // embeddings (dense output 128 + 6 * 128 = 896 dims), projection 896 -> 256, adaptive softmax
 // over a 40k vocabulary. The official LM is 10 x 300 over 300-d embeddings (~23M multiply-adds
 // per token per direction); this one is ~3.6M, and keeps 6 layers so pruning has a choice.
-// The size, chosen by tagging dev F1 per CPU-hour (benchmarks/lm_passes_benchmark.py, tagging.json
+// The size, chosen by tagging dev F1 per CPU-hour (python -m benchmarks lm_passes, tagging.json
 // lm_passes; the NER recipe, mean dev F1 over epochs 5-8 of 8): at about 1 CPU-hour of
 // pre-training, 6 x 128 for 1 pass (1.00 CPU-h, dev perplexity 168) gave 91.79 and 6 x 64 for
 // 2 passes (1.09 CPU-h, 1.7x the tokens/s, perplexity 147) 91.66, a difference inside the spread

@@ -15,7 +15,7 @@
 //   FORWARD_LM_ARCHIVE=runs/lm_forward/model.tar.gz BACKWARD_LM_ARCHIVE=runs/lm_backward/model.tar.gz
 // Train: allennlp train training_configs/tagging/chunk_ldnet.jsonnet -s runs/chunk_ldnet --include-package ldnet_allennlp
 // Test F1: allennlp evaluate runs/chunk_ldnet/model.tar.gz ../shared/data/conll2000/test.txt --include-package ldnet_allennlp
-// (benchmarks/tagging_benchmark.py does both and records the result in benchmarks/results/tagging.json.)
+// (python -m benchmarks tagging does both and records the result in benchmarks/results/tagging.json.)
 local train_path = std.extVar("CONLL00_TRAIN_DATA_PATH");
 local reader(holdout) = {
   // allennlp-models' CoNLL-2000 reader with every line checked and the hold-out split;

@@ -11,7 +11,7 @@
 //   CONLL00_TEST_DATA_PATH=../shared/data/conll2000/test.txt
 // Train: allennlp train training_configs/tagging/chunk_vanilla.jsonnet -s runs/chunk_vanilla --include-package ldnet_allennlp
 // Test F1: allennlp evaluate runs/chunk_vanilla/model.tar.gz ../shared/data/conll2000/test.txt --include-package ldnet_allennlp
-// (benchmarks/tagging_benchmark.py does both and records the result in benchmarks/results/tagging.json.)
+// (python -m benchmarks tagging does both and records the result in benchmarks/results/tagging.json.)
 local train_path = std.extVar("CONLL00_TRAIN_DATA_PATH");
 local reader(holdout) = {
   // allennlp-models' CoNLL-2000 reader with every line checked and the hold-out split;

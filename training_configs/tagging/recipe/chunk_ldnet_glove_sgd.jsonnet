@@ -7,7 +7,7 @@
 // Adam 1e-3 / batch 32 (chunk_ldnet_glove, 3 epochs; the NER search had shown Adam peaking early
 // and falling, recipe/ner_ldnet_glove_sgd.jsonnet). Its no-LM twin is chunk_vanilla_glove_sgd.
 // The LMs are the shipped ones, not fine-tuned on CoNLL-00 text: fine-tuning them on train.txt
-// without the dev tenth (benchmarks/lm_finetune_benchmark.py, tagging.json lm_finetune_study)
+// without the dev tenth (python -m benchmarks lm_finetune, tagging.json lm_finetune_study)
 // lowered their dev-tenth perplexity 109/108 -> 86/84 but gave best dev F1 95.39 (mean over
 // epochs 11-20: 95.09) against 95.54 / 95.46 (95.23 / 95.26) on the shipped LMs (a first pair
 // with AllenNLP's default trainer, two seeds, gave 95.31 / 95.43: lm_finetune_study_default_trainer).

@@ -9,7 +9,7 @@
 // - the words: every training word keeps its own vector next to GloVe (92.10) over min_count 2
 //   (92.16, within noise, with fewer parameters) and over GloVe alone (91.09).
 // - the LMs: the shipped ones, not fine-tuned on CoNLL-03 text: fine-tuning them on eng.train
-//   (benchmarks/lm_finetune_benchmark.py, tagging.json lm_finetune_study) lowered their eng.testa
+//   (python -m benchmarks lm_finetune, tagging.json lm_finetune_study) lowered their eng.testa
 //   perplexity 107/104 -> 93/91 but gave a mean dev F1 over epochs 5-8 of 91.82 against
 //   92.26 / 92.41 for the two seeds on the shipped LMs (a first pair with AllenNLP's default
 //   trainer, two seeds, gave 92.37 / 92.20: lm_finetune_study_default_trainer).

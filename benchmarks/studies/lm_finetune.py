@@ -3,12 +3,13 @@ LM fine-tuning on the task's own text (issue 13, deliverable 3: "fine-tune the L
 own text if dev F1 says so"): ELMo's domain transfer applied to the shipped dense LMs, measured by
 the final tagging recipe's dev F1 against the same recipe on the shipped LMs.
 
-    python benchmarks/lm_finetune_benchmark.py --task chunk --epochs 20
-    python benchmarks/lm_finetune_benchmark.py --task chunk --epochs 20 --seed 2
-    python benchmarks/lm_finetune_benchmark.py --task ner --epochs 8
+    python -m benchmarks lm_finetune --task chunk --epochs 20
+    python -m benchmarks lm_finetune --task chunk --epochs 20 --seed 2
+    python -m benchmarks lm_finetune --task ner --epochs 8
+    python -m benchmarks lm_finetune --task ner --epochs 8 --stage record   # = --record-only
 
 Every step is skipped when its output exists, so an interrupted call resumes (LM fine-tuning and
-the tagger with `allennlp train --recover`):
+the tagger with `allennlp train --recover`). Stage `train` does 1-4, stage `record` 5 (and 3):
 
 1. Text (`scripts/conll_to_lm_text.py`, into `runs/lm_finetune/`): the task's training sentences
    and its dev sentences. NER: eng.train / eng.testa. Chunking: train.txt without / with only the
@@ -18,8 +19,8 @@ the tagger with `allennlp train --recover`):
    `pretrained/lm_{forward,backward}.tar.gz`): `--lm-epochs` epochs over the training text, Adam
    5e-4; the archive keeps the epoch with the lowest dev perplexity. Both directions side by side.
 3. The shipped LMs' perplexity on the same dev text (`allennlp evaluate`), for before / after.
-4. The tagger: `tagging_benchmark.py --runs <recipe> --lm-label ft --epochs E [--seed N]
-   --dev-only` on the fine-tuned LMs (dev F1 per epoch, recorded under `lm_study`).
+4. The tagger: `python -m benchmarks tagging --runs <recipe> --lm-label ft --epochs E
+   [--seed N] --dev-only` on the fine-tuned LMs (dev F1 per epoch, recorded under `lm_study`).
 5. `tagging.json`'s `lm_finetune_study.<task>`: the LMs' dev perplexity before / after, their
    epochs and seconds, and dev F1 by epoch of every fine-tuned-LM tagger beside the same recipe
    on the shipped LMs (every seed), over the same first E epochs.
@@ -30,22 +31,18 @@ import json
 import os
 import subprocess
 import sys
-import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import tagging_benchmark  # noqa: E402
-from benchmarks.lm_passes_benchmark import thread_env  # noqa: E402
-from benchmarks.common import (
-    ALLENNLP,
-    CONLL00,
-    CONLL03,
-    ROOT,
-    duration_seconds,
-    trained,
-)  # noqa: E402
-from scripts.conll_to_lm_text import convert  # noqa: E402
+from benchmarks.harness import allennlp
+from benchmarks.harness.allennlp import duration_seconds
+from benchmarks.harness.data import CONLL00, CONLL03, ROOT
+from benchmarks.harness.results import command_line
+from benchmarks.harness.study import Headline, Stage, Study, headline
+from benchmarks.harness.timing import thread_env
+from benchmarks.studies.tagging_results import run_key, seed_runs, table_index, write_results
+from scripts.conll_to_lm_text import convert
 
 PYTHON = sys.executable
 OUT = ROOT / "runs" / "lm_finetune"
@@ -83,18 +80,16 @@ def texts(task: str) -> Dict[str, Path]:
     return paths
 
 
-def lm_command(task: str, direction: str, lm_epochs: int) -> List[str]:
-    out = OUT / f"{task}_{direction}"
-    command = [ALLENNLP, "train", f"training_configs/tagging/lm_finetune_{direction}.jsonnet"]
-    command += ["-s", os.path.relpath(out, ROOT), "--include-package", "ldnet_allennlp"]
-    # a dotted key: AllenNLP replaces a nested override's whole object ({"trainer": {...}} would
-    # drop the config's optimizer, clipping and validation metric for the trainer's defaults)
-    command += ["-o", json.dumps({"trainer.num_epochs": lm_epochs})]
-    return command
+def lm_overrides(lm_epochs: int) -> Dict[str, int]:
+    """A dotted key: AllenNLP replaces a nested override's whole object ({"trainer": {...}}
+    would drop the config's optimizer, clipping and validation metric for the trainer's
+    defaults)."""
+    return {"trainer.num_epochs": lm_epochs}
 
 
 def finetune_lms(task: str, lm_epochs: int, threads: int) -> Dict[str, Path]:
-    """Both directions fine-tuned side by side; their archives."""
+    """Both directions fine-tuned side by side (`harness.allennlp.train`: a finished run is
+    skipped, an interrupted one resumed); their archives."""
     text = texts(task)
     variables = {
         "FORWARD_LM_ARCHIVE": str(SHIPPED["forward"]),
@@ -102,23 +97,14 @@ def finetune_lms(task: str, lm_epochs: int, threads: int) -> Dict[str, Path]:
         "LM_FINETUNE_TRAIN_PATH": str(text["train"]),
         "LM_FINETUNE_DEV_PATH": str(text["dev"]),
     }
-    processes = []
-    for direction in DIRECTIONS:
-        out = OUT / f"{task}_{direction}"
-        if trained(out):
-            continue
-        command = lm_command(task, direction, lm_epochs)
-        if (out / "config.json").exists():
-            command.append("--recover")
-        print("+", " ".join(command), flush=True)
-        log = open(OUT / f"{task}_{direction}.log", "a")
-        env = {**thread_env(threads), **variables}
-        processes.append(
-            (subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log), out)
-        )
-    for process, out in processes:
-        if process.wait() != 0:
-            raise SystemExit(f"LM fine-tuning failed; see {out}.log")
+
+    def finetune(direction: str) -> bool:
+        config = f"training_configs/tagging/lm_finetune_{direction}.jsonnet"
+        out, log = OUT / f"{task}_{direction}", OUT / f"{task}_{direction}.log"
+        return allennlp.train(config, out, log, lm_overrides(lm_epochs), variables, threads)
+
+    with ThreadPoolExecutor(max_workers=len(DIRECTIONS)) as pool:
+        list(pool.map(finetune, DIRECTIONS))
     return {d: OUT / f"{task}_{d}" / "model.tar.gz" for d in DIRECTIONS}
 
 
@@ -127,11 +113,8 @@ def perplexity_before(task: str, direction: str, threads: int) -> float:
     output = OUT / f"{task}_{direction}_before.json"
     if not output.exists():
         reader = {"dataset_reader": {"type": "dense_lm_text", "max_sequence_length": 100}}
-        command = [ALLENNLP, "evaluate", str(SHIPPED[direction]), str(texts(task)["dev"])]
-        command += ["--output-file", str(output), "--include-package", "ldnet_allennlp"]
-        command += ["-o", json.dumps(reader)]
-        print("+", " ".join(command), flush=True)
-        subprocess.run(command, cwd=ROOT, env=thread_env(threads), check=True)
+        dev, log = str(texts(task)["dev"]), OUT / f"{task}_{direction}_before.log"
+        allennlp.evaluate(SHIPPED[direction], dev, output, log, reader, threads=threads)
     return json.loads(output.read_text())["perplexity"]
 
 
@@ -154,7 +137,7 @@ def lm_record(task: str, threads: int) -> Dict[str, Any]:
 
 
 def train_tagger(task: str, epochs: int, seed: Optional[int], threads: int) -> None:
-    command = [PYTHON, "benchmarks/tagging_benchmark.py", "--runs", TASKS[task][0]]
+    command = [PYTHON, "-m", "benchmarks", "tagging", "--runs", TASKS[task][0]]
     command += ["--lm-label", LM_LABEL, "--epochs", str(epochs), "--dev-only"]
     command += ["--threads", str(threads)]
     if seed is not None:
@@ -173,13 +156,11 @@ def study(
     """`lm_finetune_study.<task>` from `results` (tagging.json): the LMs' record `lms` and the
     taggers on fine-tuned and on shipped LMs over the fine-tuned taggers' epochs."""
     tagger = TASKS[task][0]
-    tuned_name = tagging_benchmark.run_key(tagger, None, LM_LABEL)
+    tuned_name = run_key(tagger, None, LM_LABEL)
     rows = []
     tuned = {
         seed: results["lm_study"][run]
-        for seed, run in tagging_benchmark.seed_runs(
-            results.get("lm_study", {}), tuned_name
-        ).items()
+        for seed, run in seed_runs(results.get("lm_study", {}), tuned_name).items()
     }
     epochs = min((len(r["dev_f1_by_epoch"]) for r in tuned.values()), default=0)
     for which, runs in (("fine-tuned", tuned), ("shipped", shipped_runs(results, tagger))):
@@ -210,15 +191,14 @@ def shipped_runs(results: Dict[str, Any], tagger: str) -> Dict[str, Dict[str, An
     runs = {}
     search = results.get("recipe_search", {})
     for source in (search, results):
-        for seed, run in tagging_benchmark.seed_runs(source, tagger).items():
+        for seed, run in seed_runs(source, tagger).items():
             if isinstance(source[run], dict) and "dev_f1_by_epoch" in source[run]:
                 runs.setdefault(seed, source[run])
     return runs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", choices=list(TASKS), required=True)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", choices=list(TASKS), help="required by every stage")
     parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
     parser.add_argument("--seed", type=int, default=None, help="the tagger's seed (--seed N)")
     parser.add_argument("--lm-epochs", type=int, default=4, help="LM fine-tuning epochs")
@@ -226,15 +206,31 @@ def main() -> None:
     parser.add_argument(
         "--record-only", action="store_true", help="only (re)write the study from finished runs"
     )
-    args = parser.parse_args()
-    started = time.time()
+
+
+def task_given(args: argparse.Namespace) -> None:
+    if args.task is None:
+        raise SystemExit(
+            f"python -m benchmarks lm_finetune: --task is required ({', '.join(TASKS)})"
+        )
+
+
+def train(args: argparse.Namespace) -> None:
+    """Steps 1-4: the task's text, both LMs fine-tuned, the tagger on them."""
+    task_given(args)
     if not args.record_only:
         finetune_lms(args.task, args.lm_epochs, args.threads)
         train_tagger(args.task, args.epochs, args.seed, args.threads)
-    command = None if args.record_only else "python benchmarks/lm_finetune_benchmark.py "
-    command = command and command + " ".join(sys.argv[1:])
+
+
+def record(args: argparse.Namespace) -> None:
+    """Step 5: `lm_finetune_study.<task>` rebuilt from the finished runs; the command is recorded
+    when this invocation trained."""
+    task_given(args)
+    trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
+    command = command_line() if trained_here else None
     lms = lm_record(args.task, args.threads)
-    tagging_benchmark.write_results(
+    write_results(
         lambda results: {
             "lm_finetune_study": {
                 **results.get("lm_finetune_study", {}),
@@ -242,8 +238,33 @@ def main() -> None:
             }
         }
     )
-    print(f"lm_finetune_study.{args.task} written ({time.time() - started:.0f} s)")
+    print(f"lm_finetune_study.{args.task} written")
 
 
-if __name__ == "__main__":
-    main()
+def summary(results: Dict[str, Any]) -> List[Headline]:
+    """Per task, each row's mean dev F1 over the late epochs: fine-tuned against shipped LMs."""
+    lines = []
+    for task in sorted(results.get("lm_finetune_study", {})):
+        tagger = results["lm_finetune_study"][task]["tagger"]
+        index = table_index(results, f"{task}: {tagger} on the shipped LMs")
+        table = results["summary"][index]
+        for row_index, row in enumerate(table["rows"]):
+            figure = f"{task}: {table['columns'][5]}, {row[0]} LMs, seed {row[1]}"
+            lines.append(headline(results, figure, f"summary[{index}].rows[{row_index}][5]"))
+    return lines
+
+
+STUDY = Study(
+    name="lm_finetune",
+    description="The shipped LMs fine-tuned on a task's own text (ELMo's domain transfer): the "
+    "final recipe's dev F1 against the shipped LMs.",
+    results_file="tagging.json",
+    stages=[
+        Stage(
+            "train", train, "the task's text, both LMs fine-tuned, the tagger (not --record-only)"
+        ),
+        Stage("record", record, "rebuild tagging.json's lm_finetune_study.<task>"),
+    ],
+    add_arguments=add_arguments,
+    summary=summary,
+)

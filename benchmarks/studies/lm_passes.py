@@ -3,7 +3,8 @@ Dev F1 against LM passes (issue 13): the shipped NER recipe (`ner_ldnet_glove_sg
 forward/backward LMs that saw P passes over the LM corpus, compared at equal epochs with the same
 tagger on the shipped LMs and with the no-LM tagger (`ner_vanilla_glove_sgd`).
 
-    python benchmarks/lm_passes_benchmark.py --passes 0 1 --epochs 8
+    python -m benchmarks lm_passes --passes 0 1 --epochs 8
+    python -m benchmarks lm_passes --stage record --epochs 8     # = --record-only
 
 For each P, every step is skipped when its output exists, so an interrupted call resumes (the
 tagger with `allennlp train --recover`; an LM whose training was interrupted trains again from
@@ -15,15 +16,16 @@ its start, as the plain loop keeps no optimizer state, about 30 min per pass on 
 2. The LMs: `scripts/pretrain_lms_accelerated.py train --passes P` with the shipped LMs' first
    stage settings (batch 256, Adam lr 0.002, seed 13; `--passes 0` keeps the seeded
    initialisation), then `archive`. The shipped LMs had 30 passes (`lm.json`).
-3. The tagger: `tagging_benchmark.py --runs ner_ldnet_glove_sgd --lm-label passP --epochs E
-   --dev-only` (dev F1 per epoch on eng.testa; the test file is never read).
+3. The tagger: `python -m benchmarks tagging --runs ner_ldnet_glove_sgd --lm-label passP
+   --epochs E --dev-only` (dev F1 per epoch on eng.testa; the test file is never read).
 4. `tagging.json`'s `lm_passes`: per LM pair its passes, tokens, seconds and dev perplexity, and
    the tagger's dev F1 per epoch; beside them, for the first E epochs, the shipped LMs' taggers
    (every seed) and the no-LM taggers, read from their records.
 
-The forward and backward LMs of a P train side by side, everything else one process at a time,
-each with `--threads` threads. Calls with different `--passes` may run at once: each adds its
-taggers to `tagging.json` (`lm_study.<run>`), and `lm_passes` is rebuilt from all of them.
+Stage `train` does 1-3, stage `record` 4. The forward and backward LMs of a P train side by
+side, everything else one process at a time, each with `--threads` threads. Calls with different
+`--passes` may run at once: each adds its taggers to `tagging.json` (`lm_study.<run>`), and
+`lm_passes` is rebuilt from all of them.
 """
 
 import argparse
@@ -33,17 +35,25 @@ import re
 import shutil
 import subprocess
 import sys
-import time
+import tarfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import tagging_benchmark  # noqa: E402
-from benchmarks.common import CONLL00, CONLL03, ROOT  # noqa: E402
+from benchmarks.harness.data import CONLL00, CONLL03, ROOT
+from benchmarks.harness.results import command_line, load_results
+from benchmarks.harness.study import Headline, Stage, Study, headline
+from benchmarks.harness.timing import thread_env
+from benchmarks.studies.tagging_results import (
+    RESULTS,
+    run_key,
+    seed_runs,
+    table_index,
+    write_results,
+)
 
 PYTHON = sys.executable
 LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
-STUDY = ROOT / "runs" / "lm_passes"
+STUDY_DIR = ROOT / "runs" / "lm_passes"
 SHIPPED = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
 SHIPPED_PASSES = 30  # lm.json: pretrain_accelerated_{forward,backward}.passes
 SHIPPED_SIZE = (6, 128)  # training_configs/lm/dense_lm_*.jsonnet: num_layers, hidden_size
@@ -54,10 +64,6 @@ TAGGER, NO_LM = "ner_ldnet_glove_sgd", "ner_vanilla_glove_sgd"
 LM_SETTINGS = ["--batch-size", "256", "--lr", "0.002", "--seed", "13"]
 
 
-def thread_env(threads: int) -> Dict[str, str]:
-    return dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-
-
 def run(command: List[Any], threads: int) -> None:
     print("+", " ".join(map(str, command)), flush=True)
     if subprocess.run(list(map(str, command)), cwd=ROOT, env=thread_env(threads)).returncode:
@@ -66,20 +72,18 @@ def run(command: List[Any], threads: int) -> None:
 
 def pack(threads: int) -> Path:
     """The corpus as ids under the shipped LMs' vocabulary (`runs/lm_passes/pack`)."""
-    out = STUDY / "pack"
+    out = STUDY_DIR / "pack"
     if (out / "pack.json").exists():
         return out
     data = ROOT / "runs" / "lm_data"
     if not (data / "train.txt").exists():
         run([PYTHON, ROOT / "scripts" / "prepare_lm_corpus.py", "--output", data], threads)
-    vocabulary = STUDY / "shipped_vocabulary"
+    vocabulary = STUDY_DIR / "shipped_vocabulary"
     if not vocabulary.exists():
-        import tarfile
-
         with tarfile.open(SHIPPED["forward"]) as tar:
             members = [m for m in tar.getmembers() if m.name.startswith("vocabulary")]
-            tar.extractall(STUDY / "shipped", members=members, filter="data")
-        (STUDY / "shipped" / "vocabulary").rename(vocabulary)
+            tar.extractall(STUDY_DIR / "shipped", members=members, filter="data")
+        (STUDY_DIR / "shipped" / "vocabulary").rename(vocabulary)
     command = [PYTHON, LM_SCRIPT, "pack", "--train", data / "train.txt"]
     command += ["--train-conll", CONLL03["CONLL03_TRAIN_DATA_PATH"]]
     command += ["--train-conll", CONLL00["CONLL00_TRAIN_DATA_PATH"]]
@@ -106,7 +110,7 @@ def sized_pack(pack_dir: Path, size: Tuple[int, int]) -> Path:
     the same corpus (linked) and vocabulary, everything else of the model as shipped."""
     if size == SHIPPED_SIZE:
         return pack_dir
-    out = STUDY / f"pack_{size[0]}x{size[1]}"
+    out = STUDY_DIR / f"pack_{size[0]}x{size[1]}"
     if (out / "pack.json").exists():
         return out
     out.mkdir(parents=True, exist_ok=True)
@@ -126,7 +130,7 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
     """The forward and backward LMs of `size` after `passes` passes, side by side; their
     archives."""
     pack_dir = sized_pack(pack_dir, size)
-    out = STUDY / label(passes, size)
+    out = STUDY_DIR / label(passes, size)
     archives = {d: out / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
     processes = []
     for direction in ("forward", "backward"):
@@ -155,7 +159,7 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
 
 
 def train_tagger(lm_label: str, archives: Dict[str, Path], epochs: int, threads: int) -> None:
-    command = [PYTHON, ROOT / "benchmarks" / "tagging_benchmark.py", "--runs", TAGGER]
+    command = [PYTHON, "-m", "benchmarks", "tagging", "--runs", TAGGER]
     command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
     # relative to the project root, as the recorded commands give them
     forward, backward = (os.path.relpath(archives[d], ROOT) for d in ("forward", "backward"))
@@ -171,7 +175,7 @@ def lm_record(lm_label: str) -> Dict[str, Any]:
     passes, (layers, hidden) = parse_label(lm_label)
     record: Dict[str, Any] = {"passes": passes, "num_layers": layers, "hidden_size": hidden}
     for direction in ("forward", "backward"):
-        log = json.loads((STUDY / lm_label / f"lm_{direction}.json").read_text())
+        log = json.loads((STUDY_DIR / lm_label / f"lm_{direction}.json").read_text())
         done = log["passes"]
         record[direction] = {
             "dev_perplexity": round(log["best_dev_perplexity"], 2),
@@ -189,9 +193,8 @@ def lm_record(lm_label: str) -> Dict[str, Any]:
 def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
     """`lm_passes`: every LM pair of the study and its tagger's dev F1 by epoch, beside the
     shipped LMs' and the no-LM taggers' first `epochs` epochs."""
-    results = json.loads(tagging_benchmark.RESULTS.read_text())
-    lm_json = json.loads((ROOT / "benchmarks" / "results" / "lm.json").read_text())
-    prefix = tagging_benchmark.run_key(TAGGER, None, "")
+    results, lm_json = load_results(RESULTS), load_results("lm")
+    prefix = run_key(TAGGER, None, "")
     rows = []
     for key, record in sorted(results.get("lm_study", {}).items()):
         lm_label = key[len(prefix) :]
@@ -204,7 +207,7 @@ def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
         shipped[direction] = {"dev_perplexity": log["best_dev_perplexity"]}
         shipped[direction]["tokens"] = log["tokens_seen"]
     for run, lms in ((TAGGER, shipped), (NO_LM, None)):
-        for name in tagging_benchmark.seed_runs(results, run).values():
+        for name in seed_runs(results, run).values():
             record = results[name]
             dev = record["dev_f1_by_epoch"][:epochs]
             rows.append({"lms": lms, "run": name, "dev_f1_by_epoch": dev, **pick(record)})
@@ -227,8 +230,7 @@ def pick(record: Dict[str, Any]) -> Dict[str, Any]:
     return {key: record[key] for key in keys if key in record}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--passes", type=int, nargs="+", default=[0, 1])
     parser.add_argument(
         "--lm-size",
@@ -240,25 +242,62 @@ def main() -> None:
     parser.add_argument(
         "--record-only", action="store_true", help="only (re)write lm_passes from finished runs"
     )
-    args = parser.parse_args()
-    if any(p < 0 for p in args.passes):
-        parser.error("--passes: counts of passes are >= 0")
-    size = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)", args.lm_size)
+
+
+def lm_size_option(text: str) -> Tuple[int, int]:
+    """(layers, hidden) of `--lm-size` LAYERSxHIDDEN."""
+    size = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)", text)
     if size is None:
-        parser.error(f"--lm-size {args.lm_size!r}: give LAYERSxHIDDEN, e.g. 6x64")
-    size = (int(size.group(1)), int(size.group(2)))
-    started = time.time()
-    if not args.record_only:
-        pack_dir = pack(args.threads)
-        for passes in args.passes:
-            archives = train_lms(passes, size, pack_dir, args.threads)
-            train_tagger(label(passes, size), archives, args.epochs, args.threads)
-    # --record-only measures nothing: the commands that trained the rows stay the record
-    command = None if args.record_only else "python benchmarks/lm_passes_benchmark.py "
-    command = command and command + " ".join(sys.argv[1:])
-    tagging_benchmark.write_results({"lm_passes": study(args.epochs, command)})
-    print(f"lm_passes written to {tagging_benchmark.RESULTS} ({time.time() - started:.0f} s)")
+        raise SystemExit(f"--lm-size {text!r}: give LAYERSxHIDDEN, e.g. 6x64")
+    return int(size.group(1)), int(size.group(2))
 
 
-if __name__ == "__main__":
-    main()
+def train(args: argparse.Namespace) -> None:
+    """Steps 1-3 for each of `--passes` (nothing with `--record-only`)."""
+    if any(p < 0 for p in args.passes):
+        raise SystemExit("--passes: counts of passes are >= 0")
+    size = lm_size_option(args.lm_size)
+    if args.record_only:
+        return
+    pack_dir = pack(args.threads)
+    for passes in args.passes:
+        archives = train_lms(passes, size, pack_dir, args.threads)
+        train_tagger(label(passes, size), archives, args.epochs, args.threads)
+
+
+def record(args: argparse.Namespace) -> None:
+    """Step 4: `lm_passes` rebuilt from every finished run. Its command is recorded when this
+    invocation trained (`--record-only` or `--stage record` measure nothing: the commands that
+    trained the rows stay the record)."""
+    trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
+    command = command_line() if trained_here else None
+    write_results({"lm_passes": study(args.epochs, command)})
+    print("lm_passes written to tagging.json")
+
+
+def summary(results: Dict[str, Any]) -> List[Headline]:
+    """Each row's mean dev F1 over the late epochs, by LM size and passes (the table's)."""
+    index = table_index(results, "Dev F1 (CoNLL-03 eng.testa) against LM size")
+    if index is None:
+        return []
+    table, lines = results["summary"][index], []
+    for row_index, row in enumerate(table["rows"]):
+        passes = "pass" if row[2] == 1 else "passes"
+        lms = "no LM" if row[1] == "none" else f"{row[1]} LMs, {row[2]} {passes}"
+        figure = f"{table['columns'][7]}: {row[0]} ({lms})"
+        lines.append(headline(results, figure, f"summary[{index}].rows[{row_index}][7]"))
+    return lines
+
+
+STUDY = Study(
+    name="lm_passes",
+    description="NER dev F1 against the LMs' size and passes over the LM corpus, beside the "
+    "shipped LMs and no LM at equal epochs.",
+    results_file="tagging.json",
+    stages=[
+        Stage("train", train, "pack, the LMs of each --passes, their tagger (not --record-only)"),
+        Stage("record", record, "rebuild tagging.json's lm_passes from the finished runs"),
+    ],
+    add_arguments=add_arguments,
+    summary=summary,
+)

@@ -1,8 +1,9 @@
 """
-LM fine-tuning on the task's text (benchmarks/lm_finetune_benchmark.py, issue 13) without
+LM fine-tuning on the task's text (`python -m benchmarks lm_finetune`, issue 13) without
 training: `scripts/conll_to_lm_text.py --holdout` splits CoNLL-00 train.txt exactly as the
 `ldnet_conll2000` reader does (so a fine-tuned LM never reads the chunkers' dev sentences), and
-`lm_finetune_study` puts the fine-tuned-LM taggers beside the shipped-LM ones at equal epochs.
+`lm_finetune_study` puts the fine-tuned-LM taggers beside the shipped-LM ones at equal epochs,
+and the study's headlines come from the committed tables.
 """
 
 import json
@@ -11,8 +12,9 @@ import sys
 
 import pytest
 
-from benchmarks import lm_finetune_benchmark as finetune
-from benchmarks import tagging_benchmark as bench
+from benchmarks.harness.results import load_results
+from benchmarks.studies import lm_finetune as finetune
+from benchmarks.studies import tagging_lm_tables as bench
 from ldnet_allennlp.tagging.dataset_readers import ValidatingConll2000DatasetReader
 from scripts.conll_to_lm_text import convert
 from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
@@ -50,8 +52,7 @@ def run(dev):
     return {"dev_f1_by_epoch": dev, "command": f"c{len(dev)}", "dev_f1": dev[best]}
 
 
-def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs(tmp_path, monkeypatch):
-    monkeypatch.setattr(bench, "RESULTS", tmp_path / "tagging.json")
+def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs():
     results = {
         "recipe_search": {
             "chunk_ldnet_glove_sgd": run([90.0, 92.0, 93.0, 94.0]),
@@ -65,7 +66,7 @@ def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs(tmp_path,
         },
     }
     lms = {"forward": {"dev_perplexity_before": 109.1, "dev_perplexity_after": 88.1}}
-    record = finetune.study(results, "chunk", lms, "python benchmarks/lm_finetune_benchmark.py x")
+    record = finetune.study(results, "chunk", lms, "python -m benchmarks lm_finetune x")
     assert record["epochs"] == 3  # the shortest fine-tuned run so far
     assert record["lms"] == lms and record["tagger"] == "chunk_ldnet_glove_sgd"
     rows = [(r["lms"], r["seed"], r["dev_f1_by_epoch"], r["best_dev_f1"]) for r in record["rows"]]
@@ -75,11 +76,11 @@ def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs(tmp_path,
         ("shipped", "2", [89.0, 91.0, 93.5], 93.5),
         ("shipped", "default", [90.0, 92.0, 93.0], 93.0),
     ]
-    assert record["commands"] == ["python benchmarks/lm_finetune_benchmark.py x"]
+    assert record["commands"] == ["python -m benchmarks lm_finetune x"]
     # a later call adds its command once; --record-only (None) adds none
     results["lm_finetune_study"] = {"chunk": record}
     again = finetune.study(results, "chunk", lms, None)
-    assert again["commands"] == ["python benchmarks/lm_finetune_benchmark.py x"]
+    assert again["commands"] == ["python -m benchmarks lm_finetune x"]
 
 
 def test_lm_record_reads_before_and_after_perplexity(tmp_path, monkeypatch):
@@ -157,11 +158,10 @@ def test_the_limits_line_gives_each_rows_late_mean():
     )
 
 
-def test_the_lm_command_keeps_the_configs_trainer(monkeypatch):
+def test_the_lm_override_keeps_the_configs_trainer(monkeypatch):
     from allennlp.common.params import Params
 
-    command = finetune.lm_command("chunk", "forward", 3)
-    override = command[command.index("-o") + 1]
+    override = json.dumps(finetune.lm_overrides(3))
     monkeypatch.setenv("FORWARD_LM_ARCHIVE", "lm.tar.gz")
     monkeypatch.setenv("LM_FINETUNE_TRAIN_PATH", "train.txt")
     monkeypatch.setenv("LM_FINETUNE_DEV_PATH", "dev.txt")
@@ -170,3 +170,13 @@ def test_the_lm_command_keeps_the_configs_trainer(monkeypatch):
     assert trainer["num_epochs"] == 3
     assert trainer["optimizer"] == {"type": "adam", "lr": 0.0005}
     assert trainer["validation_metric"] == "-perplexity" and trainer["grad_norm"] == 5
+
+
+def test_the_headlines_are_the_committed_tables_late_means():
+    results = load_results("tagging")
+    lines = finetune.summary(results)
+    for task, study in results["lm_finetune_study"].items():
+        expected = [
+            bench.late_mean(row["dev_f1_by_epoch"], study["epochs"]) for row in study["rows"]
+        ]
+        assert [line.value for line in lines if line.figure.startswith(f"{task}:")] == expected
