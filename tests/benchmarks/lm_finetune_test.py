@@ -180,3 +180,43 @@ def test_the_headlines_are_the_committed_tables_late_means():
             bench.late_mean(row["dev_f1_by_epoch"], study["epochs"]) for row in study["rows"]
         ]
         assert [line.value for line in lines if line.figure.startswith(f"{task}:")] == expected
+
+
+def test_the_train_stage_fine_tunes_both_lms_then_trains_the_tagger_on_them(tmp_path, monkeypatch):
+    from benchmarks.__main__ import main
+    from benchmarks.harness import allennlp as harness_allennlp
+
+    trained, commands = [], []
+
+    def fake_train(config, serialization_dir, log, overrides=None, env=None, threads=0):
+        trained.append((config, serialization_dir.name, overrides, env["LM_FINETUNE_DEV_PATH"]))
+        return True
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    text = {"train": tmp_path / "train.txt", "dev": tmp_path / "dev.txt"}
+    monkeypatch.setattr(finetune, "OUT", tmp_path)
+    monkeypatch.setattr(finetune, "texts", lambda task: text)
+    monkeypatch.setattr(harness_allennlp, "train", fake_train)
+    monkeypatch.setattr(finetune.subprocess, "run", fake_run)
+    argv = ["lm_finetune", "--task", "chunk", "--epochs", "20", "--seed", "2", "--lm-epochs", "3"]
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv, "--stage", "train"])
+    main()
+    assert sorted(trained) == [
+        (
+            f"training_configs/tagging/lm_finetune_{d}.jsonnet",
+            f"chunk_{d}",
+            {"trainer.num_epochs": 3},
+            str(text["dev"]),
+        )
+        for d in ("backward", "forward")
+    ]
+    (command,) = commands
+    assert command[1:5] == ["-m", "benchmarks", "tagging", "--runs"]
+    assert command[5] == "chunk_ldnet_glove_sgd" and "--dev-only" in command
+    assert (
+        command[command.index("--lm-label") + 1] == "ft"
+        and command[command.index("--seed") + 1] == "2"
+    )

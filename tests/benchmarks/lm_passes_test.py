@@ -177,3 +177,47 @@ def test_the_record_stage_adds_no_command(results, monkeypatch):
     args = argparse.Namespace(epochs=2, record_only=False, stages=["record"])
     study.record(args)
     assert load_results("tagging")["lm_passes"]["commands"] == []
+
+
+def test_the_train_stage_trains_each_passes_lms_then_their_tagger(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from benchmarks.__main__ import main
+
+    lms, commands = [], []
+
+    def fake_train_lms(passes, size, pack_dir, threads):
+        lms.append((passes, size))
+        return {
+            d: study.ROOT / "runs" / study.label(passes, size) / f"lm_{d}.tar.gz"
+            for d in ("forward", "backward")
+        }
+
+    def fake_run(command, **kwargs):
+        commands.append(list(map(str, command)))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(study, "pack", lambda threads: tmp_path / "pack")
+    monkeypatch.setattr(study, "train_lms", fake_train_lms)
+    monkeypatch.setattr(study.subprocess, "run", fake_run)
+    argv = [
+        "lm_passes",
+        "--passes",
+        "0",
+        "2",
+        "--lm-size",
+        "6x64",
+        "--epochs",
+        "8",
+        "--stage",
+        "train",
+    ]
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
+    main()
+    assert lms == [(0, (6, 64)), (2, (6, 64))]
+    assert [c[c.index("--lm-label") + 1] for c in commands] == ["6x64_pass0", "6x64_pass2"]
+    assert commands[0][1:6] == ["-m", "benchmarks", "tagging", "--runs", "ner_ldnet_glove_sgd"]
+    assert commands[0][commands[0].index("--forward-lm") + 1] == "runs/6x64_pass0/lm_forward.tar.gz"
+    with pytest.raises(SystemExit, match="give LAYERSxHIDDEN"):
+        main(["lm_passes", "--lm-size", "6by64", "--stage", "train"])
