@@ -19,6 +19,6 @@ import ldnet_allennlp.distillation  # noqa: E402,F401
 import ldnet_allennlp.pruning  # noqa: E402,F401
 import ldnet_allennlp.glove  # noqa: E402,F401
 import ldnet_allennlp.training  # noqa: E402,F401
-import ldnet_allennlp.export  # noqa: E402,F401
+import ldnet_allennlp.onnx_export  # noqa: E402,F401
 import ldnet_allennlp.serving  # noqa: E402,F401
 from ldnet_allennlp.pretrained import load_pretrained  # noqa: E402,F401

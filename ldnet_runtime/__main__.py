@@ -22,7 +22,7 @@ class JsonLine(dict):
 
 def read_inputs(lines: Iterable[str]) -> Iterator[JsonLine]:
     """The non-blank lines as JSON objects, numbered as `allennlp predict` numbers them."""
-    from ldnet_runtime.tagger import InputError
+    from ldnet_runtime.exported_tagger import InputError
 
     line_number = 0
     for line in lines:
@@ -79,7 +79,7 @@ def main(argv: List[str] = None) -> None:
     if args.batch_size < 1:
         parser.error(f"--batch-size must be at least 1, got {args.batch_size}")
 
-    from ldnet_runtime.tagger import Tagger
+    from ldnet_runtime.exported_tagger import Tagger
 
     try:
         tagger = Tagger(args.export_dir, threads=args.threads)

@@ -12,7 +12,7 @@ The folder `allennlp ldnet-export` writes, and reading it back with its checks.
   `@@PADDING@@` and `@@UNKNOWN@@` first where the namespace has them).
 - `crf.json`: the tag set (`tags`, in id order), the CRF's `transitions`, `start_transitions` /
   `end_transitions` (null without), `constraint_mask`, and `viterbi_transitions`, the
-  `(num_tags + 2, num_tags + 2)` matrix the decoder uses (`ldnet_allennlp.modules.viterbi.
+  `(num_tags + 2, num_tags + 2)` matrix the decoder uses (`ldnet_allennlp.tagging.viterbi.
   viterbi_transitions`, bitwise).
 
 Indexers (`inputs[i].indexer`): `single_id` and `dense_lm_tokens` (`namespace`,

@@ -1,5 +1,5 @@
 """
-Constrained Viterbi decoding in numpy: the tags of `ldnet_allennlp.modules.viterbi` (and so of
+Constrained Viterbi decoding in numpy: the tags of `ldnet_allennlp.tagging.viterbi` (and so of
 AllenNLP's `ConditionalRandomField.viterbi_tags`, `top_k` None or 1) without torch, ties
 included.
 

@@ -189,7 +189,7 @@ def main() -> None:
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401
-    from ldnet_allennlp.pruning.export import layer_selection_embedders
+    from ldnet_allennlp.pruning.cut_layers import layer_selection_embedders
     from ldnet_allennlp.tagging.flops import flops_per_token
 
     lm_results = json.loads((RESULTS / "lm.json").read_text())

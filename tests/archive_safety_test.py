@@ -4,7 +4,7 @@ Issue 19: every way this package opens a model archive refuses a crafted one
 symlink or hard link out, a FIFO or device file, or too many bytes) with a `ConfigurationError`
 naming the archive and the member, writes nothing outside its temporary directory and leaves
 none behind: `allennlp predict` (the real command line once, then in process for every attack,
-with `evaluate`, `ldnet-prune` and `distill-transfer-set`), the LM archives of both LM-feature
+with `evaluate`, `ldnet-prune` and `ldnet-distill-transfer-set`), the LM archives of both LM-feature
 embedders, `prune_archive` and the distillation student's online teacher. An archive whose
 config names a module path (which AllenNLP would import and call) is refused on the same paths.
 Benign archives still load. The patches: `ldnet_allennlp/patches/safe_archive_extraction.py`
@@ -32,7 +32,7 @@ from ldnet_allennlp.patches.safe_archive_extraction import (
     MAX_ARCHIVE_BYTES_VARIABLE,
     UnsafeArchiveError,
 )
-from ldnet_allennlp.pruning.export import prune_archive
+from ldnet_allennlp.pruning.cut_layers import prune_archive
 from tests.cli import run_allennlp
 from tests.conftest import FIXTURES_ROOT
 from tests.crafted_archives import (
@@ -128,15 +128,22 @@ def cli_arguments(command: str, archive: str, tmp_path: Path):
         "predict": ["predict", archive, str(inputs), "--output-file", output, "--silent"],
         "evaluate": ["evaluate", archive, str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")],
         "ldnet-prune": ["ldnet-prune", archive, "-o", output],
-        "distill-transfer-set": ["distill-transfer-set", archive, str(SST2_TRAIN), output],
+        "ldnet-distill-transfer-set": [
+            "ldnet-distill-transfer-set",
+            archive,
+            str(SST2_TRAIN),
+            output,
+        ],
     }[command]
 
 
-@pytest.mark.parametrize("command", ["predict", "evaluate", "ldnet-prune", "distill-transfer-set"])
+@pytest.mark.parametrize(
+    "command", ["predict", "evaluate", "ldnet-prune", "ldnet-distill-transfer-set"]
+)
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_commands_refuse_each_attack(command, attack, tmp_path, outside, temp_root, monkeypatch):
     # The command line's code path (argument parsing, the subcommand), in this process.
-    base = TEACHER_STAND_IN if command == "distill-transfer-set" else TAGGER_ARCHIVE
+    base = TEACHER_STAND_IN if command == "ldnet-distill-transfer-set" else TAGGER_ARCHIVE
     archive, member = evil_archive(base, attack, tmp_path, outside, monkeypatch)
     before = snapshot(outside)
     monkeypatch.setattr(sys, "argv", ["allennlp"] + cli_arguments(command, archive, tmp_path))
@@ -238,7 +245,7 @@ def open_through(path: str, archive: str, tmp_path: Path, monkeypatch) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["predict", "evaluate", "ldnet-prune", "distill-transfer-set", "prune_archive"]
+    ["predict", "evaluate", "ldnet-prune", "ldnet-distill-transfer-set", "prune_archive"]
     + list(EMBEDDERS)
     + ["online_teacher"],
 )
@@ -247,7 +254,7 @@ def test_every_path_refuses_an_archive_whose_config_names_a_module_path(
 ):
     if path in EMBEDDERS:
         base = LM_ARCHIVES["forward"]
-    elif path in ("distill-transfer-set", "online_teacher"):
+    elif path in ("ldnet-distill-transfer-set", "online_teacher"):
         base = TEACHER_STAND_IN
     else:
         base = TAGGER_ARCHIVE

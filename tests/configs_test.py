@@ -19,7 +19,7 @@ from allennlp.common import Params
 from allennlp.common.params import with_overrides
 from allennlp.training.util import HasBeenWarned
 
-from ldnet_allennlp.lm import export_word_vectors
+from ldnet_allennlp.lm import write_word_vector_file
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import build_lm_archive_ext_vars
 
@@ -70,7 +70,7 @@ def build_lm_word_vectors(directory: Path) -> Dict[str, str]:
     """`LM_WORD_VECTORS` (ner_ldnet_lm_init): the fixture forward LM's word embeddings."""
     vectors = directory / "lm_word_vectors.txt"
     forward_lm = build_lm_archive_ext_vars(directory)["FORWARD_LM_ARCHIVE"]
-    export_word_vectors(forward_lm, str(vectors), lowercase=True)
+    write_word_vector_file(forward_lm, str(vectors), lowercase=True)
     return {"LM_WORD_VECTORS": str(vectors)}
 
 

@@ -10,7 +10,7 @@ no `TEACHER_MODEL_PATH`, jsonnet gets this folder, looked up when the config is 
 local model (the tests point it at a tiny random BERT).
 
 It also holds the one place where a fine-tuned teacher turns examples into logits
-(`teacher_logits`), shared by `allennlp distill-transfer-set` and the student's online teacher
+(`teacher_logits`), shared by `allennlp ldnet-distill-transfer-set` and the student's online teacher
 (`distillation_student`'s `teacher_archive`), so both give the same numbers.
 """
 

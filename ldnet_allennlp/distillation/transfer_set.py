@@ -1,6 +1,6 @@
 """
 Tang et al.'s transfer set from a training file and a fine-tuned teacher (`build_transfer_set`;
-the subcommand `allennlp distill-transfer-set` is `ldnet_allennlp/distillation/commands/`):
+the subcommand `allennlp ldnet-distill-transfer-set` is `ldnet_allennlp/distillation/commands/`):
 
 1. The training file is read with the teacher archive's own `distillation_tsv` reader (so the
    columns and the `#column=value` filter are those the teacher was trained with).
@@ -177,7 +177,7 @@ def _resume_point(
             except ValueError as error:  # not UTF-8, or not JSON
                 raise ConfigurationError(
                     f"{output_file}, line {line_number}: a complete line that is not a JSON row "
-                    f"({error}); this file was not written by distill-transfer-set, or was "
+                    f"({error}); this file was not written by ldnet-distill-transfer-set, or was "
                     "edited. Delete it (or choose another output file) and start again"
                 ) from error
             offset += len(raw)
@@ -212,10 +212,12 @@ def build_transfer_set(
 ) -> int:
     """Builds (or resumes) the transfer set; returns the number of rows. See the module doc."""
     if batch_size < 1:
-        raise ConfigurationError(f"distill-transfer-set: batch_size must be >= 1, got {batch_size}")
+        raise ConfigurationError(
+            f"ldnet-distill-transfer-set: batch_size must be >= 1, got {batch_size}"
+        )
     if max_examples is not None and max_examples < 1:
         raise ConfigurationError(
-            f"distill-transfer-set: max_examples must be >= 1 (or unset), got {max_examples}"
+            f"ldnet-distill-transfer-set: max_examples must be >= 1 (or unset), got {max_examples}"
         )
     if not isinstance(reader, DistillationTsvReader):
         raise ConfigurationError(

@@ -13,4 +13,4 @@ from ldnet_allennlp.lm.token_embedders import (  # noqa: F401
 )
 from ldnet_allennlp.lm.token_indexers import DenseLMTokenIndexer  # noqa: F401
 from ldnet_allennlp.lm.commands import ExportWordVectors  # noqa: F401
-from ldnet_allennlp.lm.word_vectors import export_word_vectors  # noqa: F401
+from ldnet_allennlp.lm.word_vector_file import write_word_vector_file  # noqa: F401

@@ -1,6 +1,6 @@
 """
-Shared nn modules: the dense LSTM stack (once) and its `Seq2SeqEncoder` wrapper; the batched
-Viterbi decoder (`viterbi`) and the CRF that uses it (`viterbi_crf`).
+Shared nn modules: the dense LSTM stack (once) and its `Seq2SeqEncoder` wrapper. (The batched
+Viterbi decoder and the CRF that uses it are the taggers' own: `ldnet_allennlp/tagging/`.)
 """
 
 from ldnet_allennlp.modules.dense_lstm import (  # noqa: F401

@@ -192,7 +192,7 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
     ) -> List[torch.Tensor]:
         """
         `forward_layers` in eval mode, in the form that traces into an ONNX graph with dynamic
-        shapes (`export/emissions.py`): each LSTM runs left to right over the padded batch,
+        shapes (`onnx_export/emissions.py`): each LSTM runs left to right over the padded batch,
         unpacked. A real position never reads a later one, so at real positions the result is
         `forward_layers`'s up to float rounding (`tests/modules/dense_lstm_test.py` checks it);
         no dropout and no layer dropout.

@@ -8,7 +8,7 @@ Python's tarfile `data` filter on the extraction itself:
   AllenNLP or we open: `allennlp predict` / `evaluate` / `train` with a pretrained archive,
   `Predictor.from_path`, the LM archives of both LM-feature embedders (`load_dense_lm`),
   `ldnet-prune`, the distillation teacher (`distillation_student.teacher_archive`,
-  `distill-transfer-set`); AllenNLP's `PretrainedModelInitializer` too. It also removes its
+  `ldnet-distill-transfer-set`); AllenNLP's `PretrainedModelInitializer` too. It also removes its
   temporary directory when the extraction fails (AllenNLP's leaks it: `load_archive` asks for
   `cleanup=False` and only learns the directory's name once the extraction has succeeded).
 - `cached_path._cached_path.check_tarfile`, the check `cached_path(..., extract_archive=True)`

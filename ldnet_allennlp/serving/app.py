@@ -57,7 +57,7 @@ def create_app(
 ) -> FastAPI:
     """
     predictor : an `ldnet_tagger` predictor, loaded once; only the worker thread calls it.
-    facts : what `GET /model` answers (`ldnet_allennlp.serving.tagger.model_facts`).
+    facts : what `GET /model` answers (`ldnet_allennlp.serving.loaded_tagger.model_facts`).
     max_chars : the longest text of one input, in characters (tokens count with one space
         between them).
     max_sentences : the most inputs in one request.

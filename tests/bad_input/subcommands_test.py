@@ -1,6 +1,6 @@
 """
 Bad input for the package's subcommands, `allennlp ldnet-prune` and `allennlp
-distill-transfer-set`, run through AllenNLP's own command-line entry point in this process
+ldnet-distill-transfer-set`, run through AllenNLP's own command-line entry point in this process
 (`allennlp.commands.main`: the argument parsing and code path of the `allennlp` executable,
 without the cost of a new interpreter). Every refusal leaves an existing output file as it was,
 byte for byte, and no partial file next to it. Last, `allennlp predict` with bad input lines
@@ -21,11 +21,11 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
 
-import ldnet_allennlp.pruning.export as export
+import ldnet_allennlp.pruning.cut_layers as export
 from ldnet_allennlp.distillation.augmentation import AugmentationRules
 from ldnet_allennlp.distillation.transfer_set import build_transfer_set
 from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader
-from ldnet_allennlp.pruning.export import write_archive
+from ldnet_allennlp.pruning.cut_layers import write_archive
 from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS, finished_predict_run
 from tests.conftest import FIXTURES_ROOT
 
@@ -117,7 +117,7 @@ def test_ldnet_prune_failing_while_writing_keeps_the_good_output(
     assert load_archive(str(output)).model is not None
 
 
-# -- distill-transfer-set ------------------------------------------------------------------------
+# -- ldnet-distill-transfer-set ------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +194,12 @@ def test_transfer_set_bad_sizes(stub_teacher, tmp_path, option, message):
 
 def test_distill_transfer_set_command_line_refusals(ldnet_run, tmp_path, monkeypatch):
     output = tmp_path / "out.jsonl"
-    args = ["distill-transfer-set", str(ldnet_run / "model.tar.gz"), str(SST2_TRAIN), str(output)]
+    args = [
+        "ldnet-distill-transfer-set",
+        str(ldnet_run / "model.tar.gz"),
+        str(SST2_TRAIN),
+        str(output),
+    ]
     for option, message in [
         (["--n-iter", "-1"], "n_iter must be >= 0"),
         (["--p-mask", "1.5"], "p_mask must be in"),

@@ -1,4 +1,4 @@
-"""`allennlp distill-transfer-set`: content, determinism, resume after an interruption, errors."""
+"""`allennlp ldnet-distill-transfer-set`: content, determinism, resume after a kill, errors."""
 
 import json
 import os
@@ -134,15 +134,15 @@ def test_resume_after_interruption_equals_uninterrupted(teacher, uninterrupted, 
 
 def test_resume_after_sigkill_of_the_command(teacher, teacher_archive, tmp_path):
     """
-    The real `allennlp distill-transfer-set` process killed with SIGKILL while the teacher labels
-    its 4th batch (tests/training/sigkill.py), then the same build resumed: the three complete
-    batches are kept and the result is the uninterrupted one, byte for byte.
+    The real `allennlp ldnet-distill-transfer-set` process killed with SIGKILL while the teacher
+    labels its 4th batch (tests/training/sigkill.py), then the same build resumed: the three
+    complete batches are kept and the result is the uninterrupted one, byte for byte.
     """
     output = tmp_path / "killed.jsonl"
     arguments = [SST2_TRAIN, str(output), "--n-iter", "3", "--p-mask", "0.2", "--p-pos", "0.2"]
     arguments += ["--p-ng", "0.25", "--max-examples", "12", "--batch-size", "4", "--seed", "13"]
     killed = run_allennlp(
-        ["distill-transfer-set", teacher_archive, *arguments]
+        ["ldnet-distill-transfer-set", teacher_archive, *arguments]
         + ["--include-package", "tests.training.sigkill"],
         env={KILL_AFTER_FORWARDS_VARIABLE: "3", "OMP_NUM_THREADS": "1"},
         check=False,
@@ -177,15 +177,18 @@ def test_teacher_predictor(teacher_archive):
     assert predictor.predict("a good film")["label"] in ("0", "1")
 
 
-def test_cli_command_is_registered(teacher_archive, tmp_path):
+@pytest.mark.parametrize("name", ["ldnet-distill-transfer-set", "distill-transfer-set"])
+def test_cli_command_is_registered_and_its_old_name_warns(name, teacher_archive, tmp_path):
     output = tmp_path / "cli.jsonl"
-    run_allennlp(
-        ["distill-transfer-set", teacher_archive, SST2_TRAIN, str(output)]
+    process = run_allennlp(
+        [name, teacher_archive, SST2_TRAIN, str(output)]
         + ["--n-iter", "1", "--max-examples", "4", "--batch-size", "8"],
         env={"DISTILLATION_FIXTURES": str(DISTILLATION_FIXTURES), "OMP_NUM_THREADS": "1"},
     )
     header, rows = read_rows(output)
     assert header["n_iter"] == 1 and 4 <= len(rows) <= 8
+    deprecated = "`allennlp distill-transfer-set` is deprecated and will be removed"
+    assert (deprecated in process.stderr) == (name == "distill-transfer-set")
 
 
 def test_pair_teacher_transfer_set_student_and_predict(tmp_path):

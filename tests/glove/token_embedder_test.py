@@ -22,7 +22,7 @@ from allennlp.models.archival import load_archive
 from allennlp.nn import util
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.pruning.export import fp16_state_dict
+from ldnet_allennlp.pruning.cut_layers import fp16_state_dict
 from ldnet_allennlp.glove import GloveTokenEmbedder, GloveTokenIndexer
 from ldnet_allennlp.glove import vectors as glove_vectors
 from ldnet_allennlp.glove.token_embedder import UNKNOWN_ID

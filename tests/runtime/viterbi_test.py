@@ -1,5 +1,5 @@
 """
-`ldnet_runtime.viterbi` (numpy) against `ldnet_allennlp.modules.viterbi` (torch, itself tested
+`ldnet_runtime.viterbi` (numpy) against `ldnet_allennlp.tagging.viterbi` (torch, itself tested
 equal to AllenNLP's `ConditionalRandomField.viterbi_tags`): the same tags on random emissions,
 transitions, constraints and lengths, ties included (hypothesis, derandomized); and
 `topk_index` against `torch.topk(k=1)` on slices full of equal values and NaNs.
@@ -16,8 +16,8 @@ from hypothesis.extra.numpy import arrays
 
 from allennlp.modules.conditional_random_field import ConditionalRandomField, allowed_transitions
 
-from ldnet_allennlp.modules.viterbi import viterbi_tags as torch_viterbi_tags
-from ldnet_allennlp.modules.viterbi import viterbi_transitions
+from ldnet_allennlp.tagging.viterbi import viterbi_tags as torch_viterbi_tags
+from ldnet_allennlp.tagging.viterbi import viterbi_transitions
 from ldnet_runtime.viterbi import topk_index, viterbi_tags
 
 PROPERTY = settings(

@@ -15,7 +15,7 @@ from allennlp.common.checks import ConfigurationError
 
 from ldnet_allennlp.serving.app import INTERNAL_ERROR, create_app
 from ldnet_allennlp.serving.inputs import max_body_bytes
-from ldnet_allennlp.serving.tagger import load_tagger
+from ldnet_allennlp.serving.loaded_tagger import load_tagger
 from ldnet_allennlp.tagging.flops import flops_per_token
 from tests.conftest import FIXTURES_ROOT
 from tests.serving.conftest import ARCHIVE, RECORDED_INPUTS, RECORDED_OUTPUTS

@@ -36,7 +36,7 @@ def tagger() -> Tuple[Any, Dict[str, Any]]:
     """The fixture archive's `ldnet_tagger` predictor and its facts, loaded once."""
     import torch
 
-    from ldnet_allennlp.serving.tagger import load_tagger
+    from ldnet_allennlp.serving.loaded_tagger import load_tagger
 
     torch.set_num_threads(1)
     return load_tagger(str(ARCHIVE))

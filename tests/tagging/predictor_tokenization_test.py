@@ -11,7 +11,7 @@ from allennlp.data.tokenizers import SpacyTokenizer
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.tagging.predictors.tagger import SPACY_MODEL
+from ldnet_allennlp.tagging.predictors.ldnet_tagger_predictor import SPACY_MODEL
 from tests.conftest import FIXTURES_ROOT
 
 SENTENCES = [

@@ -1,7 +1,7 @@
 """
 Dataset readers for Tang et al. distillation: GLUE-style TSV files (the teacher's and the plain
 student's training data, every dev set) and the transfer set written by
-`allennlp distill-transfer-set` (JSON lines with `teacher_logits`).
+`allennlp ldnet-distill-transfer-set` (JSON lines with `teacher_logits`).
 
 Both readers build the same instances (`DistillationReader.text_to_instance`):
 
@@ -270,7 +270,7 @@ class DistillationTsvReader(DistillationReader):
 @DatasetReader.register("distillation_transfer_set")
 class TransferSetReader(DistillationReader):
     """
-    The JSON-lines transfer set of `allennlp distill-transfer-set`. Line 1 is a header
+    The JSON-lines transfer set of `allennlp ldnet-distill-transfer-set`. Line 1 is a header
     `{"transfer_set": {"teacher_labels": [...], ...}}`; every other line is one example:
     `{"sentence": ...}` or `{"premise": ..., "hypothesis": ...}`, `"teacher_logits": [...]`
     (one per teacher label), and `"label"` (the gold label) for original examples only. An
@@ -371,7 +371,7 @@ def parse_transfer_set_header(path: str, line: str) -> Dict[str, Any]:
         raise ConfigurationError(
             f"{path}, line 1: expected the header "
             '{"transfer_set": {"teacher_labels": [...], ...}} written by '
-            "`allennlp distill-transfer-set`"
+            "`allennlp ldnet-distill-transfer-set`"
         ) from error
     if not isinstance(labels, list) or not labels:
         raise ConfigurationError(f"{path}, line 1: 'teacher_labels' must be a non-empty list")

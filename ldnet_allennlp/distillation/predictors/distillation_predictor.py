@@ -10,7 +10,10 @@ from allennlp.models import Model
 from allennlp.data import DatasetReader
 from allennlp.predictors.predictor import Predictor
 
-from ldnet_allennlp.tagging.predictors.tagger import input_line_prefix, load_json_object
+from ldnet_allennlp.tagging.predictors.ldnet_tagger_predictor import (
+    input_line_prefix,
+    load_json_object,
+)
 
 
 @Predictor.register("distillation_classifier")

@@ -1,13 +1,14 @@
 """
 `allennlp ldnet-export-word-vectors lm.tar.gz vectors.txt [--lowercase]`: a dense LM's input word
-embeddings as a GloVe-format text file (`ldnet_allennlp.lm.word_vectors.export_word_vectors`).
+embeddings as a GloVe-format text file
+(`ldnet_allennlp.lm.word_vector_file.write_word_vector_file`).
 """
 
 import argparse
 
 from allennlp.commands.subcommand import Subcommand
 
-from ldnet_allennlp.lm.word_vectors import export_word_vectors
+from ldnet_allennlp.lm.word_vector_file import write_word_vector_file
 
 
 @Subcommand.register("ldnet-export-word-vectors")
@@ -30,5 +31,5 @@ class ExportWordVectors(Subcommand):
 
 
 def export_word_vectors_from_args(args: argparse.Namespace) -> None:
-    count, dim = export_word_vectors(args.archive_file, args.output_file, args.lowercase)
+    count, dim = write_word_vector_file(args.archive_file, args.output_file, args.lowercase)
     print(f"wrote {count} {dim}-d word vectors to {args.output_file}")

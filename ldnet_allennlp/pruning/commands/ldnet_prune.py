@@ -1,7 +1,7 @@
 """
 `allennlp ldnet-prune model.tar.gz -o pruned.tar.gz [--report-file report.json] [--fp16]
 [--reference-lms] [--keep-all-layers]`:
-LD-Net's final pruning step (`ldnet_allennlp.pruning.export.prune_archive`) as an AllenNLP
+LD-Net's final pruning step (`ldnet_allennlp.pruning.cut_layers.prune_archive`) as an AllenNLP
 subcommand.
 """
 
@@ -11,7 +11,7 @@ import logging
 
 from allennlp.commands.subcommand import Subcommand
 
-from ldnet_allennlp.pruning.export import prune_archive
+from ldnet_allennlp.pruning.cut_layers import prune_archive
 
 logger = logging.getLogger(__name__)
 

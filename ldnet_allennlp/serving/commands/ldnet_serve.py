@@ -74,7 +74,7 @@ def serve_from_args(args: argparse.Namespace) -> None:
     from allennlp.common.util import SigTermReceived
 
     from ldnet_allennlp.serving.app import create_app
-    from ldnet_allennlp.serving.tagger import load_tagger
+    from ldnet_allennlp.serving.loaded_tagger import load_tagger
 
     if args.threads:
         torch.set_num_threads(args.threads)

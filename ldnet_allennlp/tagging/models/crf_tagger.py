@@ -4,7 +4,7 @@ from allennlp.models import Model
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
-from ldnet_allennlp.modules.viterbi_crf import BatchedViterbiCrf
+from ldnet_allennlp.tagging.viterbi_crf import BatchedViterbiCrf
 from ldnet_allennlp.tagging.metrics import DistributedSpanBasedF1Measure
 
 
@@ -21,7 +21,7 @@ class LdnetCrfTagger(CrfTagger):
     - `metric_extensions`: functions from its metrics to more metrics, which `get_metrics` adds
       (empty unless a trainer callback adds one: `layer_pruning` reports the layer masks and the
       within-budget metric this way);
-    - its CRF decodes the whole batch at once (`BatchedViterbiCrf`, `modules/viterbi.py`), with
+    - its CRF decodes the whole batch at once (`BatchedViterbiCrf`, `tagging/viterbi.py`), with
       exactly the tags and scores of AllenNLP's per-sentence Viterbi, in `forward` and so in
       `allennlp predict`, `evaluate`, validation and the benchmarks. The CRF keeps its class's
       parameters and state-dict keys, so every archive loads as before. (A CRF with

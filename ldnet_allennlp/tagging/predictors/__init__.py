@@ -1,1 +1,1 @@
-from ldnet_allennlp.tagging.predictors.tagger import TaggerPredictor  # noqa: F401
+from ldnet_allennlp.tagging.predictors.ldnet_tagger_predictor import TaggerPredictor  # noqa: F401

@@ -13,7 +13,7 @@ from allennlp.models.archival import load_archive
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.modules.viterbi_crf import BatchedViterbiCrf
+from ldnet_allennlp.tagging.viterbi_crf import BatchedViterbiCrf
 from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
 
 LEGACY = FIXTURES_ROOT / "legacy_archives"

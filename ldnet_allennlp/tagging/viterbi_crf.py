@@ -1,6 +1,6 @@
 """
 `BatchedViterbiCrf`: AllenNLP's `ConditionalRandomField` whose `viterbi_tags` decodes the whole
-batch at once with `ldnet_allennlp.modules.viterbi` (same tags and scores as AllenNLP's own).
+batch at once with `ldnet_allennlp.tagging.viterbi` (same tags and scores as AllenNLP's own).
 """
 
 from typing import List, Union
@@ -10,7 +10,7 @@ import torch
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.modules.conditional_random_field.conditional_random_field import VITERBI_DECODING
 
-from ldnet_allennlp.modules.viterbi import viterbi_tags, viterbi_transitions
+from ldnet_allennlp.tagging.viterbi import viterbi_tags, viterbi_transitions
 
 
 class BatchedViterbiCrf(ConditionalRandomField):

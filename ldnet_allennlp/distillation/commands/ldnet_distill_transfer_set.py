@@ -1,13 +1,18 @@
 """
-`allennlp distill-transfer-set`: build Tang et al.'s transfer set from a training file and a
-fine-tuned teacher archive (`ldnet_allennlp.distillation.transfer_set.build_transfer_set`).
+`allennlp ldnet-distill-transfer-set`: build Tang et al.'s transfer set from a training file and
+a fine-tuned teacher archive (`ldnet_allennlp.distillation.transfer_set.build_transfer_set`).
 
-    allennlp distill-transfer-set runs/teacher/model.tar.gz \\
+    allennlp ldnet-distill-transfer-set runs/teacher/model.tar.gz \\
         "$SST2_TRAIN_DATA_PATH" runs/transfer/sst2_aug.jsonl --n-iter 20 --seed 13
+
+`allennlp distill-transfer-set`, its name before every subcommand of this package began with
+`ldnet-`, still works: it prints a deprecation warning, then does the same.
 """
 
 import argparse
 import os
+import sys
+import warnings
 
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
@@ -16,15 +21,23 @@ from allennlp.models.archival import load_archive
 from ldnet_allennlp.distillation.augmentation import AugmentationRules
 from ldnet_allennlp.distillation.transfer_set import DEFAULT_SPACY_MODEL, build_transfer_set
 
+OLD_NAME = "distill-transfer-set"
+NAME = "ldnet-distill-transfer-set"
+DESCRIPTION = (
+    "Build a Tang et al. (2019) transfer set: the training examples plus augmented copies "
+    "(masking, POS-guided replacement, n-gram sampling), labelled with a teacher's logits. "
+    "Resumable: re-run the same command to continue an interrupted run."
+)
 
-@Subcommand.register("distill-transfer-set")
+
+@Subcommand.register(NAME)
 class BuildTransferSet(Subcommand):
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = (
-            "Build a Tang et al. (2019) transfer set: the training examples plus augmented copies "
-            "(masking, POS-guided replacement, n-gram sampling), labelled with a teacher's logits. "
-            "Resumable: re-run the same command to continue an interrupted run."
-        )
+        return self._add_arguments(parser, DESCRIPTION, build_transfer_set_from_args)
+
+    def _add_arguments(
+        self, parser: argparse._SubParsersAction, description: str, func
+    ) -> argparse.ArgumentParser:
         subparser = parser.add_parser(self.name, description=description, help=description)
         subparser.add_argument("archive_file", help="the fine-tuned teacher's model.tar.gz")
         subparser.add_argument(
@@ -45,8 +58,25 @@ class BuildTransferSet(Subcommand):
         )
         subparser.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL)
         subparser.add_argument("--cuda-device", type=int, default=-1)
-        subparser.set_defaults(func=build_transfer_set_from_args)
+        subparser.set_defaults(func=func)
         return subparser
+
+
+@Subcommand.register(OLD_NAME)
+class DeprecatedBuildTransferSet(BuildTransferSet):
+    """`distill-transfer-set`: `ldnet-distill-transfer-set` under its old name, with a warning."""
+
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = f"Deprecated: use `allennlp {NAME}`. " + DESCRIPTION
+        return self._add_arguments(parser, description, build_transfer_set_under_old_name)
+
+
+def build_transfer_set_under_old_name(args: argparse.Namespace) -> None:
+    """`build_transfer_set_from_args`, after a deprecation warning (stderr and `warnings`)."""
+    message = f"`allennlp {OLD_NAME}` is deprecated and will be removed; use `allennlp {NAME}`."
+    print(f"Warning: {message}", file=sys.stderr)
+    warnings.warn(message, DeprecationWarning)
+    build_transfer_set_from_args(args)
 
 
 def build_transfer_set_from_args(args: argparse.Namespace) -> None:
@@ -59,7 +89,7 @@ def build_transfer_set_from_args(args: argparse.Namespace) -> None:
             mask_token=args.mask_token,
         )
     except ValueError as error:  # e.g. "n_iter must be >= 0, got -1"
-        raise ConfigurationError(f"distill-transfer-set: {error}") from error
+        raise ConfigurationError(f"{NAME}: {error}") from error
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
     rows = build_transfer_set(
         archive.model,

@@ -1,6 +1,7 @@
 """
 `allennlp ldnet-export model.tar.gz -o DIR`: a CRF tagger as an ONNX graph + JSON that
-`ldnet_runtime` runs without torch or AllenNLP (`ldnet_allennlp.export.exporter.export_tagger`).
+`ldnet_runtime` runs without torch or AllenNLP
+(`ldnet_allennlp.onnx_export.exporter.export_tagger`).
 """
 
 import argparse
@@ -34,7 +35,7 @@ class LdnetExport(Subcommand):
 
 
 def export_from_args(args: argparse.Namespace) -> None:
-    from ldnet_allennlp.export.exporter import export_tagger
+    from ldnet_allennlp.onnx_export.exporter import export_tagger
 
     report = export_tagger(args.archive_file, args.output_dir)
     inputs = ", ".join(f"{name} ({kind})" for name, kind in report.inputs.items())

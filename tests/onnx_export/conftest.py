@@ -15,7 +15,7 @@ import torch
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 
-from ldnet_allennlp.export.exporter import export_tagger
+from ldnet_allennlp.onnx_export.exporter import export_tagger
 from tests.conftest import FIXTURES_ROOT
 
 LEGACY = FIXTURES_ROOT / "legacy_archives"

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 _CHUNK = 4096  # word ids embedded at once
 
 
-def export_word_vectors(
+def write_word_vector_file(
     archive_file: str, output_file: str, lowercase: bool = False
 ) -> Tuple[int, int]:
     """

@@ -13,8 +13,8 @@ sequences, whose lengths a trace would freeze. Here:
   `DenseLSTMStack.forward_layers_unpacked`, the stack's own traceable form): a real position
   never reads a later one, so its outputs are the packed LSTM's (up to float rounding); a
   right-to-left LSTM (the backward LM, the word BiLSTM's reverse half) reads each sentence's
-  real positions reversed in place (`reverse_within_lengths`, as `dense_lstm.run_backward` does), so padding
-  never comes before a real position;
+  real positions reversed in place (`reverse_within_lengths`, as `dense_lstm.run_backward`
+  does), so padding never comes before a real position;
 - outputs at padding positions are zeroed as the originals zero them.
 
 The parts, each built from the trained module's own weights (`EmissionNetwork.from_tagger`):

@@ -1,5 +1,5 @@
 """
-`ldnet_allennlp.modules.viterbi` against AllenNLP's `ConditionalRandomField.viterbi_tags`: the
+`ldnet_allennlp.tagging.viterbi` against AllenNLP's `ConditionalRandomField.viterbi_tags`: the
 same tags and the same scores (bitwise: the decoder computes the same numbers in the same order)
 on random emissions, transitions, constraints, start/end transitions and masks (hypothesis,
 derandomized: the same examples on every run), ties included.
@@ -16,7 +16,7 @@ from hypothesis.extra.numpy import arrays
 
 from allennlp.modules.conditional_random_field import ConditionalRandomField, allowed_transitions
 
-from ldnet_allennlp.modules.viterbi import batched_viterbi, viterbi_tags, viterbi_transitions
+from ldnet_allennlp.tagging.viterbi import batched_viterbi, viterbi_tags, viterbi_transitions
 
 PROPERTY = settings(
     max_examples=200,

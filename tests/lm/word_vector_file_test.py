@@ -11,7 +11,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.modules.token_embedders.embedding import _read_pretrained_embeddings_file
 
-from ldnet_allennlp.lm import export_word_vectors
+from ldnet_allennlp.lm import write_word_vector_file
 from ldnet_allennlp.lm.modules.lm_archives import DenseLanguageModelFromArchive
 from tests.cli import run_allennlp
 from tests.lm.lm_archives import train_lm_archive
@@ -29,7 +29,7 @@ def read_vectors(path: Path):
 
 def test_every_word_round_trips_through_allennlp_pretrained_file(lm_archive, tmp_path):
     output = tmp_path / "vectors.txt"
-    count, dim = export_word_vectors(lm_archive, str(output))
+    count, dim = write_word_vector_file(lm_archive, str(output))
     lm = DenseLanguageModelFromArchive.from_lm_archive(lm_archive)
     words = lm.vocab.get_index_to_token_vocabulary("tokens")
     expected_words = [w for i, w in words.items() if i >= 2]  # padding and OOV left out
@@ -48,7 +48,7 @@ def test_every_word_round_trips_through_allennlp_pretrained_file(lm_archive, tmp
 
 def test_lowercase_keeps_the_most_frequent_cased_variant(lm_archive, tmp_path):
     output = tmp_path / "lower.txt"
-    export_word_vectors(lm_archive, str(output), lowercase=True)
+    write_word_vector_file(lm_archive, str(output), lowercase=True)
     vectors = read_vectors(output)
     lm = DenseLanguageModelFromArchive.from_lm_archive(lm_archive)
     index_to_word = lm.vocab.get_index_to_token_vocabulary("tokens")
@@ -67,7 +67,7 @@ def test_a_non_lm_archive_is_refused_with_its_name(tmp_path):
     not_an_archive = tmp_path / "model.tar.gz"
     not_an_archive.write_text("not a tar file")
     with pytest.raises(ConfigurationError, match="model.tar.gz"):
-        export_word_vectors(str(not_an_archive), str(tmp_path / "out.txt"))
+        write_word_vector_file(str(not_an_archive), str(tmp_path / "out.txt"))
 
 
 def test_command_line(lm_archive, tmp_path):

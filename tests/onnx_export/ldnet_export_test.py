@@ -23,14 +23,14 @@ from allennlp.models.archival import load_archive
 from allennlp.nn.util import get_text_field_mask
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.export.commands.ldnet_export import export_from_args
-from ldnet_allennlp.export.emissions import EmissionNetwork
-from ldnet_allennlp.export.exporter import export_tagger
+from ldnet_allennlp.onnx_export.commands.ldnet_export import export_from_args
+from ldnet_allennlp.onnx_export.emissions import EmissionNetwork
+from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_runtime import Tagger
 from ldnet_runtime.export_format import ExportFormatError
 from ldnet_runtime.glove import GloveError
-from ldnet_runtime.tagger import InputError
-from tests.export.conftest import LEGACY, LEGACY_TAGGERS
+from ldnet_runtime.exported_tagger import InputError
+from tests.onnx_export.conftest import LEGACY, LEGACY_TAGGERS
 
 EXPECTED = json.loads((LEGACY / "expected_predictions.json").read_text(encoding="utf-8"))
 

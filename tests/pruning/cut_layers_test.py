@@ -19,7 +19,7 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from ldnet_allennlp.lm.modules.dense_bilm import lm_weights_stored
-from ldnet_allennlp.pruning.export import prune_archive, write_archive
+from ldnet_allennlp.pruning.cut_layers import prune_archive, write_archive
 from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import lm_archive_ext_vars

@@ -14,7 +14,7 @@ import pytest
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.export.exporter import export_tagger
+from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_allennlp.pretrained import manifest, pretrained_dir
 from ldnet_runtime import Tagger
 

@@ -12,7 +12,7 @@ from allennlp.modules.conditional_random_field import (
     allowed_transitions,
 )
 
-from ldnet_allennlp.modules.viterbi_crf import BatchedViterbiCrf
+from ldnet_allennlp.tagging.viterbi_crf import BatchedViterbiCrf
 
 NAMES = ["O"] + [f"{p}-{t}" for t in ("PER", "LOC") for p in "BIUL"]
 

@@ -40,13 +40,13 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
-from ldnet_allennlp.export.emissions import EmissionNetwork
+from ldnet_allennlp.onnx_export.emissions import EmissionNetwork
 from ldnet_allennlp.glove import vectors as glove_vectors
 from ldnet_allennlp.glove.token_embedder import GloveTokenEmbedder, GloveTokenIndexer
 from ldnet_allennlp.lm.token_indexers.dense_lm_tokens import DenseLMTokenIndexer
-from ldnet_allennlp.modules.viterbi import viterbi_transitions
+from ldnet_allennlp.tagging.viterbi import viterbi_transitions
 from ldnet_allennlp.pretrained import resolve_archive
-from ldnet_allennlp.tagging.predictors.tagger import SPACY_MODEL
+from ldnet_allennlp.tagging.predictors.ldnet_tagger_predictor import SPACY_MODEL
 from ldnet_allennlp.version import VERSION
 from ldnet_runtime import export_format
 from ldnet_runtime import glove as glove_runtime
@@ -354,7 +354,7 @@ def _check(staging: Path, model: Model, reader: Any, archive_file: str) -> float
     the largest emission difference (a `ConfigurationError` if the tags differ or it exceeds
     `MAX_LOGIT_DIFFERENCE`).
     """
-    from ldnet_runtime.tagger import Tagger
+    from ldnet_runtime.exported_tagger import Tagger
 
     instances = []
     for tokens in CHECK_SENTENCES:

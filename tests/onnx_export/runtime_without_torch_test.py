@@ -16,7 +16,7 @@ import pytest
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.export.conftest import LEGACY
+from tests.onnx_export.conftest import LEGACY
 
 BLOCKED = ("torch", "allennlp", "allennlp_models", "ldnet_allennlp")
 BLOCKER = f"""

@@ -1,1 +1,0 @@
-from ldnet_allennlp.export.commands import LdnetExport  # noqa: F401

@@ -1,0 +1,1 @@
+from ldnet_allennlp.onnx_export.commands import LdnetExport  # noqa: F401
