@@ -8,8 +8,13 @@ ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the p
 """
 
 from ldnet_allennlp import patches
+from ldnet_allennlp.distillation.teacher import TEACHER_MODEL_PATH_VARIABLE, installed_teacher_path
+from ldnet_allennlp.training.exact_resume import ExactResumeCallback
 
-patches.apply_all()
+patches.apply_all(
+    default_callbacks=(ExactResumeCallback,),
+    environment_defaults={TEACHER_MODEL_PATH_VARIABLE: installed_teacher_path},
+)
 
 from ldnet_allennlp.version import VERSION as __version__  # noqa: E402,F401
 import ldnet_allennlp.modules  # noqa: E402,F401

@@ -4,8 +4,10 @@ named after what it replaces. Each module's docstring says what it changes, why,
 targets, when it can go, and its test (`tests/patches/<module>_test.py`); each has an idempotent
 `apply()`.
 
-Nothing is patched when a module is imported: `ldnet_allennlp/__init__.py` calls `apply_all()`
-once, and that is the only call.
+Nothing is patched when a module is imported: `ldnet_allennlp/__init__.py` calls `apply_all(...)`
+once, and that is the only call. This package imports no feature code of `ldnet_allennlp`: the
+two patches that add a feature (`default_callbacks`, `params_environment_variables`) are handed
+it by that call.
 
 - `torch_safe_globals`: numpy scalars in `weights_only` checkpoints (`--recover`).
 - `reduce_on_plateau`: AllenNLP's scheduler without torch's removed `verbose`.
@@ -22,6 +24,10 @@ once, and that is the only call.
   (`LDNET_ALLOW_CLASS_PATHS=1` for trusted configs).
 """
 
+from typing import Callable, Mapping, Optional, Sequence, Type
+
+from allennlp.training.callbacks import TrainerCallback
+
 from ldnet_allennlp.patches import (
     checkpointer_load_checkpoint,
     default_callbacks,
@@ -35,6 +41,8 @@ from ldnet_allennlp.patches import (
     trainer_amp,
     vocabulary_resave_warning,
 )
+
+_DEFAULT_CALLBACKS_PATCH = default_callbacks  # `apply_all`'s argument takes the name
 
 PATCHES = (
     torch_safe_globals,
@@ -51,7 +59,23 @@ PATCHES = (
 )
 
 
-def apply_all() -> None:
-    """Applies every patch (idempotent: calling it again changes nothing)."""
+def apply_all(
+    default_callbacks: Sequence[Type[TrainerCallback]] = (),
+    environment_defaults: Mapping[str, Callable[[], Optional[str]]] = {},
+) -> None:
+    """
+    Applies every patch (idempotent: calling it again changes nothing).
+
+    # Parameters
+
+    default_callbacks : `Sequence[Type[TrainerCallback]]`, optional (default = `()`)
+        Trainer callbacks to make defaults (`default_callbacks.apply`).
+    environment_defaults : `Mapping[str, Callable[[], Optional[str]]]`, optional (default = `{}`)
+        Defaults of jsonnet's external variables (`params_environment_variables.apply`).
+    """
+    arguments = {
+        _DEFAULT_CALLBACKS_PATCH: (default_callbacks,),
+        params_environment_variables: (environment_defaults,),
+    }
     for patch in PATCHES:
-        patch.apply()
+        patch.apply(*arguments.get(patch, ()))

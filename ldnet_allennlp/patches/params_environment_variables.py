@@ -1,9 +1,11 @@
 """
 **Replaces**: `allennlp.common.params._environment_variables`, the external variables every
 jsonnet config is evaluated with (`Params.from_file`: `allennlp train`, `evaluate`, archives),
-with the same variables plus `TEACHER_MODEL_PATH` when the environment has none: the installed
-teacher's folder, looked up when a config is read
-(`ldnet_allennlp.distillation.teacher.installed_teacher_path`).
+with the same variables plus defaults for the ones the environment lacks, each looked up when a
+config is read. `ldnet_allennlp/__init__.py` hands `apply` the one default this package needs:
+`TEACHER_MODEL_PATH`, the installed teacher's folder
+(`ldnet_allennlp.distillation.teacher.installed_teacher_path`); this module imports no feature
+code.
 
 **Why**: the teacher configs (`training_configs/distillation/teacher.libsonnet`) name their
 pretrained transformer by `std.extVar("TEACHER_MODEL_PATH")`, a local folder (nothing is ever
@@ -19,24 +21,36 @@ trained teacher stores the resolved folder, as before.
 **Test**: `tests/patches/params_environment_variables_test.py`.
 """
 
-from typing import Dict
+from typing import Callable, Dict, Mapping, Optional
 
 from allennlp.common import params
 
-from ldnet_allennlp.distillation.teacher import TEACHER_MODEL_PATH_VARIABLE, installed_teacher_path
-
 ALLENNLP_ENVIRONMENT_VARIABLES = params._environment_variables
 
+# variable name -> a function giving its default value (None: no default)
+DEFAULTS: Dict[str, Callable[[], Optional[str]]] = {}
 
-def environment_variables_with_teacher_path() -> Dict[str, str]:
+
+def environment_variables_with_defaults() -> Dict[str, str]:
+    """AllenNLP's environment variables, plus a value for each of `DEFAULTS` they lack."""
     variables = ALLENNLP_ENVIRONMENT_VARIABLES()
-    if TEACHER_MODEL_PATH_VARIABLE not in variables:
-        teacher_path = installed_teacher_path()
-        if teacher_path is not None:
-            variables[TEACHER_MODEL_PATH_VARIABLE] = teacher_path
+    for name, default in DEFAULTS.items():
+        if name not in variables:
+            value = default()
+            if value is not None:
+                variables[name] = value
     return variables
 
 
-def apply() -> None:
-    """Idempotent: always wraps AllenNLP's own function, never a wrapped one."""
-    params._environment_variables = environment_variables_with_teacher_path
+def apply(defaults: Mapping[str, Callable[[], Optional[str]]] = {}) -> None:
+    """
+    Idempotent: always wraps AllenNLP's own function, never a wrapped one.
+
+    # Parameters
+
+    defaults : `Mapping[str, Callable[[], Optional[str]]]`, optional (default = `{}`)
+        Variables to add to `DEFAULTS`: name -> a function giving the default value, called
+        each time a config is read (None: no default).
+    """
+    DEFAULTS.update(defaults)
+    params._environment_variables = environment_variables_with_defaults

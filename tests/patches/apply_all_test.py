@@ -49,6 +49,6 @@ def test_apply_all_is_called_only_by_the_package():
     callers = [
         path.relative_to(PACKAGE_ROOT).as_posix()
         for path in PACKAGE_ROOT.rglob("*.py")
-        if "apply_all()" in path.read_text() and path.parent.name != "patches"
+        if "apply_all(" in path.read_text() and path.parent.name != "patches"
     ]
     assert callers == ["__init__.py"]
