@@ -56,12 +56,20 @@ def create_app(
     max_batch: int = 32,
 ) -> FastAPI:
     """
-    predictor : an `ldnet_tagger` predictor, loaded once; only the worker thread calls it.
-    facts : what `GET /model` answers (`ldnet_allennlp.serving.loaded_tagger.model_facts`).
-    max_chars : the longest text of one input, in characters (tokens count with one space
-        between them).
-    max_sentences : the most inputs in one request.
-    max_batch : the most sentences the worker tags in one forward pass when requests wait.
+    The web application: the page, `/predict`, `/model` and `/health`.
+
+    # Parameters
+
+    predictor : `Predictor`
+        An `ldnet_tagger` predictor, loaded once; only the worker thread calls it.
+    facts : `Dict[str, Any]`
+        What `GET /model` answers (`ldnet_allennlp.serving.loaded_tagger.model_facts`).
+    max_chars : `int`, optional (default = `2000`)
+        The longest text of one input, in characters (tokens count with one space between them).
+    max_sentences : `int`, optional (default = `64`)
+        The most inputs in one request.
+    max_batch : `int`, optional (default = `32`)
+        The most sentences the worker tags in one forward pass when requests wait.
     """
     if max_chars < 1 or max_sentences < 1:
         raise ConfigurationError(
@@ -69,8 +77,6 @@ def create_app(
         )
     worker = PredictionWorker(predictor.predict_batch_json, max_batch)
     body_limit = max_body_bytes(max_chars, max_sentences)
-    static = resources.files("ldnet_allennlp.serving") / "static"
-    pages = {route: (static / name).read_bytes() for route, name in PAGE_FILES.items()}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -83,30 +89,9 @@ def create_app(
     )
     app.state.worker = worker
     app.state.limits = {"max_chars": max_chars, "max_sentences": max_sentences}
-
-    @app.exception_handler(BadRequest)
-    async def bad_request(request: Request, error: BadRequest) -> JSONResponse:
-        return JSONResponse({"detail": error.message}, status_code=error.status)
-
-    @app.exception_handler(Exception)
-    async def internal_error(request: Request, error: Exception) -> JSONResponse:
-        # Starlette re-raises the error after this answer, so the server logs its traceback
-        return JSONResponse({"detail": INTERNAL_ERROR}, status_code=500)
-
+    _add_error_handlers(app)
     app.add_middleware(SecurityHeaders)
-
-    for route, name in PAGE_FILES.items():
-        media_type = MEDIA_TYPES[name[name.rindex(".") :]] + "; charset=utf-8"
-
-        def page(content: bytes = pages[route], media_type: str = media_type) -> Response:
-            return Response(content, media_type=media_type)
-
-        app.add_api_route(route, page, methods=["GET"], include_in_schema=False)
-
-    # no icon: an empty answer rather than a 404 in the log for every page view
-    app.add_api_route(
-        "/favicon.ico", lambda: Response(status_code=204), methods=["GET"], include_in_schema=False
-    )
+    _add_page_routes(app)
 
     @app.get("/health")
     def health() -> JSONResponse:
@@ -130,6 +115,37 @@ def create_app(
         )
 
     return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """A `BadRequest` answers its status and sentence; any other error a 500 without traceback."""
+
+    @app.exception_handler(BadRequest)
+    async def bad_request(request: Request, error: BadRequest) -> JSONResponse:
+        return JSONResponse({"detail": error.message}, status_code=error.status)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, error: Exception) -> JSONResponse:
+        # Starlette re-raises the error after this answer, so the server logs its traceback
+        return JSONResponse({"detail": INTERNAL_ERROR}, status_code=500)
+
+
+def _add_page_routes(app: FastAPI) -> None:
+    """The page's files in `static/` (`PAGE_FILES`), and an empty `/favicon.ico`."""
+    static = resources.files("ldnet_allennlp.serving") / "static"
+    pages = {route: (static / name).read_bytes() for route, name in PAGE_FILES.items()}
+    for route, name in PAGE_FILES.items():
+        media_type = MEDIA_TYPES[name[name.rindex(".") :]] + "; charset=utf-8"
+
+        def page(content: bytes = pages[route], media_type: str = media_type) -> Response:
+            return Response(content, media_type=media_type)
+
+        app.add_api_route(route, page, methods=["GET"], include_in_schema=False)
+
+    # no icon: an empty answer rather than a 404 in the log for every page view
+    app.add_api_route(
+        "/favicon.ico", lambda: Response(status_code=204), methods=["GET"], include_in_schema=False
+    )
 
 
 class SecurityHeaders:
