@@ -28,7 +28,7 @@ import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy
 import torch
@@ -37,7 +37,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, Vocabulary
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenCharactersIndexer
 from allennlp.models import Model
-from allennlp.models.archival import load_archive
+from allennlp.models.archival import Archive, load_archive
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
 from ldnet_allennlp.onnx_export.emissions import EmissionNetwork
@@ -78,13 +78,63 @@ class ExportReport:
 
 def export_tagger(archive_file: str, output_dir: str) -> ExportReport:
     """
-    Exports the CRF tagger in `archive_file` (a path, or `"pretrained:<name>"`) to the new
-    folder `output_dir` (which must not exist, or be empty). Errors are `ConfigurationError`s
-    saying what to change.
+    Exports the CRF tagger in `archive_file` to the new folder `output_dir`. Errors are
+    `ConfigurationError`s saying what to change.
+
+    # Parameters
+
+    archive_file : `str`
+        The tagger's `model.tar.gz`, or `"pretrained:<name>"`.
+    output_dir : `str`
+        The folder to write; it must not exist, or be empty.
+
+    # Returns
+
+    An `ExportReport`: the folder, its inputs and sizes, and the exporter's own check.
     """
     started = time.perf_counter()
     output = Path(output_dir)
     _check_output_dir(output)
+    archive_path, archive, label_encoding = _load_tagger_archive(archive_file)
+    model = archive.model
+    network = EmissionNetwork.from_tagger(model)
+    reader = archive.validation_dataset_reader
+    inputs = _input_specs(network, _token_indexers(reader, archive_file), model, archive_file)
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.partial-", dir=output.parent))
+    try:
+        tagger = _write_folder(staging, network, inputs, model, label_encoding)
+        tagger["made_by"] = _made_by(archive_file, archive_path)
+        _write_json(staging / export_format.TAGGER_FILE, tagger)
+        difference = _check(staging, model, reader, archive_file)
+        tagger["check"] = {
+            "sentences": len(CHECK_SENTENCES),
+            "same_tags": True,
+            "max_abs_logit_difference": difference,
+        }
+        _write_json(staging / export_format.TAGGER_FILE, tagger)
+        _rename_into_place(staging, output)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return ExportReport(
+        output_dir=str(output),
+        inputs={spec["name"]: spec["kind"] for spec in inputs},
+        num_tags=len(model.vocab.get_index_to_token_vocabulary(model.label_namespace)),
+        graph_bytes=(output / export_format.GRAPH_FILE).stat().st_size,
+        total_bytes=sum(path.stat().st_size for path in output.iterdir()),
+        max_abs_logit_difference=difference,
+        check_sentences=len(CHECK_SENTENCES),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _load_tagger_archive(archive_file: str) -> Tuple[str, Archive, str]:
+    """
+    The archive's path, the archive (its model in eval mode) and the tagger's label encoding,
+    once checked to be a CRF tagger that the runtime can run.
+    """
     archive_path = resolve_archive(archive_file)
     if not os.path.isfile(archive_path):
         raise ConfigurationError(f"{archive_file}: no such archive file ({archive_path}).")
@@ -111,69 +161,65 @@ def export_tagger(archive_file: str, output_dir: str) -> ExportReport:
         raise ConfigurationError(
             f"{archive_file}: label_encoding {label_encoding!r} has no span decoder."
         )
-    network = EmissionNetwork.from_tagger(model)
-    reader = archive.validation_dataset_reader
+    return archive_path, archive, label_encoding
+
+
+def _token_indexers(reader: Any, archive_file: str) -> Dict[str, Any]:
     indexers = getattr(reader, "_token_indexers", None)
     if not isinstance(indexers, dict):
         raise ConfigurationError(
             f"{archive_file}: the dataset reader ({type(reader).__name__}) has no token "
             "indexers to export."
         )
-    inputs = _input_specs(network, indexers, model, archive_file)
+    return indexers
 
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.partial-", dir=output.parent))
-    try:
-        _write_graph(network, inputs, staging / export_format.GRAPH_FILE)
-        namespaces = sorted({spec["indexer"]["namespace"] for spec in inputs} - {None})
-        _write_json(
-            staging / export_format.VOCABULARIES_FILE, _vocabularies(model.vocab, namespaces)
-        )
-        _write_json(staging / export_format.CRF_FILE, _crf(model))
-        if any(spec["kind"] == "glove_embedding" for spec in inputs):
-            _write_glove_index(staging)
-        tagger = {
-            "format": export_format.FORMAT,
-            "format_version": export_format.FORMAT_VERSION,
-            "label_encoding": label_encoding,
-            "spacy_model": SPACY_MODEL,
-            "inputs": inputs,
-            "made_by": {
-                "archive": str(archive_file),
-                "archive_sha256": _sha256(archive_path),
-                "ldnet_allennlp": VERSION,
-                "torch": torch.__version__,
-                "exporter": "torch.onnx.export (TorchScript-based, dynamo=False)",
-                "onnx_opset": OPSET,
-            },
-        }
-        _write_json(staging / export_format.TAGGER_FILE, tagger)
-        difference = _check(staging, model, reader, archive_file)
-        tagger["check"] = {
-            "sentences": len(CHECK_SENTENCES),
-            "same_tags": True,
-            "max_abs_logit_difference": difference,
-        }
-        _write_json(staging / export_format.TAGGER_FILE, tagger)
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(staging, 0o777 & ~umask)  # mkdtemp's folder is private
-        if output.exists():
-            output.rmdir()  # empty (checked)
-        os.rename(staging, output)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return ExportReport(
-        output_dir=str(output),
-        inputs={spec["name"]: spec["kind"] for spec in inputs},
-        num_tags=len(model.vocab.get_index_to_token_vocabulary(model.label_namespace)),
-        graph_bytes=(output / export_format.GRAPH_FILE).stat().st_size,
-        total_bytes=sum(path.stat().st_size for path in output.iterdir()),
-        max_abs_logit_difference=difference,
-        check_sentences=len(CHECK_SENTENCES),
-        seconds=time.perf_counter() - started,
-    )
+
+def _write_folder(
+    staging: Path,
+    network: EmissionNetwork,
+    inputs: List[Dict[str, Any]],
+    model: Model,
+    label_encoding: str,
+) -> Dict[str, Any]:
+    """
+    Writes the graph, the vocabularies, the CRF and (for a GloVe tagger) GloVe's word index
+    into `staging`; returns `tagger.json`'s content so far (without `made_by` and `check`).
+    """
+    _write_graph(network, inputs, staging / export_format.GRAPH_FILE)
+    namespaces = sorted({spec["indexer"]["namespace"] for spec in inputs} - {None})
+    _write_json(staging / export_format.VOCABULARIES_FILE, _vocabularies(model.vocab, namespaces))
+    _write_json(staging / export_format.CRF_FILE, _crf(model))
+    if any(spec["kind"] == "glove_embedding" for spec in inputs):
+        _write_glove_index(staging)
+    return {
+        "format": export_format.FORMAT,
+        "format_version": export_format.FORMAT_VERSION,
+        "label_encoding": label_encoding,
+        "spacy_model": SPACY_MODEL,
+        "inputs": inputs,
+    }
+
+
+def _made_by(archive_file: str, archive_path: str) -> Dict[str, Any]:
+    """`tagger.json`'s `made_by`: the archive (and its sha256) and the versions that exported it."""
+    return {
+        "archive": str(archive_file),
+        "archive_sha256": _sha256(archive_path),
+        "ldnet_allennlp": VERSION,
+        "torch": torch.__version__,
+        "exporter": "torch.onnx.export (TorchScript-based, dynamo=False)",
+        "onnx_opset": OPSET,
+    }
+
+
+def _rename_into_place(staging: Path, output: Path) -> None:
+    """Gives the finished `staging` folder the usual permissions and renames it to `output`."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)  # mkdtemp's folder is private
+    if output.exists():
+        output.rmdir()  # empty (checked)
+    os.rename(staging, output)
 
 
 def _check_output_dir(output: Path) -> None:
