@@ -39,8 +39,12 @@ class Tagger:
     """
     An exported tagger, ready to predict.
 
-    export_dir : the folder `allennlp ldnet-export` wrote.
-    threads : onnxruntime's intra-op threads (default: onnxruntime's, one per core).
+    # Parameters
+
+    export_dir : `Union[str, Path]`
+        The folder `allennlp ldnet-export` wrote.
+    threads : `int`, optional
+        onnxruntime's intra-op threads (default: onnxruntime's, one per core).
     """
 
     def __init__(self, export_dir: Union[str, Path], threads: Optional[int] = None) -> None:

@@ -51,9 +51,11 @@ class GloveTokenIndexer(TokenIndexer):
     process; a `ConfigurationError` here if the package is missing).  Pair it with a
     `glove_embedding` token embedder under the same key.
 
-    Registered as `"glove_tokens"`.  Config keys:
+    Registered as `"glove_tokens"`.
 
-    token_min_padding_length : `int`, optional (default `0`)
+    # Parameters
+
+    token_min_padding_length : `int`, optional (default = `0`)
     """
 
     def __init__(self, token_min_padding_length: int = 0) -> None:
@@ -107,10 +109,13 @@ class GloveTokenEmbedder(TokenEmbedder):
       package's (another package version) is a `ConfigurationError` instead of silently
       wrong vectors.
 
-    Registered as `"glove_embedding"`.  Config keys:
+    Registered as `"glove_embedding"`.
 
-    trainable_unknown : `bool`, optional (default `true`) — learn the vector of words GloVe does
-        not have (from the training words GloVe lacks); `false` keeps it at zeros.
+    # Parameters
+
+    trainable_unknown : `bool`, optional (default = `true`)
+        Learn the vector of words GloVe does not have (from the training words GloVe lacks); `false`
+        keeps it at zeros.
     """
 
     def __init__(self, trainable_unknown: bool = True) -> None:

@@ -50,11 +50,16 @@ class GloveVectors:
     """
     The GloVe words and vectors of one installed package.
 
-    words : `List[str]`, `(num_words,)` — in GloVe's order, all lowercase.
-    matrix : `np.ndarray`, `(num_words, 50)` float32, read-only (memory-mapped) — row `i` is the
-        vector of `words[i]`.
-    word_to_row : `Dict[str, int]` — `words[word_to_row[w]] == w`.
-    data_dir : `Path` — the package's `data` folder the files were read from.
+    # Attributes
+
+    words : `List[str]`, `(num_words,)`
+        In GloVe's order, all lowercase.
+    matrix : `np.ndarray`, `(num_words, 50)` float32, read-only (memory-mapped)
+        Row `i` is the vector of `words[i]`.
+    word_to_row : `Dict[str, int]`
+        `words[word_to_row[w]] == w`.
+    data_dir : `Path`
+        The package's `data` folder the files were read from.
     """
 
     words: List[str]

@@ -305,8 +305,14 @@ def reverse_padded_sequence(inputs: torch.Tensor, mask: torch.BoolTensor) -> tor
     Reverses the real (unpadded) part of each sequence, leaving padding where it is.
     Its own inverse.
 
-    inputs : `(batch_size, num_tokens, ...)`; mask : `(batch_size, num_tokens)`, left-aligned.
-    Returns a tensor shaped like `inputs`.
+    # Parameters
+
+    inputs : `torch.Tensor`, `(batch_size, num_tokens, ...)`
+    mask : `torch.BoolTensor`, `(batch_size, num_tokens)`, left-aligned
+
+    # Returns
+
+    A tensor shaped like `inputs`.
     """
     num_tokens = inputs.size(1)
     lengths = mask.sum(dim=1, keepdim=True).long()  # (batch_size, 1)
@@ -330,8 +336,18 @@ def run_backward(
     Runs `stack` right-to-left: on each sequence's real tokens reversed, with the result put back
     in the original token order (so position t of the result has read tokens t..n-1).
 
-    Returns what `stack.forward` returns (`(batch_size, num_tokens, stack.get_output_dim())`),
-    or, with `return_all_layers`, what `stack.forward_layers` returns.
+    # Parameters
+
+    stack : `DenseLSTMStack`
+    inputs : `torch.Tensor`, `(batch_size, num_tokens, stack.input_size)`
+    mask : `torch.BoolTensor`, `(batch_size, num_tokens)`, left-aligned
+    layer_mask : `torch.Tensor`, optional, `(stack.num_layers,)`; default: no layer masked
+    return_all_layers : `bool`, optional (default = `False`)
+
+    # Returns
+
+    What `stack.forward` returns (`(batch_size, num_tokens, stack.get_output_dim())`), or, with
+    `return_all_layers`, what `stack.forward_layers` returns.
     """
     reversed_inputs = reverse_padded_sequence(inputs, mask)
     if return_all_layers:

@@ -30,15 +30,22 @@ class DenseLSTMEncoder(Seq2SeqEncoder):
     depend on `return_all_layers`, so a language model's softmax keeps its size when the
     embedder loads it in that mode.
 
-    Registered as `"dense_lstm"`.  Config keys:
+    Registered as `"dense_lstm"`.
 
-    input_size : `int` — size of the input vectors.
-    hidden_size : `int` — per-layer hidden size (dims each layer adds).
-    num_layers : `int` — number of LSTM layers per direction (>= 1).
-    dropout : `float`, optional (default `0.0`) — dropout on each layer's input, in [0, 1).
-    layer_dropout : `float`, optional (default `0.0`) — LD-Net layer-wise dropout, in [0, 1).
-    bidirectional : `bool`, optional (default `False`).
-    return_all_layers : `bool`, optional (default `False`).
+    # Parameters
+
+    input_size : `int`
+        Size of the input vectors.
+    hidden_size : `int`
+        Per-layer hidden size (dims each layer adds).
+    num_layers : `int`
+        Number of LSTM layers per direction (>= 1).
+    dropout : `float`, optional (default = `0.0`)
+        Dropout on each layer's input, in [0, 1).
+    layer_dropout : `float`, optional (default = `0.0`)
+        LD-Net layer-wise dropout, in [0, 1).
+    bidirectional : `bool`, optional (default = `False`).
+    return_all_layers : `bool`, optional (default = `False`).
     """
 
     def __init__(
@@ -83,9 +90,12 @@ class DenseLSTMEncoder(Seq2SeqEncoder):
         layer_mask: Optional[torch.Tensor] = None,
     ) -> Union[torch.Tensor, List[torch.Tensor]]:
         """
-        inputs : `(batch_size, num_tokens, input_size)`; mask : `(batch_size, num_tokens)`;
-        layer_mask : optional `(num_dirs, num_layers)` (or `(num_layers,)` if unidirectional),
-        multiplying each layer (default: none masked).
+        # Parameters
+
+        inputs : `torch.Tensor`, `(batch_size, num_tokens, input_size)`
+        mask : `torch.BoolTensor`, `(batch_size, num_tokens)`
+        layer_mask : `torch.Tensor`, optional, `(num_dirs, num_layers)`
+            (or `(num_layers,)` if unidirectional): multiplies each layer (default: none masked).
         """
         if mask is None:
             mask = inputs.new_ones(inputs.shape[:2], dtype=torch.bool)

@@ -73,9 +73,18 @@ class LayerPruningCallback(TrainerCallback):
     runs ended over budget: benchmarks/results/pruning.json). The dead masks are the zeros of
     the masks themselves, so `--recover` needs no extra state.
 
-    Config keys: `start_epoch` (int, default 0), `gated_metric` (str, default
-    `"f1-measure-overall"`), `record_every` (int, default 10: batches between mask records),
-    `sticky_zeros` (bool, default false).
+    # Parameters
+
+    serialization_dir : `str`
+        The run's folder (given by the trainer).
+    start_epoch : `int`, optional (default = `0`)
+        The first epoch of the pruning phase.
+    gated_metric : `str`, optional (default = `"f1-measure-overall"`)
+        The validation metric by which the best model is chosen, within budget.
+    record_every : `int`, optional (default = `10`)
+        Batches between mask records.
+    sticky_zeros : `bool`, optional (default = `false`)
+        A mask that reaches 0 stays at 0.
     """
 
     def __init__(

@@ -80,8 +80,14 @@ class LayerSelectionRegularizer(Regularizer):
     AllenNLP only regularizes parameters that require gradients, so the penalty is on exactly
     while the masks are being trained (the pruning callback decides when).
 
-    Config keys: `lambda0` (float >= 0, official 0.05), `budget` (int >= 1, official 2),
-    `reg1_scale` (float >= 0, official 1.0: the weight of the L1 term relative to λ0).
+    # Parameters
+
+    lambda0 : `float`, optional (default = `0.05`, LD-Net's)
+        The penalty's weight, >= 0.
+    budget : `int`, optional (default = `2`, LD-Net's)
+        The number of LM layers to keep, >= 1.
+    reg1_scale : `float`, optional (default = `1.0`, LD-Net's)
+        The weight of the L1 term relative to λ0, >= 0.
     """
 
     def __init__(self, lambda0: float = 0.05, budget: int = 2, reg1_scale: float = 1.0) -> None:

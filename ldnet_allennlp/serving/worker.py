@@ -31,10 +31,15 @@ class _Job:
 
 class PredictionWorker:
     """
-    predict_batch : the predictor's `predict_batch_json` (only ever called from this worker's
-        thread).
-    max_batch : the most sentences tagged in one call when requests are waiting; a request with
-        more is still tagged in one call.
+    The one thread that runs the predictor, tagging waiting requests together.
+
+    # Parameters
+
+    predict_batch : `Callable[[List[JsonDict]], List[JsonDict]]`
+        The predictor's `predict_batch_json` (only ever called from this worker's thread).
+    max_batch : `int`, optional (default = `32`)
+        The most sentences tagged in one call when requests are waiting; a request with more is
+        still tagged in one call.
     """
 
     def __init__(self, predict_batch: PredictBatch, max_batch: int = 32) -> None:

@@ -31,7 +31,10 @@ class InverseTimeDecay(_PyTorchLearningRateSchedulerWrapper):
     at the optimizer's `lr` (LD-Net: SGD, `lr` 0.015, `decay` 0.05). Resumes with `--recover`
     (the epoch count is in the scheduler's state).
 
-    decay : `float` (default `0.05`), >= 0.
+    # Parameters
+
+    decay : `float`, optional (default = `0.05`)
+        >= 0.
     """
 
     def __init__(

@@ -29,7 +29,17 @@ def distillation_loss(
     terms averaged over the batch; the squared distance is summed over the classes (Tang et al.,
     eq. 1). Without `teacher_logits` the loss is the cross-entropy alone.
 
-    logits, teacher_logits : `(batch_size, num_labels)`; labels : `(batch_size,)`.
+    # Parameters
+
+    logits : `torch.Tensor`, `(batch_size, num_labels)`
+    labels : `torch.LongTensor`, `(batch_size,)`
+    teacher_logits : `torch.Tensor`, optional, `(batch_size, num_labels)`
+    alpha : `float`
+        The weight of the cross-entropy.
+
+    # Returns
+
+    The loss, a scalar.
     """
     cross_entropy = torch.nn.functional.cross_entropy(logits, labels)
     if teacher_logits is None:
@@ -41,7 +51,15 @@ def distillation_loss(
 def pair_features(first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
     """
     `[h1; h2; h1 * h2; |h1 - h2|]` (Tang et al., sentence-pair student).
-    first, second : `(batch_size, dim)` → `(batch_size, 4 * dim)`.
+
+    # Parameters
+
+    first : `torch.Tensor`, `(batch_size, dim)`
+    second : `torch.Tensor`, `(batch_size, dim)`
+
+    # Returns
+
+    `(batch_size, 4 * dim)`.
     """
     return torch.cat([first, second, first * second, (first - second).abs()], dim=-1)
 
@@ -154,11 +172,19 @@ class DistillationModel(Model):
         metadata: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, torch.Tensor]:
         """
-        tokens : single-sentence input; or premise and hypothesis : a pair.
-        label : `(batch_size,)`; teacher_logits : `(batch_size, num_teacher_labels)`, in the
-        order `metadata[i]["teacher_labels"]`, reordered here to the student's label vocabulary.
-        metadata : per instance, `teacher_labels` and `transfer_set` (transfer-set rows) or
-        `texts` (the raw sentence(s), for the online teacher).
+        # Parameters
+
+        tokens : `TextFieldTensors`, optional
+            A single-sentence input.
+        premise, hypothesis : `TextFieldTensors`, optional
+            A pair.
+        label : `torch.LongTensor`, optional, `(batch_size,)`
+        teacher_logits : `torch.Tensor`, optional, `(batch_size, num_teacher_labels)`
+            In the order `metadata[i]["teacher_labels"]`, reordered here to the student's label
+            vocabulary.
+        metadata : `List[Dict[str, Any]]`, optional
+            Per instance, `teacher_labels` and `transfer_set` (transfer-set rows) or `texts`
+            (the raw sentence(s), for the online teacher).
         """
         if self.sentence_pair:
             if premise is None or hypothesis is None:

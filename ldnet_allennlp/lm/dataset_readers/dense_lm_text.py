@@ -30,13 +30,16 @@ class DenseLMTextDatasetReader(SimpleLanguageModelingDatasetReader):
 
     Each instance has one field, `source`: a `TextField` of `<S> w_1 ... w_n </S>`.
 
-    Registered as `"dense_lm_text"`.  Config keys:
+    Registered as `"dense_lm_text"`.
 
-    token_indexers : `Dict[str, TokenIndexer]`, optional (default `{"tokens": single_id}`)
-    max_sequence_length : `int`, optional — sentences longer than this (counting `<S>`/`</S>`)
-        are dropped (the number dropped is logged).
-    start_tokens : `List[str]`, optional (default `["<S>"]`)
-    end_tokens : `List[str]`, optional (default `["</S>"]`)
+    # Parameters
+
+    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": single_id}`)
+    max_sequence_length : `int`, optional
+        Sentences longer than this (counting `<S>`/`</S>`) are dropped (the number dropped is
+        logged).
+    start_tokens : `List[str]`, optional (default = `["<S>"]`)
+    end_tokens : `List[str]`, optional (default = `["</S>"]`)
     """
 
     def __init__(

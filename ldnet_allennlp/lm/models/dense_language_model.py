@@ -43,20 +43,27 @@ class DenseLanguageModel(Model):
     leaves that cluster unused, which DDP (`find_unused_parameters=false`) rejects with
     "Expected to have finished reduction in the prior iteration".
 
-    Registered as `"dense_language_model"`.  Config keys:
+    Registered as `"dense_language_model"`.
 
-    text_field_embedder : `TextFieldEmbedder` — the token embedding (one `embedding` of the
-        `tokens` namespace, as the dense LM's vocabulary is a word vocabulary).
-    encoder : `DenseLSTMStack` — `{"input_size", "hidden_size", "num_layers", "dropout",
-        "layer_dropout", "kept_layers"}`; `input_size` must equal the embedder's output dim.
-    projection_dim : `int` — size of `ReLU(W_proj h + b)`.
-    cutoffs : `List[int]` — adaptive-softmax cluster boundaries over vocabulary indices
-        (AllenNLP's vocabulary is sorted by frequency), strictly increasing, each in
-        (0, vocab_size).
-    direction : `str`, optional (default `"forward"`) — `"forward"` or `"backward"`.
-    dropout : `float`, optional (default `0.1`) — dropout on the embeddings and on the
-        projection, in [0, 1).
-    div_value : `float`, optional (default `4.0`) — adaptive-softmax tail size divisor.
+    # Parameters
+
+    text_field_embedder : `TextFieldEmbedder`
+        The token embedding (one `embedding` of the `tokens` namespace, as the dense LM's vocabulary
+        is a word vocabulary).
+    encoder : `DenseLSTMStack`
+        `{"input_size", "hidden_size", "num_layers", "dropout", "layer_dropout", "kept_layers"}`;
+        `input_size` must equal the embedder's output dim.
+    projection_dim : `int`
+        Size of `ReLU(W_proj h + b)`.
+    cutoffs : `List[int]`
+        Adaptive-softmax cluster boundaries over vocabulary indices (AllenNLP's vocabulary is sorted
+        by frequency), strictly increasing, each in (0, vocab_size).
+    direction : `str`, optional (default = `"forward"`)
+        `"forward"` or `"backward"`.
+    dropout : `float`, optional (default = `0.1`)
+        Dropout on the embeddings and on the projection, in [0, 1).
+    div_value : `float`, optional (default = `4.0`)
+        Adaptive-softmax tail size divisor.
 
     Public API used by `DenseBiLm` (`lm/modules/dense_bilm.py`; `lm/modules/lm_archives.py`
     loads the archives, and registers `"dense_language_model_from_archive"`):
@@ -217,9 +224,14 @@ class DenseLanguageModel(Model):
 
     def forward(self, source: TextFieldTensors) -> Dict[str, torch.Tensor]:  # type: ignore
         """
-        source : `TextFieldTensors` of `<S> w_1 ... w_n </S>` sentences, `(batch_size, num_tokens)`.
+        # Parameters
 
-        Returns `loss` (mean token NLL, scalar), `num_targets` (number of predicted tokens),
+        source : `TextFieldTensors`, `(batch_size, num_tokens)`
+            `<S> w_1 ... w_n </S>` sentences.
+
+        # Returns
+
+        `loss` (mean token NLL, scalar), `num_targets` (number of predicted tokens),
         `mask` and `lm_embeddings` (`(batch_size, num_tokens, get_output_dim())`); without a
         softmax (after `drop_softmax()`), only `mask` and `lm_embeddings`.
         """

@@ -198,9 +198,16 @@ class DenseBiLm(torch.nn.Module):
         self, tokens: torch.LongTensor
     ) -> Tuple[Dict[str, List[torch.Tensor]], torch.BoolTensor]:
         """
-        tokens : `(batch_size, num_tokens)` LM vocabulary ids, 0 = padding.
+        Both LMs' layers under the layer masks.
 
-        Returns, per direction, the masked layers `[x, h_l for each kept l]`, each
+        # Parameters
+
+        tokens : `torch.LongTensor`, `(batch_size, num_tokens)`
+            LM vocabulary ids, 0 = padding.
+
+        # Returns
+
+        Per direction, the masked layers `[x, h_l for each kept l]`, each
         `(batch_size, num_tokens', dim)`, and their mask `(batch_size, num_tokens')`, where
         `num_tokens' = num_tokens + 2` with sentence boundaries, else `num_tokens`.
         """
@@ -243,10 +250,16 @@ class DenseBiLm(torch.nn.Module):
         """
         The interface of AllenNLP's ELMo biLM (`Elmo(module=...)`).
 
-        inputs : `(batch_size, num_tokens)` LM vocabulary ids, 0 = padding.
-        word_inputs : ignored (in `Elmo`'s signature for its cached-vocabulary mode).
+        # Parameters
 
-        Returns `{"activations": [(batch_size, num_tokens + 2, get_output_dim())] * num_layers,
+        inputs : `torch.LongTensor`, `(batch_size, num_tokens)`
+            LM vocabulary ids, 0 = padding.
+        word_inputs : `torch.Tensor`, optional
+            Ignored (in `Elmo`'s signature for its cached-vocabulary mode).
+
+        # Returns
+
+        `{"activations": [(batch_size, num_tokens + 2, get_output_dim())] * num_layers,
         "mask": (batch_size, num_tokens + 2)}`, sentence boundaries included (`Elmo` removes
         them): layer 0 is `[x_fwd; x_bwd]`, layer j `[h_j_fwd; h_j_bwd]`, each half zero-padded
         to `max(embedding_dim, hidden_size)`.

@@ -38,22 +38,31 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
     construction, so a pruned tagger is an ordinary config; `W_cr` then reads the pruned LMs'
     outputs.
 
-    Registered as `"layer_selection"`.  Config keys:
+    Registered as `"layer_selection"`.
 
-    forward_lm_archive : `str` — a `dense_language_model` archive with direction `"forward"`.
-    backward_lm_archive : `str` — one with direction `"backward"` and the same vocabulary.
-    projection_dim : `int`, optional (default `100`) — output dim of `W_cr` (LD-Net: 100).
-    dropout : `float`, optional (default `0.5`) — dropout on `[h_t ; h^r_t]` before `W_cr`.
-    lm_dropout : `float`, optional (default `0.0`) — dropout on the LMs' input embeddings.
-    trainable_layer_mask : `bool`, optional (default `false`)
-    forward_kept_layers, backward_kept_layers : `List[int]`, optional — layers (indices into
-        the loaded LM) to keep; default all.
-    add_sentence_boundaries : `bool`, optional (default `true`) — wrap each sentence in the
-        LM's `<S>` / `</S>`, as in LM training.
-    vocab_namespace : `str`, optional (default `"lm_tokens"`) — the indexer's `namespace`.
-    store_lm_weights : `bool`, optional (default `true`) — with `false` the frozen LM weights
-        stay out of the tagger's archive, which refers to the LM archives and checks the sha256
-        of their weights when loaded (`DenseBiLm`; `allennlp ldnet-prune --reference-lms`).
+    # Parameters
+
+    forward_lm_archive : `str`
+        A `dense_language_model` archive with direction `"forward"`.
+    backward_lm_archive : `str`
+        One with direction `"backward"` and the same vocabulary.
+    projection_dim : `int`, optional (default = `100`)
+        Output dim of `W_cr` (LD-Net: 100).
+    dropout : `float`, optional (default = `0.5`)
+        Dropout on `[h_t ; h^r_t]` before `W_cr`.
+    lm_dropout : `float`, optional (default = `0.0`)
+        Dropout on the LMs' input embeddings.
+    trainable_layer_mask : `bool`, optional (default = `false`)
+    forward_kept_layers, backward_kept_layers : `List[int]`, optional
+        Layers (indices into the loaded LM) to keep; default all.
+    add_sentence_boundaries : `bool`, optional (default = `true`)
+        Wrap each sentence in the LM's `<S>` / `</S>`, as in LM training.
+    vocab_namespace : `str`, optional (default = `"lm_tokens"`)
+        The indexer's `namespace`.
+    store_lm_weights : `bool`, optional (default = `true`)
+        With `false` the frozen LM weights stay out of the tagger's archive, which refers to the LM
+        archives and checks the sha256 of their weights when loaded (`DenseBiLm`; `allennlp
+        ldnet-prune --reference-lms`).
     """
 
     def __init__(
@@ -132,9 +141,14 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
 
     def forward(self, tokens: torch.LongTensor) -> torch.Tensor:  # type: ignore
         """
-        tokens : `(batch_size, num_tokens)` ids in the LM vocabulary (0 = padding).
+        # Parameters
 
-        Returns `r` : `(batch_size, num_tokens, projection_dim)`.
+        tokens : `torch.LongTensor`, `(batch_size, num_tokens)`
+            Ids in the LM vocabulary (0 = padding).
+
+        # Returns
+
+        `r`, `(batch_size, num_tokens, projection_dim)`.
         """
         return torch.relu(self.projection(self._dropout(self.lm_features(tokens))))
 

@@ -173,10 +173,14 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
 
     def forward(self, tokens: torch.LongTensor) -> torch.Tensor:  # type: ignore
         """
-        tokens : `(batch_size, num_tokens)` (or `(batch_size, ..., num_tokens)`) LM vocabulary
-            ids, 0 = padding.
+        # Parameters
 
-        Returns the first representation, `(batch_size, num_tokens, get_output_dim())`.
+        tokens : `torch.LongTensor`, `(batch_size, num_tokens)` (or `(batch_size, ..., num_tokens)`)
+            LM vocabulary ids, 0 = padding.
+
+        # Returns
+
+        The first representation, `(batch_size, num_tokens, get_output_dim())`.
         """
         original_shape = tokens.size()
         flat_tokens = tokens.reshape(-1, original_shape[-1])

@@ -21,14 +21,18 @@ class DenseLMTokenIndexer(SingleIdTokenIndexer):
     copies them there, has been built); else the LM archive `lm_archive`, read once. So with
     `lm_archive` the indexer works before (or without) any model.
 
-    Registered as `"dense_lm_tokens"`.  Config keys:
+    Registered as `"dense_lm_tokens"`.
 
-    namespace : `str`, optional (default `"lm_tokens"`) — must equal the embedder's
-        `vocab_namespace`.
-    lm_archive : `str`, optional — either dense LM archive (the two share one vocabulary).
-    lowercase_tokens : `bool`, optional (default `false`) — the dense LMs are trained on cased
-        text (`dense_lm_text` reader); set this only if your LM was trained lowercased.
-    token_min_padding_length : `int`, optional (default `0`)
+    # Parameters
+
+    namespace : `str`, optional (default = `"lm_tokens"`)
+        Must equal the embedder's `vocab_namespace`.
+    lm_archive : `str`, optional
+        Either dense LM archive (the two share one vocabulary).
+    lowercase_tokens : `bool`, optional (default = `false`)
+        The dense LMs are trained on cased text (`dense_lm_text` reader); set this only if your LM
+        was trained lowercased.
+    token_min_padding_length : `int`, optional (default = `0`)
     """
 
     def __init__(

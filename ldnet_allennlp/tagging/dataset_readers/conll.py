@@ -160,18 +160,21 @@ class ValidatingConll2000DatasetReader(Conll2000DatasetReader):
     and a deterministic hold-out split, since CoNLL-2000 has no dev set: sentence i (0-based,
     in file order) is *held out* when `i % holdout_every == holdout_every - 1`.
 
-    Config keys: those of `conll2000`, plus
+    # Parameters
 
-    holdout : `str`, optional (default `null`) — `null` reads every sentence, `"exclude"`
-        reads all but the held-out ones (training), `"only"` reads just the held-out ones
-        (validation).  Use `"exclude"` in `dataset_reader` and `"only"` in
-        `validation_dataset_reader`, both on `train.txt`.
-    holdout_every : `int`, optional (default `10`) — every `holdout_every`-th sentence is held
-        out (10: 893 of CoNLL-2000's 8,936 training sentences).
-    holdout_path : `str`, optional — if given, the split applies only when reading this file
-        (compared after resolving the path) and any other file is read whole; so
-        `allennlp evaluate model.tar.gz test.txt` scores all of `test.txt` although the
-        archive's validation reader holds out a tenth of `train.txt`.
+    Those of `conll2000`, plus:
+
+    holdout : `str`, optional (default = `null`)
+        `null` reads every sentence, `"exclude"` reads all but the held-out ones (training),
+        `"only"` reads just the held-out ones (validation).  Use `"exclude"` in `dataset_reader` and
+        `"only"` in `validation_dataset_reader`, both on `train.txt`.
+    holdout_every : `int`, optional (default = `10`)
+        Every `holdout_every`-th sentence is held out (10: 893 of CoNLL-2000's 8,936 training
+        sentences).
+    holdout_path : `str`, optional
+        If given, the split applies only when reading this file (compared after resolving the path)
+        and any other file is read whole; so `allennlp evaluate model.tar.gz test.txt` scores all of
+        `test.txt` although the archive's validation reader holds out a tenth of `train.txt`.
 
     Registered as `"ldnet_conll2000"`.
     """
