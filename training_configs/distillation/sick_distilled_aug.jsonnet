@@ -1,7 +1,7 @@
 // Tang et al. (2019) student on SICK 3-way (train = SemEval_set TRAIN, dev = TRIAL; TEST is the
 // held-out test, read only by `allennlp evaluate` at the end):
 // BiLSTM distilled from the teacher's logits on the augmented transfer set
-// (allennlp distill-transfer-set ... --n-iter 20: masking, POS-guided replacement, n-grams), alpha = 0.
+// (allennlp ldnet-distill-transfer-set ... --n-iter 20: masking, POS-guided replacement, n-grams), alpha = 0.
 // Data: SICK_DATA_PATH (validation); SICK_TRANSFER_SET_AUG = the transfer set (JSON lines).
 // Measured in benchmarks/results/distillation.json: "pair_dev_acc_distilled_aug" (TRIAL),
 // "pair_test_acc_distilled_aug" (TEST).

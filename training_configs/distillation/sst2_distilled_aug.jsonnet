@@ -1,7 +1,7 @@
 // Tang et al. (2019) student on GLUE SST-2 (dev = SST2_DEV_DATA_PATH; the benchmark carves it
 // from train.tsv and keeps GLUE dev.tsv as the held-out test, see docs/distillation.md):
 // BiLSTM distilled from the teacher's logits on the augmented transfer set
-// (allennlp distill-transfer-set ... --n-iter 20: masking, POS-guided replacement, n-grams), alpha = 0.
+// (allennlp ldnet-distill-transfer-set ... --n-iter 20: masking, POS-guided replacement, n-grams), alpha = 0.
 // Data: SST2_DEV_DATA_PATH (validation); SST2_TRANSFER_SET_AUG = the transfer set (JSON lines).
 // Measured in benchmarks/results/distillation.json: "sst2_dev_acc_distilled_aug" (dev),
 // "sst2_test_acc_distilled_aug" (held-out test).
