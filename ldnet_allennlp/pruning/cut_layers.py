@@ -155,12 +155,7 @@ def prune_archive(
         )
     if os.path.isdir(output_path):
         raise ConfigurationError(f"--output-file {output_path} is a directory; name a file.")
-    try:
-        archive = load_archive(archive_path)
-    except (OSError, EOFError, tarfile.TarError) as error:  # missing, not a tar.gz, truncated
-        raise ConfigurationError(
-            f"{archive_path} could not be loaded as an AllenNLP model archive: {error}"
-        ) from error
+    archive = _load_archive(archive_path)
     model = archive.model
     model.eval()
     embedders = layer_selection_embedders(model)
@@ -171,19 +166,7 @@ def prune_archive(
     config = archive.config.duplicate()
     model_config = config.as_dict(quiet=True)["model"]
     report = PruneReport()
-    surviving: Dict[str, Dict[str, List[int]]] = {}
-    for name, embedder in embedders:
-        report.kept_layers_before[name] = embedder.kept_layers()
-        surviving[name] = embedder.kept_layers() if keep_all_layers else layers_to_keep(embedder)
-        report.kept_layers_after[name] = surviving[name]
-        block = _config_block(model_config, name)
-        block["forward_kept_layers"] = surviving[name]["forward"]
-        block["backward_kept_layers"] = surviving[name]["backward"]
-        block["trainable_layer_mask"] = False
-        if reference_lms:
-            block["store_lm_weights"] = False
-    if reference_lms:
-        _name_lm_archives(model_config)
+    surviving = _pruned_config(model_config, embedders, report, keep_all_layers, reference_lms)
     if report.kept_layers_after == report.kept_layers_before and not keep_all_layers:
         raise ConfigurationError(
             f"{archive_path}: no layer has a mask of 0, so there is nothing to remove (kept "
@@ -210,6 +193,46 @@ def prune_archive(
                 _name_lm_archives(full_config[key])
     write_archive(full_config, pruned, output_path, fp16=fp16)
     return report
+
+
+def _load_archive(archive_path: str) -> Any:
+    try:
+        return load_archive(archive_path)
+    except (OSError, EOFError, tarfile.TarError) as error:  # missing, not a tar.gz, truncated
+        raise ConfigurationError(
+            f"{archive_path} could not be loaded as an AllenNLP model archive: {error}"
+        ) from error
+
+
+def _pruned_config(
+    model_config: Dict[str, Any],
+    embedders: List[Tuple[str, LayerSelectionTokenEmbedder]],
+    report: PruneReport,
+    keep_all_layers: bool,
+    reference_lms: bool,
+) -> Dict[str, Dict[str, List[int]]]:
+    """
+    Sets, in `model_config` (in place), each embedder's kept layers, its fixed masks and (with
+    `reference_lms`) its LM archives by reference; records the kept layers in `report`.
+
+    # Returns
+
+    The layers each embedder keeps, by embedder name and direction.
+    """
+    surviving: Dict[str, Dict[str, List[int]]] = {}
+    for name, embedder in embedders:
+        report.kept_layers_before[name] = embedder.kept_layers()
+        surviving[name] = embedder.kept_layers() if keep_all_layers else layers_to_keep(embedder)
+        report.kept_layers_after[name] = surviving[name]
+        block = _config_block(model_config, name)
+        block["forward_kept_layers"] = surviving[name]["forward"]
+        block["backward_kept_layers"] = surviving[name]["backward"]
+        block["trainable_layer_mask"] = False
+        if reference_lms:
+            block["store_lm_weights"] = False
+    if reference_lms:
+        _name_lm_archives(model_config)
+    return surviving
 
 
 def _name_lm_archives(block: Any) -> None:
