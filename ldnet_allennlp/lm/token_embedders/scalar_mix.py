@@ -101,19 +101,13 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
         super().__init__()
         forward_lm_archive = _renamed_key(forward_lm_archive, forward_archive, "forward")
         backward_lm_archive = _renamed_key(backward_lm_archive, backward_archive, "backward")
-        if num_output_representations < 1:
-            raise ConfigurationError(
-                f"num_output_representations must be >= 1, got {num_output_representations}."
-            )
-        if not 0.0 <= dropout < 1.0:
-            raise ConfigurationError(f"dropout must be in [0, 1), got {dropout}.")
-        if projection_dim is not None and projection_dim < 1:
-            raise ConfigurationError(f"projection_dim must be >= 1 or null, got {projection_dim}.")
-        if scalar_mix_parameters is not None and initial_scalar_parameters is not None:
-            raise ConfigurationError(
-                "Give scalar_mix_parameters (fixed weights) or initial_scalar_parameters "
-                "(trainable weights), not both."
-            )
+        _check_settings(
+            num_output_representations,
+            dropout,
+            projection_dim,
+            scalar_mix_parameters,
+            initial_scalar_parameters,
+        )
         bilm = DenseBiLm(
             forward_lm_archive,
             backward_lm_archive,
@@ -127,12 +121,7 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
             ("scalar_mix_parameters", scalar_mix_parameters),
             ("initial_scalar_parameters", initial_scalar_parameters),
         ):
-            if values is not None and len(values) != bilm.num_layers:
-                raise ConfigurationError(
-                    f"{key} has {len(values)} values but the biLM has {bilm.num_layers} layers "
-                    f"(the token layer + {bilm.num_layers - 1} LSTM layers): give one value "
-                    "per layer."
-                )
+            _check_one_value_per_layer(key, values, bilm.num_layers)
         self._elmo = Elmo(
             options_file=None,
             weight_file=None,
@@ -200,6 +189,37 @@ class DenseLMScalarMixEmbedder(TokenEmbedder):
         bilm = f"{prefix}_elmo._elmo_lstm."
         if any(key.startswith(bilm) for key in state_dict):
             state_dict.setdefault(f"{bilm}layer_mask", self.bilm.layer_mask.detach().clone())
+
+
+def _check_settings(
+    num_output_representations: int,
+    dropout: float,
+    projection_dim: Optional[int],
+    scalar_mix_parameters: Optional[List[float]],
+    initial_scalar_parameters: Optional[List[float]],
+) -> None:
+    """The `ConfigurationError`s of settings that need no LM."""
+    if num_output_representations < 1:
+        raise ConfigurationError(
+            f"num_output_representations must be >= 1, got {num_output_representations}."
+        )
+    if not 0.0 <= dropout < 1.0:
+        raise ConfigurationError(f"dropout must be in [0, 1), got {dropout}.")
+    if projection_dim is not None and projection_dim < 1:
+        raise ConfigurationError(f"projection_dim must be >= 1 or null, got {projection_dim}.")
+    if scalar_mix_parameters is not None and initial_scalar_parameters is not None:
+        raise ConfigurationError(
+            "Give scalar_mix_parameters (fixed weights) or initial_scalar_parameters "
+            "(trainable weights), not both."
+        )
+
+
+def _check_one_value_per_layer(key: str, values: Optional[List[float]], num_layers: int) -> None:
+    if values is not None and len(values) != num_layers:
+        raise ConfigurationError(
+            f"{key} has {len(values)} values but the biLM has {num_layers} layers "
+            f"(the token layer + {num_layers - 1} LSTM layers): give one value per layer."
+        )
 
 
 def _renamed_key(value: Optional[str], old_value: Optional[str], direction: str) -> str:
