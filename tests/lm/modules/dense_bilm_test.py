@@ -14,13 +14,10 @@ from allennlp.commands.train import train_model
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token
-from allennlp.models import Model
-from allennlp.models.archival import archive_model, load_archive
+from allennlp.models.archival import load_archive
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from ldnet_allennlp.lm.models import DenseLanguageModel
 from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm, find_dense_bilms
-from ldnet_allennlp.lm.modules.lm_archives import DenseLanguageModelFromArchive, load_dense_lm
 from tests.conftest import FIXTURES_ROOT
 from tests.lm.lm_archives import fixture_lm_archives
 
@@ -149,33 +146,6 @@ def test_find_dense_bilms_in_both_embedders(archives):
     assert all(isinstance(bilm, DenseBiLm) for bilm in found.values())
     assert found["layer_selection.bilm"].layer_mask is model["layer_selection"].layer_mask
     assert all(bilm.layer_mask.shape == (2, 3) for bilm in found.values())
-
-
-def test_load_dense_lm_resolves_a_fine_tuned_lms_config(archives, tmp_path):
-    """A `dense_language_model_from_archive` LM is stored as its base LM's config."""
-    base, base_config = load_dense_lm(archives["forward"], "key", "forward")
-    assert isinstance(base, DenseLanguageModel) and base_config["type"] == "dense_language_model"
-    finetuned = tmp_path / "finetuned"
-    (finetuned / "vocabulary").mkdir(parents=True)
-    config = {"dataset_reader": {"type": "dense_lm_text"},
-              "model": {"type": "dense_language_model_from_archive",
-                        "archive_file": archives["forward"]}}  # fmt: skip
-    Params(config).to_file(str(finetuned / "config.json"))
-    base.vocab.save_to_files(str(finetuned / "vocabulary"))
-    torch.save(base.state_dict(), finetuned / "best.th")
-    archive_model(str(finetuned))
-    model, stored = load_dense_lm(str(finetuned / "model.tar.gz"), "key", "forward")
-    assert stored == base_config
-    rebuilt = Model.from_params(vocab=model.vocab, params=Params(stored))
-    assert isinstance(rebuilt, DenseLanguageModel)
-
-
-def test_from_lm_archive_uses_the_same_loader_and_errors(archives):
-    with pytest.raises(ConfigurationError, match=r"model.archive_file \(.*\) holds a 'forward'"):
-        DenseLanguageModelFromArchive.from_lm_archive(archives["forward"], direction="backward")
-    assert (
-        DenseLanguageModelFromArchive.from_lm_archive(archives["backward"]).direction == "backward"
-    )
 
 
 # ---------------------------------------------------------------- LM weights by reference
