@@ -22,7 +22,7 @@ from benchmarks.harness import results as harness_results
 from benchmarks.studies import pruning_budget as bench
 from benchmarks.studies import pruning_budget_results as budget_results
 from benchmarks.studies import pruning_phase2 as phase2
-from ldnet_allennlp.pruning.export import prune_archive
+from ldnet_allennlp.pruning.cut_layers import prune_archive
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import lm_archive_ext_vars
 
