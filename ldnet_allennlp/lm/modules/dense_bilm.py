@@ -299,7 +299,7 @@ class DenseBiLm(torch.nn.Module):
 def find_dense_bilms(model: torch.nn.Module) -> List[Tuple[str, DenseBiLm]]:
     """
     Every `DenseBiLm` in `model` with its module name: the one way to find the layer masks
-    (`bilm.layer_mask`, `(2, num_lm_layers)`), used by pruning, export and FLOPs counting.
+    (`bilm.layer_mask`, `(2, num_lm_layers)`), used by pruning, serving and FLOPs counting.
     """
     return [(name, m) for name, m in model.named_modules() if isinstance(m, DenseBiLm)]
 
