@@ -10,7 +10,7 @@ Splits (the `splits` note of the JSON says the same; `distillation_data.py`):
          test = TEST (4,906), chosen with the `distillation_tsv` reader's `#SemEval_set=` filter.
 
 Stages `sst2` and `sick` (`distillation_pipeline.py`): split, fine-tune the MiniLM-L6 teacher,
-build the augmented transfer set (`allennlp distill-transfer-set`) for each `--n-iter`, train
+build the augmented transfer set (`allennlp ldnet-distill-transfer-set`) for each `--n-iter`, train
 the three students (`<task>_bilstm`, `<task>_distilled`, `<task>_distilled_aug`; with
 `--student-word-vectors glove` also with a frozen GloVe channel, `*_glove` configs), choose
 n_iter and the word vectors by dev accuracy, and last evaluate the four final models once on

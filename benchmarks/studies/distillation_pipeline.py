@@ -149,7 +149,7 @@ def train_teacher(job: Task, run: Run) -> None:
 
 
 def transfer_sets(job: Task, run: Run) -> Dict[int, Path]:
-    """The augmented transfer set per n_iter (`allennlp distill-transfer-set`, resumable) and
+    """The augmented transfer set per n_iter (`allennlp ldnet-distill-transfer-set`, resumable) and
     the un-augmented one (its originals); returns the augmented ones' paths by n_iter."""
     teacher = run.run_dir / f"{job.name}_teacher" / "model.tar.gz"
     plain = run.run_dir / "transfer" / f"{job.name}.jsonl"
@@ -161,7 +161,7 @@ def transfer_sets(job: Task, run: Run) -> Dict[int, Path]:
             if done.exists():
                 return False
             path.parent.mkdir(parents=True, exist_ok=True)
-            command = ["distill-transfer-set", str(teacher), job.files["train"], str(path)]
+            command = ["ldnet-distill-transfer-set", str(teacher), job.files["train"], str(path)]
             command += ["--n-iter", str(n_iter), "--seed", str(run.args.seed)]
             allennlp.run_allennlp(
                 command + ["--batch-size", "64"], job.log, job.env, threads=run.args.threads

@@ -1,5 +1,5 @@
 """
-Teacher labelling speed of `distill-transfer-set` (issue 18): the same transfer-set rows
+Teacher labelling speed of `ldnet-distill-transfer-set` (issue 18): the same transfer-set rows
 labelled in batches of 64 in the order they are generated (each example's original, then its
 augmented samples: what the builder labelled before it sorted) and in the order it writes them
 now (`length_sorted` within windows of `SORT_WINDOW_BATCHES` batches).
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def label(teacher, reader, rows):
     """
-    The teacher's logits for `rows`, in batches of `BATCH_SIZE`, as distill-transfer-set
+    The teacher's logits for `rows`, in batches of `BATCH_SIZE`, as ldnet-distill-transfer-set
     computes them (`labelled_batches`).
 
     # Returns
@@ -173,7 +173,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
 
 STUDY = Study(
     name="transfer_set",
-    description="Teacher labelling speed of distill-transfer-set: generated vs length-sorted rows.",
+    description="Teacher labelling speed (ldnet-distill-transfer-set): generated vs sorted rows.",
     results_file="transfer_set_labelling.json",
     stages=[Stage("speed", speed, "time both orders of the same rows; writes the results file")],
     add_arguments=add_arguments,

@@ -99,7 +99,7 @@ class FakeAllennlp:
             epoch = {"training_duration": "0:00:02.500000"}
             (out / "metrics_epoch_0.json").write_text(json.dumps(epoch))
             (out / "model.tar.gz").write_text("")
-        elif command == "distill-transfer-set":
+        elif command == "ldnet-distill-transfer-set":
             output = Path(args[3])
             rows = [{"sentence": "a", "augmented": False}, {"sentence": "b", "augmented": True}]
             lines = [
@@ -152,7 +152,10 @@ def test_sst2_stages_in_order_and_the_test_read_only_at_the_end(benchmark_env, m
     results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS)
     test = str(tmp_path / "sst2" / "dev.tsv")
     commands = [call["args"][0] for call in fake.calls]
-    assert commands == ["train"] + ["distill-transfer-set"] * 2 + ["train"] * 4 + ["evaluate"] * 4
+    assert (
+        commands
+        == ["train"] + ["ldnet-distill-transfer-set"] * 2 + ["train"] * 4 + ["evaluate"] * 4
+    )
     for call in fake.calls[:-4]:  # no training / labelling command sees the test path
         assert not any(test in str(value) for value in call["args"] + list(call["env"].values()))
     evaluated = [Path(call["args"][1]).parent.name for call in fake.calls[-4:]]
@@ -278,7 +281,7 @@ def test_stop_after_the_teacher_then_go_on_from_there(benchmark_env, monkeypatch
     assert dev_table["rows"] == [["SST-2", 80.0, None, None, None, None, None]]
     results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS)
     later = [call["args"][0] for call in fake.calls[1:]]
-    assert later[0] == "distill-transfer-set" and later.count("train") == 4  # students only
+    assert later[0] == "ldnet-distill-transfer-set" and later.count("train") == 4  # students only
     assert "stopped_after" not in results["sizes"]["sst2"]
     assert "sst2_test_acc_distilled_aug" in results
 
@@ -333,7 +336,9 @@ def test_stop_after_the_transfer_set_then_go_on_from_there(benchmark_env, monkey
     stop = ("--stop-after", "transfer_set")
     results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS, *stop)
     # the teacher, then one transfer set per n_iter
-    assert [call["args"][0] for call in fake.calls] == ["train"] + ["distill-transfer-set"] * 2
+    assert [call["args"][0] for call in fake.calls] == ["train"] + [
+        "ldnet-distill-transfer-set"
+    ] * 2
     sizes = results["sizes"]["sst2"]
     assert sizes["stopped_after"] == "transfer_set"
     transfer = tmp_path / "run" / "transfer"
