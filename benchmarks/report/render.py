@@ -97,9 +97,12 @@ def study_section(study: Study, results: Dict[str, Any], results_dir: Path) -> s
 
 
 def chart_lines(charts: Mapping[str, Path]) -> List[str]:
-    """The charts, embedded by their path relative to the repository, sorted by name."""
+    """
+    The charts, embedded by their path relative to the repository: the speed/accuracy chart
+    first (the project's headline), then the others by name.
+    """
     lines: List[str] = []
-    for name in sorted(charts):
+    for name in sorted(charts, key=lambda name: (name != "speed_accuracy", name)):
         lines += [f"![{name.replace('_', ' ')}]({link(charts[name])})", ""]
     return lines
 

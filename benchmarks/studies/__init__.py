@@ -11,18 +11,18 @@ from benchmarks.harness.study import Study
 
 # module names under benchmarks.studies, in the order of --help and of BENCHMARKS.md
 STUDY_MODULES: tuple = (
-    "transfer_set",
-    "profile",
-    "distillation",
-    "serve",
-    "export",
-    "lm",
+    "tagging",
     "pruning",
     "pruning_budget",
+    "export",
+    "profile",
+    "serve",
     "scalar_mix",
-    "tagging",
+    "lm",
     "lm_passes",
     "lm_finetune",
+    "distillation",
+    "transfer_set",
 )
 
 

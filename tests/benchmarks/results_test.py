@@ -101,12 +101,3 @@ def test_each_run_records_its_command_date_and_hardware():
     ]
     assert first["part"] == "speed" and first["date"][:2] == "20"
     assert {"cpu", "cpu_count", "torch_threads"} <= set(first["hardware"])
-
-
-def test_the_old_common_module_still_follows_its_results_dir(tmp_path, monkeypatch):
-    import benchmarks.common
-
-    monkeypatch.setattr(benchmarks.common, "RESULTS_DIR", tmp_path)
-    benchmarks.common.save_results("old", {"a": 1})
-    assert benchmarks.common.load_results("old") == {"a": 1}
-    assert benchmarks.common.SharedResults("old").path == tmp_path / "old.json"
