@@ -97,3 +97,12 @@ def test_every_study_has_a_unique_name_and_a_committed_results_file():
     assert len({s.name for s in studies}) == len(studies)
     assert all((report.RESULTS_DIR / s.results_file).is_file() for s in studies)
     assert "report" not in {s.name for s in studies}
+
+
+def test_committed_report_and_charts_are_what_the_results_render_to(tmp_path):
+    # BENCHMARKS.md is generated, never edited: after a study, `python -m benchmarks report`
+    assert report.REPORT.read_text(encoding="utf-8") == report.expected_report(all_studies())
+    drawn = report.draw_charts(report.RESULTS_DIR, tmp_path)
+    for name, path in drawn.items():
+        committed = report.FIGURES / path.name
+        assert committed.read_bytes() == path.read_bytes(), f"{committed} is out of date"
