@@ -35,13 +35,29 @@ TAGGERS = sorted(name for name, entry in ENTRIES.items() if entry["kind"] == "ta
 
 def test_the_manifest_describes_every_file_and_the_folder_is_within_budget():
     folder = pretrained_dir()
-    shipped = {path.name for path in folder.iterdir()} - {"MANIFEST.json"}
+    shipped = {path.name for path in folder.iterdir() if path.is_file()} - {"MANIFEST.json"}
     assert shipped == {entry["file"] for entry in ENTRIES.values()}
     for name, entry in ENTRIES.items():
         path = folder / entry["file"]
         assert path.stat().st_size == entry["size_bytes"], name
         assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], name
-    assert sum(path.stat().st_size for path in folder.iterdir()) <= BUDGET_BYTES
+    assert {path.name for path in folder.iterdir() if path.is_dir()} <= {"teachers"}
+    assert sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) <= BUDGET_BYTES
+
+
+def test_the_teachers_record_describes_every_teacher_archive():
+    # pretrained/teachers/: the extra teacher taggers of scripts/train_teacher.sh
+    folder = pretrained_dir() / "teachers"
+    if not folder.exists():
+        pytest.skip("no teacher archives shipped")
+    records = json.loads((folder / "teachers.json").read_text())
+    archives = {path.name for path in folder.glob("*.tar.gz")}
+    assert archives == {record["file"] for record in records.values()}
+    for name, record in records.items():
+        path = folder / record["file"]
+        assert path.stat().st_size == record["size_bytes"], name
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == record["sha256"], name
+        assert record["test_file_read_at_training"] is False, name
 
 
 def test_a_shipped_ner_tagger_exists():
