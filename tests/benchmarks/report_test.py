@@ -106,3 +106,12 @@ def test_committed_report_and_charts_are_what_the_results_render_to(tmp_path):
     for name, path in drawn.items():
         committed = report.FIGURES / path.name
         assert committed.read_bytes() == path.read_bytes(), f"{committed} is out of date"
+
+
+def test_benchmarks_md_is_what_the_results_render_to():
+    # numbers are never edited by hand: after a benchmark run, python -m benchmarks report
+    from tests.conftest import PROJECT_ROOT
+
+    expected = report.expected_report(all_studies())
+    assert (PROJECT_ROOT / "BENCHMARKS.md").read_text(encoding="utf-8") == expected
+    assert len(expected.encode("utf-8")) <= report.MAX_BYTES
