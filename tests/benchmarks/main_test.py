@@ -66,12 +66,6 @@ def test_python_m_benchmarks_lists_every_registered_study():
     assert "report" in process.stdout
 
 
-# the flat scripts not yet moved to benchmarks/studies/ (this list shrinks to nothing)
-NOT_YET_CONVERTED: set = set()
-
-
 def test_no_benchmark_module_edits_sys_path():
     for path in (PROJECT_ROOT / "benchmarks").rglob("*.py"):
-        if path.parent.name == "benchmarks" and path.name in NOT_YET_CONVERTED:
-            continue
         assert "sys.path." not in path.read_text(), path

@@ -1,4 +1,7 @@
 import json
+import subprocess
+
+import pytest
 
 from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
 from benchmarks.report import render as report
@@ -100,18 +103,18 @@ def test_every_study_has_a_unique_name_and_a_committed_results_file():
 
 
 def test_committed_report_and_charts_are_what_the_results_render_to(tmp_path):
-    # BENCHMARKS.md is generated, never edited: after a study, `python -m benchmarks report`
-    assert report.REPORT.read_text(encoding="utf-8") == report.expected_report(all_studies())
+    # numbers are never edited by hand: after a benchmark run, `python -m benchmarks report`.
+    # A results file without a date of its own shows the day git last committed it, which a
+    # shallow clone does not know.
+    shallow = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"], cwd=report.ROOT, capture_output=True
+    )
+    if shallow.stdout.strip() != b"false":
+        pytest.skip("a shallow clone (or no git) lacks the results files' commit dates")
+    expected = report.expected_report(all_studies())
+    assert report.REPORT.read_text(encoding="utf-8") == expected
+    assert len(expected.encode("utf-8")) <= report.MAX_BYTES
     drawn = report.draw_charts(report.RESULTS_DIR, tmp_path)
     for name, path in drawn.items():
         committed = report.FIGURES / path.name
         assert committed.read_bytes() == path.read_bytes(), f"{committed} is out of date"
-
-
-def test_benchmarks_md_is_what_the_results_render_to():
-    # numbers are never edited by hand: after a benchmark run, python -m benchmarks report
-    from tests.conftest import PROJECT_ROOT
-
-    expected = report.expected_report(all_studies())
-    assert (PROJECT_ROOT / "BENCHMARKS.md").read_text(encoding="utf-8") == expected
-    assert len(expected.encode("utf-8")) <= report.MAX_BYTES
