@@ -17,7 +17,6 @@ The folder is `pretrained/` beside the `ldnet_allennlp` package (a source checko
 install), or the folder named by the environment variable `LDNET_PRETRAINED_DIR`.
 """
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import Dict, Optional
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
+
+from ldnet_allennlp.common.file_utils import file_sha256
 
 PREFIX = "pretrained:"
 
@@ -71,11 +72,8 @@ def shipped_name(path: str) -> Optional[str]:
     candidates = [n for n, e in entries.items() if e.get("size_bytes") == size]
     if not candidates:
         return None
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return next((n for n in candidates if entries[n].get("sha256") == digest.hexdigest()), None)
+    digest = file_sha256(path)
+    return next((n for n in candidates if entries[n].get("sha256") == digest), None)
 
 
 def load_pretrained(

@@ -8,10 +8,11 @@ benchmark results (perplexity, F1). No figure is typed in by hand.
     python scripts/pretrained_manifest.py
 """
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Dict
+
+from ldnet_allennlp.common.file_utils import file_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 PRETRAINED = ROOT / "pretrained"
@@ -168,14 +169,6 @@ for _name, _tagger in PRUNED_TAGGERS.items():
     }
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as archive:
-        for block in iter(lambda: archive.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def pruning_record(results: Dict[str, Any], prefix: str, phase1_run: str) -> Dict[str, Any]:
     """The keys of pruning.json for the pruning of `phase1_run`: the task's current keys, or the
     ones kept under `<prefix>earlier_phase1` when another phase-1 tagger was pruned since."""
@@ -204,7 +197,7 @@ def main() -> None:
         model = load_archive(str(path)).model
         facts = dict(entry)
         facts["size_bytes"] = path.stat().st_size
-        facts["sha256"] = sha256(path)
+        facts["sha256"] = file_sha256(str(path))
         facts["parameters"] = sum(p.numel() for p in model.parameters())
         if entry["kind"] == "dense_language_model":
             direction = entry["direction"]

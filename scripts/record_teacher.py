@@ -5,10 +5,11 @@ sha256, config, seed, the training run's best dev F1 and the dev F1 of the shipp
     python scripts/record_teacher.py TASK SEED DEV_METRICS_JSON
 """
 
-import hashlib
 import json
 import os
 import sys
+
+from ldnet_allennlp.common.file_utils import file_sha256
 
 task, seed, dev_eval = sys.argv[1], sys.argv[2], sys.argv[3]
 run = f"runs/teachers/{task}_seed{seed}"
@@ -20,7 +21,7 @@ recs = json.load(open(rec_path)) if os.path.exists(rec_path) else {}
 recs[f"{task}_seed{seed}"] = {
     "file": os.path.basename(path),
     "size_bytes": os.path.getsize(path),
-    "sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+    "sha256": file_sha256(path),
     "config": f"training_configs/tagging/recipe/{task}_ldnet_glove_sgd.jsonnet",
     "seed": int(seed),
     "test_file_read_at_training": False,

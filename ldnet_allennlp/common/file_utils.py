@@ -1,5 +1,6 @@
-"""Reading our text data files: one way to decode them, one error text."""
+"""Reading our files: text data (one way to decode it, one error text) and file digests."""
 
+import hashlib
 from typing import Iterator, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
@@ -22,3 +23,12 @@ def utf8_lines(path: str, shown_path: Optional[str] = None) -> Iterator[Tuple[in
                     f"({error}). Re-encode the file as UTF-8."
                 ) from error
             yield line_number, text.rstrip("\r\n")
+
+
+def file_sha256(path: str) -> str:
+    """The sha256 hex digest of the file at `path`, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -17,7 +17,6 @@ tagger's. The folder is written under a temporary name beside `output_dir` and r
 complete, so a failed export leaves nothing behind.
 """
 
-import hashlib
 import json
 import os
 import shutil
@@ -41,6 +40,7 @@ from allennlp.models.archival import Archive, load_archive
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
 from ldnet_allennlp.onnx_export.emissions import EmissionNetwork
+from ldnet_allennlp.common.file_utils import file_sha256
 from ldnet_allennlp.glove import vectors as glove_vectors
 from ldnet_allennlp.glove.token_embedder import GloveTokenEmbedder, GloveTokenIndexer
 from ldnet_allennlp.lm.token_indexers.dense_lm_tokens import DenseLMTokenIndexer
@@ -204,7 +204,7 @@ def _made_by(archive_file: str, archive_path: str) -> Dict[str, Any]:
     """`tagger.json`'s `made_by`: the archive (and its sha256) and the versions that exported it."""
     return {
         "archive": str(archive_file),
-        "archive_sha256": _sha256(archive_path),
+        "archive_sha256": file_sha256(archive_path),
         "ldnet_allennlp": VERSION,
         "torch": torch.__version__,
         "exporter": "torch.onnx.export (TorchScript-based, dynamo=False)",
@@ -312,7 +312,7 @@ def _glove_spec(embedder: GloveTokenEmbedder) -> Dict[str, Any]:
         "num_words": int(fingerprint[0]),
         "dim": embedder.get_output_dim(),
         "fingerprint": fingerprint,
-        "index_sha256": _sha256(str(index_file)),
+        "index_sha256": file_sha256(str(index_file)),
         "words_file": glove_runtime.WORDS_FILE,
         "rows_file": glove_runtime.ROWS_FILE,
         "unknown_vector": embedder.unknown_vector.detach().float().tolist(),
@@ -434,11 +434,3 @@ def _check(staging: Path, model: Model, reader: Any, archive_file: str) -> float
 def _write_json(path: Path, content: Dict[str, Any]) -> None:
     with open(path, "w", encoding="utf-8") as json_file:
         json.dump(content, json_file)
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as archive:
-        for block in iter(lambda: archive.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
