@@ -1,12 +1,16 @@
 """
-`allennlp ldnet-export model.tar.gz -o DIR`: a CRF tagger as an ONNX graph + JSON that
-`ldnet_runtime` runs without torch or AllenNLP
-(`ldnet_allennlp.onnx_export.exporter.export_tagger`).
+`allennlp ldnet-export model.tar.gz -o DIR [--int8 [--int8-tolerance 0.005] [--int8-check-file
+F]]`: a CRF tagger as an ONNX graph + JSON that `ldnet_runtime` runs without torch or AllenNLP
+(`ldnet_allennlp.onnx_export.exporter.export_tagger`); with `--int8`, the graph's `MatMul` and
+`LSTM` weights quantised to int8, checked against the fp32 graph before anything is written.
 """
 
 import argparse
+from typing import List
 
 from allennlp.commands.subcommand import Subcommand
+
+from ldnet_allennlp.onnx_export.exporter import INT8_TOLERANCE
 
 
 @Subcommand.register("ldnet-export")
@@ -30,6 +34,28 @@ class LdnetExport(Subcommand):
             required=True,
             help="the folder to write (new, or empty)",
         )
+        subparser.add_argument(
+            "--int8",
+            action="store_true",
+            help="quantise the graph's MatMul and LSTM weights to int8 (onnxruntime's "
+            "quantize_dynamic); refused, writing nothing, when its tags differ from the fp32 "
+            "graph's on the check set by more than --int8-tolerance",
+        )
+        subparser.add_argument(
+            "--int8-tolerance",
+            type=float,
+            default=INT8_TOLERANCE,
+            help="with --int8: the largest share of the check set's tokens whose tag may differ "
+            f"from the fp32 graph's (default {INT8_TOLERANCE}: on the default check set, 41 "
+            "tokens, none may)",
+        )
+        subparser.add_argument(
+            "--int8-check-file",
+            default=None,
+            help="with --int8: the check set, a CoNLL file (one token per line, its first "
+            "column; a blank line between sentences; -DOCSTART- lines skipped), e.g. CoNLL-03 "
+            "eng.testa (default: the fp32 check's 5 sentences)",
+        )
         subparser.set_defaults(func=export_from_args)
         return subparser
 
@@ -37,13 +63,29 @@ class LdnetExport(Subcommand):
 def export_from_args(args: argparse.Namespace) -> None:
     from ldnet_allennlp.onnx_export.exporter import export_tagger
 
-    report = export_tagger(args.archive_file, args.output_dir)
+    int8 = getattr(args, "int8", False)
+    check_file = getattr(args, "int8_check_file", None)
+    report = export_tagger(
+        args.archive_file,
+        args.output_dir,
+        int8=int8,
+        int8_tolerance=getattr(args, "int8_tolerance", INT8_TOLERANCE),
+        int8_check_sentences=read_conll_tokens(check_file) if check_file else None,
+    )
     inputs = ", ".join(f"{name} ({kind})" for name, kind in report.inputs.items())
     print(f"inputs: {inputs}; {report.num_tags} tags")
     print(
         f"checked against AllenNLP on {report.check_sentences} sentences: same tags, emissions "
         f"within {report.max_abs_logit_difference:.2g}"
     )
+    if report.int8 is not None:
+        check = report.int8["check"]
+        print(
+            f"int8 ({', '.join(report.int8['op_types'])} weights): against the fp32 graph on "
+            f"{check['sentences']} sentences, tag agreement {check['tag_agreement']:.4%} "
+            f"({check['tokens_with_other_tags']} of {check['tokens']} tokens differ; tolerance "
+            f"{check['tolerance']:.4%}), emissions within {check['max_abs_logit_difference']:.2g}"
+        )
     print(
         f"wrote {report.output_dir} ({report.total_bytes / 1e6:.1f} MB, graph "
         f"{report.graph_bytes / 1e6:.1f} MB) in {report.seconds:.1f} s"
@@ -52,3 +94,34 @@ def export_from_args(args: argparse.Namespace) -> None:
         'tag with: python -c "from ldnet_runtime import Tagger; '
         f"print(Tagger('{report.output_dir}').tag('Helmut Kohl met Jacques Chirac in Bonn.'))\""
     )
+
+
+def read_conll_tokens(path: str) -> List[List[str]]:
+    """
+    The sentences of a CoNLL file as token lists: each line's first column is a token, a blank
+    line ends a sentence, and `-DOCSTART-` lines are skipped.
+
+    # Parameters
+
+    path : `str`
+        The file.
+
+    # Returns
+
+    The non-empty sentences, in the file's order.
+    """
+    sentences: List[List[str]] = []
+    sentence: List[str] = []
+    with open(path, encoding="utf-8") as conll_file:
+        for line in conll_file:
+            fields = line.split()
+            if fields and fields[0] == "-DOCSTART-":
+                continue
+            if fields:
+                sentence.append(fields[0])
+            elif sentence:
+                sentences.append(sentence)
+                sentence = []
+    if sentence:
+        sentences.append(sentence)
+    return sentences
