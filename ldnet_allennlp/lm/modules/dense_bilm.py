@@ -52,7 +52,10 @@ class DenseBiLm(torch.nn.Module):
 
     Pruned shape: `forward_kept_layers` / `backward_kept_layers` keep only those layers of the
     loaded LMs (`DenseLSTMStack.pruned`); `layer_mask` keeps its `(2, num_lm_layers)` shape, the
-    entries of removed layers are 0 and unused.
+    entries of removed layers are 0 and unused. Everything about masks and kept layers lives
+    here, for both embedders (`LayerMaskedEmbedder` is what they expose of it): `kept_layers`,
+    `kept_layer_masks()` (what multiplies each layer an LM runs), `surviving_layers()` (what
+    pruning keeps), `mix_masks()` (the masks by layer of the loaded LMs, for a scalar mix).
 
     # Parameters
 
@@ -144,8 +147,10 @@ class DenseBiLm(torch.nn.Module):
         self._register_load_state_dict_pre_hook(self._fill_in_lm_weights)
         self.bos_index = self.vocab.get_token_index(BOS_TOKEN, "tokens")
         self.eos_index = self.vocab.get_token_index(EOS_TOKEN, "tokens")
-        # `Elmo(module=...)`'s contract: the number of layers a ScalarMix mixes, and their width
-        self.num_layers = min(len(kept[d]) for d in DIRECTIONS) + 1
+        # `Elmo(module=...)`'s contract: the number of layers a ScalarMix mixes (the token layer
+        # and every layer of the loaded LMs, whatever is pruned: removed layers are zeros with
+        # mask 0), and their width
+        self.num_layers = self.num_lm_layers + 1
         self._layer_dims = {d: max(lms[d].embedding_dim, lms[d].hidden_size) for d in DIRECTIONS}
         self.train(False)
 
@@ -171,6 +176,27 @@ class DenseBiLm(torch.nn.Module):
             direction: self.layer_mask[row, self.kept_layers[direction]]
             for row, direction in enumerate(DIRECTIONS)
         }
+
+    def mix_masks(self) -> torch.Tensor:
+        """
+        The layer masks by layer of the loaded LMs, token layer included, as a scalar mix over
+        `forward`'s activations reads them.
+
+        # Returns
+
+        `(2, num_lm_layers + 1)` (row 0 forward, row 1 backward; in the graph of `layer_mask`):
+        column 0 is 1 (the token layer, never masked), column `l + 1` is `layer_mask[row, l]`
+        for a kept layer `l` and 0 for a removed one.
+        """
+        kept = torch.zeros_like(self.layer_mask, dtype=torch.bool)
+        for row, direction in enumerate(DIRECTIONS):
+            kept[row, self.kept_layers[direction]] = True
+        masks = torch.where(kept, self.layer_mask, torch.zeros_like(self.layer_mask))
+        return torch.cat([torch.ones_like(masks[:, :1]), masks], dim=1)
+
+    def layer_widths(self) -> Dict[str, int]:
+        """Per direction, the width of its half of each layer in `forward`'s `activations`."""
+        return dict(self._layer_dims)
 
     def surviving_layers(self) -> Dict[str, List[int]]:
         """
@@ -261,10 +287,12 @@ class DenseBiLm(torch.nn.Module):
 
         `{"activations": [(batch_size, num_tokens + 2, get_output_dim())] * num_layers,
         "mask": (batch_size, num_tokens + 2)}`, sentence boundaries included (`Elmo` removes
-        them): layer 0 is `[x_fwd; x_bwd]`, layer j `[h_j_fwd; h_j_bwd]`, each half zero-padded
-        to `max(embedding_dim, hidden_size)`.
+        them): layer 0 is `[x_fwd; x_bwd]`, layer j `[z_j_fwd h_j_fwd; z_j_bwd h_j_bwd]` for
+        layer `j - 1` of the loaded LMs, each half zero-padded to `max(embedding_dim,
+        hidden_size)`; the half of a layer its LM does not keep (pruned away) is zeros.
         """
         layers, mask = self.layers(inputs)
+        by_lm_layer = {d: self._by_lm_layer(layers[d], d) for d in DIRECTIONS}
         activations = [
             torch.cat(
                 [
@@ -273,9 +301,21 @@ class DenseBiLm(torch.nn.Module):
                 ],
                 dim=-1,
             )
-            for forward, backward in zip(layers["forward"], layers["backward"])
+            for forward, backward in zip(by_lm_layer["forward"], by_lm_layer["backward"])
         ]
         return {"activations": activations, "mask": mask}
+
+    def _by_lm_layer(self, pieces: List[torch.Tensor], direction: str) -> List[torch.Tensor]:
+        """
+        `[x, h_l for each kept l]` as `[x, h_0, ..., h_{num_lm_layers - 1}]`, a removed layer
+        as a `(batch_size, num_tokens, 0)` tensor (`_pad_to` makes it zeros).
+        """
+        kept = self.kept_layers[direction]
+        empty = pieces[0][..., :0]
+        return [pieces[0]] + [
+            pieces[1 + kept.index(layer)] if layer in kept else empty
+            for layer in range(self.num_lm_layers)
+        ]
 
     # ------------------------------------------------------------------ construction helpers
 
@@ -294,6 +334,37 @@ class DenseBiLm(torch.nn.Module):
                 f"{key} {kept} out of range for LMs of {self.num_lm_layers} layers."
             )
         return kept
+
+
+class LayerMaskedEmbedder:
+    """
+    What a token embedder over a `DenseBiLm` (its `bilm`) exposes of the biLM's layer masks and
+    kept layers: `layer_selection` and `dense_lm_scalar_mix` both inherit it, so pruning (the
+    `layer_pruning` callback, `ldnet-prune`), serving and export treat them alike.
+    """
+
+    bilm: DenseBiLm
+
+    @property
+    def layer_mask(self) -> torch.nn.Parameter:
+        """The biLM's `layer_mask`, `(2, num_lm_layers)` (row 0 forward, row 1 backward)."""
+        return self.bilm.layer_mask
+
+    @property
+    def forward_lm(self) -> DenseLanguageModel:
+        return self.bilm.forward_lm
+
+    @property
+    def backward_lm(self) -> DenseLanguageModel:
+        return self.bilm.backward_lm
+
+    def set_layer_mask_trainable(self, trainable: bool) -> None:
+        """Turns training of `layer_mask` on or off (for LD-Net's pruning phase)."""
+        self.bilm.set_layer_mask_trainable(trainable)
+
+    def kept_layers(self) -> Dict[str, List[int]]:
+        """Layers (indices into the loaded LMs) that this embedder runs, per direction."""
+        return {direction: list(kept) for direction, kept in self.bilm.kept_layers.items()}
 
 
 def find_dense_bilms(model: torch.nn.Module) -> List[Tuple[str, DenseBiLm]]:

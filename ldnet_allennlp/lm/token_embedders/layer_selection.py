@@ -7,7 +7,7 @@ of a frozen forward and a frozen backward dense LM (`DenseBiLm`), concatenated a
 with one scalar mask per LM layer and direction (`layer_mask`, `z`) for layer selection.
 """
 
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import torch
 
@@ -15,13 +15,12 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
-from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm
+from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm, LayerMaskedEmbedder
 from ldnet_allennlp.lm.modules.lm_archives import LM_NAMESPACE
 
 
 @TokenEmbedder.register("layer_selection")
-class LayerSelectionTokenEmbedder(TokenEmbedder):
+class LayerSelectionTokenEmbedder(LayerMaskedEmbedder, TokenEmbedder):
     """
     LD-Net features `r_t = ReLU(W_cr · dropout([h_t ; h^r_t]) + b_cr)` over a `DenseBiLm`
     (`self.bilm`, which loads, stores and runs the two LMs; see its docstring for how a tagger
@@ -36,7 +35,9 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
     `set_layer_mask_trainable(True)` is called (the pruning callback does this, and penalises /
     clamps it). `forward_kept_layers` / `backward_kept_layers` prune the loaded LMs at
     construction, so a pruned tagger is an ordinary config; `W_cr` then reads the pruned LMs'
-    outputs.
+    outputs. The masks, kept layers and their accessors (`layer_mask`, `kept_layers()`,
+    `set_layer_mask_trainable`, `forward_lm`, `backward_lm`) are the biLM's, shared with
+    `dense_lm_scalar_mix` (`LayerMaskedEmbedder`).
 
     Registered as `"layer_selection"`.
 
@@ -103,18 +104,6 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
         self._register_load_state_dict_pre_hook(_move_legacy_keys)
 
     @property
-    def forward_lm(self) -> DenseLanguageModel:
-        return self.bilm.forward_lm
-
-    @property
-    def backward_lm(self) -> DenseLanguageModel:
-        return self.bilm.backward_lm
-
-    @property
-    def layer_mask(self) -> torch.nn.Parameter:
-        return self.bilm.layer_mask
-
-    @property
     def num_layers(self) -> int:
         """The number of layers of each loaded LM (the width of `layer_mask`)."""
         return self.bilm.num_lm_layers
@@ -126,14 +115,6 @@ class LayerSelectionTokenEmbedder(TokenEmbedder):
 
     def get_output_dim(self) -> int:
         return self.output_dim
-
-    def set_layer_mask_trainable(self, trainable: bool) -> None:
-        """Turns training of `layer_mask` on or off (for LD-Net's pruning phase)."""
-        self.bilm.set_layer_mask_trainable(trainable)
-
-    def kept_layers(self) -> Dict[str, List[int]]:
-        """Layers (indices into the loaded LMs) that this embedder runs, per direction."""
-        return {direction: list(kept) for direction, kept in self.bilm.kept_layers.items()}
 
     def lm_features(self, tokens: torch.LongTensor) -> torch.Tensor:
         """`[h_t ; h^r_t]`, `(batch_size, num_tokens, lm_output_dim)`, zero at padding."""

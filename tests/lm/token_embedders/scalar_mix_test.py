@@ -10,6 +10,7 @@ from allennlp.nn.util import remove_sentence_boundaries
 
 from ldnet_allennlp.lm.modules import DenseBiLm
 from ldnet_allennlp.lm.token_embedders import DenseLMScalarMixEmbedder
+from ldnet_allennlp.lm.token_embedders.scalar_mix import masked_mix_weights
 from tests.conftest import FIXTURES_ROOT
 from tests.lm.lm_archives import train_lm_archive
 
@@ -278,3 +279,136 @@ def test_works_with_the_dense_lm_tokens_indexer(lm_archives, other_lm_archives):
             forward_lm_archive=other_lm_archives["other_vocab_forward"],
             backward_lm_archive=other_lm_archives["other_vocab"],
         )
+
+
+# ------------------------------------------------------------------------------ layer masks
+
+
+def without_boundaries(embedder, ids):
+    """The biLM's masked layers per direction, sentence boundaries removed (each 0-padded)."""
+    layers, mask = embedder.bilm.layers(ids)
+    return {
+        direction: [remove_sentence_boundaries(layer, mask)[0] for layer in layers[direction]]
+        for direction in ("forward", "backward")
+    }
+
+
+def test_masked_weights_by_hand():
+    s = torch.tensor([0.3, -1.0, 0.5, 2.0])
+    masks = torch.tensor([[1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.5, 1.0]])
+    e = [1.3498588, 0.3678794, 1.6487213, 7.3890561]  # exp(s)
+    forward = [e[0], e[1], 0.0, e[3]]  # layer 2 removed: the rest share its weight
+    backward = [e[0], 0.0, 0.5 * e[2], e[3]]  # layer 1 removed, layer 2 at half weight
+    expected = torch.tensor(
+        [[w / sum(forward) for w in forward], [w / sum(backward) for w in backward]]
+    )
+    weights = masked_mix_weights(s, masks)
+    assert torch.allclose(weights, expected, atol=1e-6)
+    assert torch.allclose(weights.sum(dim=1), torch.ones(2))
+    # every mask 1: the plain softmax, in both directions
+    assert torch.allclose(masked_mix_weights(s, torch.ones(2, 4)), torch.softmax(s, 0).expand(2, 4))
+
+
+@pytest.mark.parametrize("do_layer_norm", [False, True])
+def test_a_removed_layer_s_weight_is_renormalised_over_the_rest(lm_archives, do_layer_norm):
+    initial = [0.3, -1.0, 0.5, 2.0]
+    embedder = embedder_from(
+        lm_archives, initial_scalar_parameters=initial, do_layer_norm=do_layer_norm
+    ).eval()
+    with torch.no_grad():
+        embedder.scalar_mixes[0].gamma.fill_(1.7)
+        # forward: LM layer 1 removed; backward: LM layer 0 removed
+        embedder.layer_mask.copy_(torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]))
+    ids = token_ids(embedder.bilm.vocab)
+    layers = without_boundaries(embedder, ids)
+    e = torch.tensor(initial).exp()
+    forward = [e[0], e[1], 0.0, e[3]]  # the mix's layer j is the LM's layer j - 1
+    backward = [e[0], 0.0, e[2], e[3]]
+    if do_layer_norm:
+        # each layer layer-normalised as a whole (ScalarMix's norm), then weighted per direction
+        bilm_output = embedder.bilm(ids)
+        mask = bilm_output["mask"]
+        by_hand = [
+            sum(
+                w / sum(weights) * _normed_half(activation, mask, row)
+                for w, activation in zip(weights, bilm_output["activations"])
+            )
+            for row, weights in enumerate((forward, backward))
+        ]
+        expected, _ = remove_sentence_boundaries(1.7 * torch.cat(by_hand, dim=-1), mask)
+    else:
+        by_hand = [
+            sum(w / sum(weights) * pad(layer, 6) for w, layer in zip(weights, layers[direction]))
+            for weights, direction in ((forward, "forward"), (backward, "backward"))
+        ]
+        expected = 1.7 * torch.cat(by_hand, dim=-1)
+    assert torch.allclose(embedder(ids), expected, atol=1e-5)
+
+
+def _normed_half(activation, mask, row):
+    """`ScalarMix`'s layer norm of a whole layer, then one direction's half of it."""
+    broadcast = mask.unsqueeze(-1)
+    count = mask.sum() * activation.size(-1)
+    mean = (activation * broadcast).sum() / count
+    variance = (((activation * broadcast - mean) * broadcast) ** 2).sum() / count
+    normed = (activation - mean) / torch.sqrt(variance + 1e-13)
+    return normed[..., 6 * row : 6 * row + 6]
+
+
+def test_a_soft_mask_scales_its_weight_before_the_renormalisation(lm_archives):
+    embedder = embedder_from(lm_archives, initial_scalar_parameters=[0.0, 1.0, 0.0, 0.0]).eval()
+    with torch.no_grad():
+        embedder.layer_mask.copy_(torch.tensor([[1.0, 0.5, 1.0], [1.0, 1.0, 0.25]]))
+    ids = token_ids(embedder.bilm.vocab)
+    layers = without_boundaries(embedder, ids)  # layer j is already z_j · h_j
+    e = torch.tensor([1.0, 2.7182818, 1.0, 1.0])
+    forward = [e[0], e[1], 0.5 * e[2], e[3]]
+    backward = [e[0], e[1], e[2], 0.25 * e[3]]
+    by_hand = [
+        sum(w / sum(weights) * pad(layer, 6) for w, layer in zip(weights, layers[direction]))
+        for weights, direction in ((forward, "forward"), (backward, "backward"))
+    ]
+    assert torch.allclose(embedder(ids), torch.cat(by_hand, dim=-1), atol=1e-5)
+
+
+def test_trainable_masks_get_finite_gradients_also_at_zero(lm_archives):
+    embedder = embedder_from(lm_archives, trainable_layer_mask=True)
+    assert embedder.layer_mask.requires_grad
+    with torch.no_grad():
+        embedder.layer_mask.copy_(torch.tensor([[1.0, 0.0, 0.7], [0.0, 1.0, 1.0]]))
+    embedder(token_ids(embedder.bilm.vocab)).sum().backward()
+    gradient = embedder.layer_mask.grad
+    assert torch.isfinite(gradient).all() and gradient.abs().sum() > 0
+
+
+def test_kept_layers_keep_the_mix_s_shape_and_keys(lm_archives):
+    full = embedder_from(lm_archives)
+    pruned = embedder_from(lm_archives, forward_kept_layers=[0, 2], backward_kept_layers=[1])
+    assert pruned.kept_layers() == {"forward": [0, 2], "backward": [1]}
+    assert pruned.forward_lm.num_layers == 2 and pruned.backward_lm.num_layers == 1
+    assert pruned.bilm.num_layers == NUM_LAYERS and pruned.get_output_dim() == LAYER_DIM
+    assert pruned.layer_mask.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    assert torch.equal(
+        pruned.bilm.mix_masks(), torch.tensor([[1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0]])
+    )
+    mix_keys = {k for k in full.state_dict() if "scalar_mix" in k}
+    assert mix_keys == {k for k in pruned.state_dict() if "scalar_mix" in k}
+    ids = token_ids(pruned.bilm.vocab)
+    assert pruned(ids).shape == full(ids).shape
+    # the activations follow the loaded LMs' layers: a removed layer's half is zeros
+    activations = pruned.bilm(ids)["activations"]
+    assert len(activations) == NUM_LAYERS
+    assert activations[2][..., :6].abs().sum() == 0 and activations[1][..., 6:].abs().sum() == 0
+    assert activations[3][..., 6:].abs().sum() == 0 and activations[3][..., :6].abs().sum() > 0
+    assert full.mix_multiply_adds() == 2 * 4 * 6 and pruned.mix_multiply_adds() == (3 + 2) * 6
+
+
+def test_unmasked_mix_is_allennlp_s_scalar_mix_exactly(lm_archives):
+    embedder = embedder_from(lm_archives, initial_scalar_parameters=[0.3, -1.0, 0.5, 2.0]).eval()
+    ids = token_ids(embedder.bilm.vocab)
+    bilm_output = embedder.bilm(ids)
+    mix = embedder.scalar_mixes[0]
+    assert torch.equal(
+        mix(bilm_output["activations"], bilm_output["mask"]),
+        ScalarMix.forward(mix, bilm_output["activations"], bilm_output["mask"]),
+    )
