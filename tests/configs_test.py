@@ -66,6 +66,20 @@ def _train_ldnet_phase1(directory: Path) -> Dict[str, str]:
     return phase1_dirs
 
 
+def build_scalar_mix_phase1(directory: Path) -> Dict[str, str]:
+    """
+    `NER_SCALAR_MIX_PHASE1_DIR` (elmo/ner_scalar_mix_prune): elmo/ner_scalar_mix trained 1 epoch
+    on fixtures over the same LMs, as an `ldnet_crf_tagger` (the type its pruning config sets).
+    """
+    variables = {**FIXTURE_EXT_VARS, **build_lm_archive_ext_vars(directory)}
+    config = CONFIGS_ROOT / "elmo" / "ner_scalar_mix.jsonnet"
+    params = Params.from_file(str(config), ext_vars=variables)
+    overrides = {"trainer.num_epochs": 1, "model.type": "ldnet_crf_tagger"}
+    params = Params(with_overrides(params.as_dict(quiet=True), overrides))
+    train_model(params, serialization_dir=str(directory / "ner_scalar_mix"))
+    return {"NER_SCALAR_MIX_PHASE1_DIR": str(directory / "ner_scalar_mix")}
+
+
 def build_lm_word_vectors(directory: Path) -> Dict[str, str]:
     """`LM_WORD_VECTORS` (ner_ldnet_lm_init): the fixture forward LM's word embeddings."""
     vectors = directory / "lm_word_vectors.txt"
@@ -79,6 +93,7 @@ EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
     build_lm_archive_ext_vars,  # FORWARD_LM_ARCHIVE, BACKWARD_LM_ARCHIVE (fixture dense LMs)
     build_ldnet_phase1,  # <TASK>_LDNET[_GLOVE]_PHASE1_DIR (same LMs)
     build_lm_word_vectors,  # LM_WORD_VECTORS (same forward LM)
+    build_scalar_mix_phase1,  # NER_SCALAR_MIX_PHASE1_DIR (same LMs)
 ]
 
 # training_configs/distillation/ is trained on fixtures (with a tiny BERT teacher) by
@@ -190,3 +205,39 @@ def test_sticky_phase2_ends_within_budget_on_fixtures(config: str, ext_vars, tmp
     assert live[-1] <= 2
     final = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert final["best_validation_f1-measure-overall-within-budget"] >= 0
+
+
+def test_scalar_mix_pruning_config_parses(ext_vars):
+    """
+    elmo/ner_scalar_mix_prune: ner_scalar_mix pruned as the LD-Net recipe prunes (budget 2,
+    sticky zeros, masks with Adam at lr 0.2), its L2 on the mixing weights kept.
+    """
+    config = CONFIGS_ROOT / "elmo" / "ner_scalar_mix_prune.jsonnet"
+    phase1 = load_config(CONFIGS_ROOT / "elmo" / "ner_scalar_mix.jsonnet", ext_vars).as_dict()
+    params = load_config(config, ext_vars).as_dict(quiet=True)
+    model = params["model"]
+    assert model["type"] == "ldnet_crf_tagger"
+    elmo = model["text_field_embedder"]["token_embedders"]["elmo"]
+    assert elmo["type"] == "dense_lm_scalar_mix" and elmo["trainable_layer_mask"] is True
+    assert {k: v for k, v in elmo.items() if k != "trainable_layer_mask"} == (
+        phase1["model"]["text_field_embedder"]["token_embedders"]["elmo"]
+    )
+    regexes = model["regularizer"]["regexes"]
+    assert regexes[0] == ["scalar_parameters", {"type": "l2", "alpha": 0.1}]
+    assert regexes[1] == [
+        "layer_mask",
+        {"type": "layer_selection", "lambda0": 0.05 * 64, "budget": 2},
+    ]
+    phase1_dir = ext_vars["NER_SCALAR_MIX_PHASE1_DIR"]
+    assert params["vocabulary"] == {"type": "from_files", "directory": f"{phase1_dir}/vocabulary"}
+    (initializer,) = model["initializer"]["regexes"]
+    assert initializer[1]["weights_file_path"] == f"{phase1_dir}/best.th"
+    trainer = params["trainer"]
+    assert trainer["validation_metric"] == "+f1-measure-overall-within-budget"
+    assert trainer["optimizer"]["type"] == "adam" and trainer["optimizer"]["lr"] == 0.001
+    assert trainer["optimizer"]["parameter_groups"] == [[["layer_mask"], {"lr": 0.2}]]
+    assert trainer["callbacks"][-1] == {
+        "type": "layer_pruning",
+        "start_epoch": 0,
+        "sticky_zeros": True,
+    }

@@ -43,7 +43,9 @@ class LayerPruningCallback(TrainerCallback):
       loaded with `from_archive` or an initializer), the masks are trainable, and so the
       `layer_selection` regularizer (which AllenNLP applies only to trainable parameters) is on.
       Before it they are fixed. The embedder's mask must be created trainable
-      (`"trainable_layer_mask": true`), so that the optimizer holds it.
+      (`"trainable_layer_mask": true`), so that the optimizer holds it. The embedder may be
+      `layer_selection` or `dense_lm_scalar_mix`: the callback reads the masks of every
+      `DenseBiLm` in the model, whichever embedder holds it.
     - After every optimiser step (training batches only; AllenNLP also calls `on_batch` for
       validation batches) the masks are projected onto [0, 1].
     - The model's metrics (through its `metric_extensions`: `ldnet_crf_tagger`) gain
@@ -123,14 +125,15 @@ class LayerPruningCallback(TrainerCallback):
         self._masks = [(name, bilm.layer_mask) for name, bilm in find_dense_bilms(model)]
         if not self._masks:
             raise ConfigurationError(
-                "layer_pruning: the model has no layer-selection embedder (no dense biLM with "
-                "layer masks); there is nothing to prune."
+                "layer_pruning: the model has no layer-selection embedder (layer_selection or "
+                "dense_lm_scalar_mix: no dense biLM with layer masks); there is nothing to prune."
             )
         for name, mask in self._masks:
             if not mask.requires_grad:
                 raise ConfigurationError(
                     f"layer_pruning: the layer mask of {name or 'the model'} is fixed; set "
-                    '"trainable_layer_mask": true on the layer-selection embedder.'
+                    '"trainable_layer_mask": true on its embedder (layer_selection or '
+                    "dense_lm_scalar_mix)."
                 )
         if getattr(trainer, "_distributed", False) and trainer._epochs_completed < self.start_epoch:
             raise ConfigurationError(

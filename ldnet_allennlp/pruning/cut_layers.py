@@ -2,11 +2,14 @@
 Step (3) of LD-Net's pruning: turn a tagger whose layer masks were trained to 0/1 into a smaller,
 ordinary AllenNLP archive. Layers whose mask is 0 are removed, the input columns of every later
 layer and of `W_cr` that read them are sliced away, surviving masks stay as fixed multipliers.
+The taggers it prunes have a `layer_selection` or a `dense_lm_scalar_mix` embedder (both
+`LayerMaskedEmbedder`s over a `DenseBiLm`); a scalar mix has nothing to slice beyond the LMs (its
+`s` keeps one value per loaded layer, and it renormalises its weights over the layers that remain).
 
 AllenNLP's archive contract is kept: an archive is a config + vocabulary + weights, and
 `load_archive` rebuilds the model from the config. So the pruned archive's config describes the
-pruned shape (`forward_kept_layers` / `backward_kept_layers` of the `layer_selection` embedder),
-and its weights are the original weights, sliced to that shape.
+pruned shape (`forward_kept_layers` / `backward_kept_layers` of the embedder), and its weights
+are the original weights, sliced to that shape.
 """
 
 import copy
@@ -26,7 +29,11 @@ from allennlp.models import Model
 from allennlp.models.archival import CONFIG_NAME, archive_model, load_archive
 
 from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS
-from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms, lm_weights_stored
+from ldnet_allennlp.lm.modules.dense_bilm import (
+    LayerMaskedEmbedder,
+    find_dense_bilms,
+    lm_weights_stored,
+)
 from ldnet_allennlp.pretrained import shipped_name
 from ldnet_allennlp.lm.token_embedders import LayerSelectionTokenEmbedder
 from ldnet_allennlp.tagging.flops import flops_per_token
@@ -45,14 +52,25 @@ class PruneReport:
         return dict(self.__dict__)
 
 
-def layer_selection_embedders(model: Model) -> List[Tuple[str, LayerSelectionTokenEmbedder]]:
-    """The `layer_selection` embedders that hold the model's dense biLMs, by module name."""
-    modules = dict(model.named_modules())
-    owners = [name.rpartition(".")[0] for name, _ in find_dense_bilms(model)]
+def prunable_embedders(model: Model) -> List[Tuple[str, LayerMaskedEmbedder]]:
+    """
+    The embedders that hold the model's dense biLMs (`layer_selection`, `dense_lm_scalar_mix`:
+    `LayerMaskedEmbedder`s), by module name.
+    """
+    bilms = [bilm for _, bilm in find_dense_bilms(model)]
     return [
-        (name, modules[name])
-        for name in owners
-        if isinstance(modules.get(name), LayerSelectionTokenEmbedder)
+        (name, module)
+        for name, module in model.named_modules()
+        if isinstance(module, LayerMaskedEmbedder) and any(module.bilm is b for b in bilms)
+    ]
+
+
+def layer_selection_embedders(model: Model) -> List[Tuple[str, LayerSelectionTokenEmbedder]]:
+    """The `layer_selection` embedders among `prunable_embedders`, by module name."""
+    return [
+        (name, embedder)
+        for name, embedder in prunable_embedders(model)
+        if isinstance(embedder, LayerSelectionTokenEmbedder)
     ]
 
 
@@ -70,13 +88,13 @@ def _config_block(model_config: Dict[str, Any], module_name: str) -> Dict[str, A
             block = block[part]
         else:
             raise ConfigurationError(
-                f"cannot find the config of the layer_selection embedder {module_name!r} in the "
-                "archive's model config"
+                f"cannot find the config of the embedder {module_name!r} in the archive's model "
+                "config"
             )
     return block
 
 
-def layers_to_keep(embedder: LayerSelectionTokenEmbedder) -> Dict[str, List[int]]:
+def layers_to_keep(embedder: LayerMaskedEmbedder) -> Dict[str, List[int]]:
     """
     Per direction, the layers of `embedder`'s biLM that survive (`DenseBiLm.surviving_layers`:
     mask > 0, among the kept layers); a `ConfigurationError` when no layer survives at all.
@@ -98,7 +116,8 @@ def _pruned_state(
 ) -> Dict[str, torch.Tensor]:
     """The weights of `new` (pruned shape), taken from `old` and sliced."""
     state = dict(old.state_dict())
-    for name, embedder in layer_selection_embedders(old):
+    bilm_names = {id(bilm): bilm_name for bilm_name, bilm in find_dense_bilms(old)}
+    for name, embedder in prunable_embedders(old):
         kept = embedder.kept_layers()
         projection_columns: List[int] = []
         offset = 0
@@ -106,7 +125,8 @@ def _pruned_state(
             lm = embedder.forward_lm if direction == "forward" else embedder.backward_lm
             positions = [kept[direction].index(layer) for layer in surviving[name][direction]]
             smaller = lm.encoder.pruned(positions)
-            prefix = f"{name}.bilm.{direction}_lm.{_encoder_attribute(lm)}."
+            bilm_name = bilm_names[id(embedder.bilm)]
+            prefix = f"{bilm_name}.{direction}_lm.{_encoder_attribute(lm)}."
             for key in [k for k in state if k.startswith(prefix)]:
                 del state[key]
             for key, value in smaller.state_dict().items():
@@ -114,8 +134,9 @@ def _pruned_state(
             columns = lm.encoder.input_columns(lm.encoder.num_layers, positions)
             projection_columns.extend(offset + c for c in columns)
             offset += lm.encoder.get_output_dim()
-        weight_key = f"{name}.projection.weight"
-        state[weight_key] = state[weight_key][:, projection_columns]
+        if isinstance(embedder, LayerSelectionTokenEmbedder):  # W_cr reads the LMs' outputs
+            weight_key = f"{name}.projection.weight"
+            state[weight_key] = state[weight_key][:, projection_columns]
     expected = new.state_dict()
     for key, value in expected.items():
         if key not in state or state[key].shape != value.shape:
@@ -158,10 +179,11 @@ def prune_archive(
     archive = _load_archive(archive_path)
     model = archive.model
     model.eval()
-    embedders = layer_selection_embedders(model)
+    embedders = prunable_embedders(model)
     if not embedders:
         raise ConfigurationError(
-            f"{archive_path}: the model has no layer_selection embedder; there is nothing to prune."
+            f"{archive_path}: the model has no layer_selection embedder (nor a "
+            "dense_lm_scalar_mix one); there is nothing to prune."
         )
     config = archive.config.duplicate()
     model_config = config.as_dict(quiet=True)["model"]
@@ -206,7 +228,7 @@ def _load_archive(archive_path: str) -> Any:
 
 def _pruned_config(
     model_config: Dict[str, Any],
-    embedders: List[Tuple[str, LayerSelectionTokenEmbedder]],
+    embedders: List[Tuple[str, LayerMaskedEmbedder]],
     report: PruneReport,
     keep_all_layers: bool,
     reference_lms: bool,

@@ -70,9 +70,9 @@ def check_penalty_config(lambda0: float, budget: int, reg1_scale: float = 1.0) -
 @Regularizer.register("layer_selection")
 class LayerSelectionRegularizer(Regularizer):
     """
-    LD-Net's penalty as an AllenNLP `Regularizer`, applied to the layer-selection embedder's
-    `layer_mask` parameter (shape `(2, num_layers)`: forward row, backward row) through the
-    model's regularizer config:
+    LD-Net's penalty as an AllenNLP `Regularizer`, applied to the dense biLM's `layer_mask`
+    parameter (shape `(2, num_layers)`: forward row, backward row; under a `layer_selection` or a
+    `dense_lm_scalar_mix` embedder alike) through the model's regularizer config:
 
         "regularizer": {"regexes": [["layer_mask", {"type": "layer_selection",
                                                      "lambda0": 0.05, "budget": 2}]]}

@@ -11,6 +11,9 @@ What is counted, per token:
     c_t = f ⊙ c_{t-1} + i ⊙ g (a multiply, then a multiply-add: 2) and h_t = o ⊙ tanh(c_t) (1);
     the bias additions are not counted, as for `Linear`;
 - a `torch.nn.Linear`: in × out (e.g. LD-Net's `W_cr`, the CRF emissions `tag_projection_layer`);
+- a `dense_lm_scalar_mix`'s mixes: per output representation, one multiply-add per feature of
+  each layer half it mixes (`DenseLMScalarMixEmbedder.mix_multiply_adds`: the token layer and
+  every kept LM layer, per direction), plus its optional projection (a `Linear`);
 - a `torch.nn.Conv1d`: out × in × kernel per output position;
 - a `ConditionalRandomField`'s Viterbi decode: num_tags² per token, the (max, +) product of the
   previous scores with the transition matrix (for each pair of tags an add and a max, counted
@@ -31,6 +34,7 @@ from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.modules.token_embedders import TokenCharactersEncoder
 
 from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
+from ldnet_allennlp.lm.token_embedders.scalar_mix import DenseLMScalarMixEmbedder
 
 MEAN_CONLL03_TOKEN_LENGTH = 4.37
 
@@ -57,7 +61,8 @@ def flops_breakdown(
 ) -> Dict[str, float]:
     """
     Multiply-adds per token by part: `"lm"` (the dense LMs of every `DenseBiLm`),
-    `"lm_projection"` (the `projection` beside a biLM: `layer_selection`'s `W_cr`),
+    `"lm_projection"` (what turns the biLM's layers into the embedder's output: the `projection`
+    beside a biLM, `layer_selection`'s `W_cr`; a `dense_lm_scalar_mix`'s mixes and projection),
     `"char_encoder"`, `"word_encoder"` (the tagger's `encoder`), `"crf_emissions"`
     (`tag_projection_layer`), `"viterbi"` (the CRF's decode) and `"other"`. An LSTM's gate work
     is in its part (`"lm"`, `"char_encoder"`, `"word_encoder"`).
@@ -79,6 +84,9 @@ def flops_breakdown(
     for name, module in model.named_modules():
         if isinstance(module, TokenCharactersEncoder):
             owners[name] = "char_encoder"
+        if isinstance(module, DenseLMScalarMixEmbedder):
+            owners[f"{name}._projection" if name else "_projection"] = "lm_projection"
+            parts["lm_projection"] += float(module.mix_multiply_adds())
     for name, module in model.named_modules():
         if isinstance(module, ConditionalRandomField):
             parts["viterbi"] += float(module.num_tags**2)

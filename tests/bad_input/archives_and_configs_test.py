@@ -49,6 +49,7 @@ DIMENSION_ERRORS = {
         + ["recipe/chunk_ldnet_glove_sgd_prune_l1"]
     },
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
+    "elmo/ner_scalar_mix_prune.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     **{
         f"distillation/{task}_{kind}.jsonnet": ("model.encoder.input_size", STUDENT_DIMS)
@@ -87,6 +88,7 @@ def ext_vars(data_ext_vars, ldnet_run, tmp_path_factory) -> Dict[str, str]:
         # the dimension error comes before the phase-1 weights are read (only its vocabulary is)
         "NER_LDNET_GLOVE_PHASE1_DIR": str(ldnet_run),
         "CHUNK_LDNET_GLOVE_PHASE1_DIR": str(ldnet_run),
+        "NER_SCALAR_MIX_PHASE1_DIR": str(ldnet_run),
         "LM_FINETUNE_TRAIN_PATH": FIXTURE_EXT_VARS["LM_TRAIN_DATA_PATH"],
         "LM_FINETUNE_DEV_PATH": FIXTURE_EXT_VARS["LM_VALIDATION_DATA_PATH"],
         # the online student loads its teacher at its first batch, never at construction

@@ -24,9 +24,14 @@
 // tagger_lr: the initial learning rate of the tagger's own optimizer in phase 2 (default: phase
 // 1's initial one); e.g. where phase 1's decayed schedule ended, so that phase 2 does not shake
 // a converged tagger (recipe/ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet measures it).
+//
+// embedder: the key of the LM embedder in text_field_embedder.token_embedders ('lm' for the
+// LD-Net taggers' layer_selection; 'elmo' for ../elmo/ner_scalar_mix_prune.jsonnet's
+// dense_lm_scalar_mix, which has the same layer masks). Phase 1's own regularizers (the scalar
+// mix's L2 on scalar_parameters) stay, the penalty is added to them.
 {
   prune(phase1, phase1_dir, lambda0_per_sentence=0.05, budget=2, mask_lr=0.2, mask_optimizer='adam',
-        sticky_zeros=false, reg1_scale=1.0, tagger_lr=null)::
+        sticky_zeros=false, reg1_scale=1.0, tagger_lr=null, embedder='lm')::
     assert mask_optimizer == 'adam' || mask_optimizer == 'sgd' : "mask_optimizer: 'adam' or 'sgd'";
     local tagger_optimizer = phase1.trainer.optimizer
                              + (if tagger_lr == null then {} else {lr: tagger_lr});
@@ -34,12 +39,13 @@
     // the phase-1 vocabulary, so that the phase-1 weights fit
     vocabulary: {type: 'from_files', directory: phase1_dir + '/vocabulary'},
     model+: {
-      text_field_embedder+: {token_embedders+: {lm+: {
+      text_field_embedder+: {token_embedders+: {[embedder]+: {
         // z is a parameter the optimizer holds (the callback decides when it trains)
         trainable_layer_mask: true,
       }}},
       // the penalty, through AllenNLP's regularizer mechanism, on the (2, num_layers) mask
-      regularizer: {regexes: [['layer_mask', {
+      regularizer: {regexes: std.get(std.get(phase1.model, 'regularizer', {}), 'regexes', [])
+                             + [['layer_mask', {
         type: 'layer_selection',
         lambda0: lambda0_per_sentence * phase1.data_loader.batch_size,
         budget: budget,
