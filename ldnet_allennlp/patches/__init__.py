@@ -22,6 +22,9 @@ it by that call.
   extracted, by `load_archive` and by cached_path.
 - `registrable_class_paths`: a config's `"type"` names a registered component, never a module path
   (`LDNET_ALLOW_CLASS_PATHS=1` for trusted configs).
+- `nltk_download`: allennlp-models' narrativeqa module no longer calls `nltk.download` at import.
+- `command_line_logging`: `predict`, `ldnet-tag` and `ldnet-serve` log at WARNING unless
+  `--verbose` (or AllenNLP's `ALLENNLP_LOG_LEVEL` / `ALLENNLP_DEBUG`) asks for more.
 """
 
 from typing import Callable, Mapping, Optional, Sequence, Type
@@ -30,7 +33,9 @@ from allennlp.training.callbacks import TrainerCallback
 
 from ldnet_allennlp.patches import (
     checkpointer_load_checkpoint,
+    command_line_logging,
     default_callbacks,
+    nltk_download,
     params_environment_variables,
     reduce_on_plateau,
     registrable_class_paths,
@@ -56,6 +61,8 @@ PATCHES = (
     params_environment_variables,
     safe_archive_extraction,
     registrable_class_paths,
+    nltk_download,
+    command_line_logging,
 )
 
 

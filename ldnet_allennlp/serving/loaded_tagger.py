@@ -17,14 +17,15 @@ from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
 from ldnet_allennlp.pretrained import PREFIX, manifest, pretrained_dir, resolve_archive
 from ldnet_allennlp.tagging.flops import flops_per_token
 
-DEFAULT_MODEL = "ner"
+DEFAULT_MODEL = "ner_pruned"  # the shipped pruned NER tagger (ldnet-serve's default)
 PREDICTOR = "ldnet_tagger"
 
 
 def load_tagger(model: str = DEFAULT_MODEL) -> Tuple[Predictor, Dict[str, Any]]:
     """
-    `model`: a name from `pretrained/MANIFEST.json` (`ner`), `pretrained:<name>`, or a tagger
-    archive's path. Returns the `ldnet_tagger` predictor and the model's facts (`model_facts`).
+    `model`: a name from `pretrained/MANIFEST.json` (`ner_pruned`, `ner`), `pretrained:<name>`,
+    or a tagger archive's path. Returns the `ldnet_tagger` predictor and the model's facts
+    (`model_facts`).
     """
     entries = _manifest_or_empty()
     name = model[len(PREFIX) :] if model.startswith(PREFIX) else None

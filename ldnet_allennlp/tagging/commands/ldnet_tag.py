@@ -1,65 +1,81 @@
 """
-`allennlp ldnet-tag [--model ner] "a sentence" ...`: tags raw sentences with a shipped tagger
-(`pretrained/MANIFEST.json`, by name) or any tagger archive, and prints each sentence with its
+`allennlp ldnet-tag ["a sentence" ...] [--model NAME|ARCHIVE|EXPORT_DIR] [--full] [--verbose]`:
+tags raw sentences with a shipped tagger (`pretrained/MANIFEST.json`, by name; by default the
+pruned `ner_pruned`, `--full` for the un-pruned `ner`), any tagger archive, or a folder that
+`allennlp ldnet-export` wrote (tagged by `ldnet_runtime`), and prints each sentence with its
 spans marked, e.g. `Chancellor [Helmut Kohl]PER met [Jacques Chirac]PER in [Bonn]LOC .`
 With no sentence on the command line, it reads one sentence per line from standard input.
+It prints nothing else: AllenNLP's INFO log only with `--verbose`
+(`ldnet_allennlp/patches/command_line_logging.py`). The arguments and the printing are
+`ldnet_runtime/tag_command.py`'s, whose `ldnet-tag` command tags an export folder without torch.
+
+It does not need AllenNLP's plugins (allennlp-models' every module): from `ldnet-allennlp`,
+they are not imported; `--include-package` still imports a package of one's own.
 """
 
 import argparse
-import sys
-from typing import Any, Dict, List, Sequence
 
 from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
 
-
-def mark_spans(tokens: Sequence[str], spans: List[Dict[str, Any]]) -> str:
-    """
-    `tokens` joined by spaces, each span (`start`, `end` inclusive, `type`; the `ldnet_tagger`
-    predictor's output) in brackets followed by its type: `[Helmut Kohl]PER`.
-    """
-    starts = {span["start"]: span for span in spans}
-    ends = {span["end"]: span for span in spans}
-    words = []
-    for i, token in enumerate(tokens):
-        word = token
-        if i in starts:
-            word = "[" + word
-        if i in ends:
-            word = word + "]" + ends[i]["type"]
-        words.append(word)
-    return " ".join(words)
+from ldnet_runtime.tag_command import (  # noqa: F401  (mark_spans: this module's API)
+    add_arguments,
+    is_export_dir,
+    mark_spans,
+    model_of,
+    sentences_of,
+    tag_with_runtime,
+)
 
 
 @Subcommand.register("ldnet-tag")
 class LdnetTag(Subcommand):
+    requires_plugins = False
+
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = (
-            "Tag raw sentences with a shipped tagger (by name, e.g. ner or chunk) or a tagger "
-            "archive, and print them with their spans marked."
+            "Tag raw sentences with a shipped tagger (by name; default ner_pruned, --full for "
+            "ner), a tagger archive or an ldnet-export folder, and print them with their spans "
+            "marked."
         )
         subparser = parser.add_parser(self.name, description=description, help=description)
+        add_arguments(subparser)
         subparser.add_argument(
-            "sentences", nargs="*", help="raw sentences (default: one per line from stdin)"
-        )
-        subparser.add_argument(
-            "--model",
-            default="ner",
-            help="a name from pretrained/MANIFEST.json, or a tagger archive's path (default: ner)",
+            "--include-package",
+            type=str,
+            action="append",
+            default=[],
+            help="additional packages to include",
         )
         subparser.set_defaults(func=tag_from_args)
         return subparser
 
 
 def tag_from_args(args: argparse.Namespace) -> None:
+    """
+    Prints the sentences of `args` tagged by the model it names, spans marked.
+
+    # Parameters
+
+    args : `argparse.Namespace`
+        `sentences` and `model`; `full` optional.
+    """
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
     from ldnet_allennlp.pretrained import load_pretrained, manifest
 
-    if args.model in manifest():
-        predictor = load_pretrained(args.model)
+    try:
+        model = model_of(args)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from error
+    if is_export_dir(model):
+        tag_with_runtime(model, sentences_of(args))
+        return
+    if model in manifest():
+        predictor = load_pretrained(model)
     else:
-        predictor = Predictor.from_archive(load_archive(args.model), "ldnet_tagger")
-    sentences = args.sentences or [line.strip() for line in sys.stdin if line.strip()]
+        predictor = Predictor.from_archive(load_archive(model), "ldnet_tagger")
+    sentences = sentences_of(args)
     for output in predictor.predict_batch_json([{"sentence": s} for s in sentences]):
         print(mark_spans(output["tokens"], output["spans"]))
