@@ -19,7 +19,9 @@ sequences, whose lengths a trace would freeze. Here:
 
 The parts, each built from the trained module's own weights (`EmissionNetwork.from_tagger`):
 `embedding` token embedders, `character_encoding` with a `cnn` encoder, `layer_selection`
-(LD-Net's `r_t` over the kept LM layers, with their fixed layer masks), and `glove_embedding`,
+(LD-Net's `r_t` over the kept LM layers, with their fixed layer masks), `dense_lm_scalar_mix`
+(the first mix over the kept LM layers, its masked weights and `γ` fixed, optional layer norm
+and projection), and `glove_embedding`,
 whose 400,000 x 50 matrix stays out of the graph: its input is the looked-up vectors (the
 runtime reads them from the installed GloVe package). Then the text field embedder's
 concatenation (in sorted key order), the encoder (an `lstm`, any number of layers, either
@@ -47,10 +49,12 @@ from ldnet_allennlp.glove.token_embedder import GloveTokenEmbedder
 from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
 from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm
 from ldnet_allennlp.lm.token_embedders.layer_selection import LayerSelectionTokenEmbedder
+from ldnet_allennlp.lm.token_embedders.scalar_mix import DenseLMScalarMixEmbedder, masked_layer_norm
 from ldnet_runtime.export_format import MASK_INPUT
 
 SUPPORTED_EMBEDDERS = (
-    "embedding, character_encoding with a cnn encoder, layer_selection and glove_embedding"
+    "embedding, character_encoding with a cnn encoder, layer_selection, dense_lm_scalar_mix and "
+    "glove_embedding"
 )
 
 
@@ -166,15 +170,16 @@ class _DenseLm(torch.nn.Module):
         return layers
 
 
-class _LayerSelection(torch.nn.Module):
+class _BiLmLayers(torch.nn.Module):
     """
-    `layer_selection`: LM ids `(batch, num_tokens)` -> `r_t = ReLU(W_cr [h_t; h^r_t] + b_cr)`,
-    `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries.
+    A `DenseBiLm` (after any pruning, its fixed layer masks applied): LM ids
+    `(batch, num_tokens)` -> per direction the layers `[x, z h for each kept layer]`, each
+    `(batch, num_tokens', dim)` and zero at padding, and their mask `(batch, num_tokens')`, where
+    `num_tokens' = num_tokens + 2` with the biLM's sentence boundaries, else `num_tokens`.
     """
 
-    def __init__(self, embedder: LayerSelectionTokenEmbedder, where: str) -> None:
+    def __init__(self, bilm: DenseBiLm, where: str) -> None:
         super().__init__()
-        bilm: DenseBiLm = embedder.bilm
         layer_masks = bilm.kept_layer_masks()
         self.forward_lm = _DenseLm(bilm.forward_lm, layer_masks["forward"], f"{where}'s forward LM")
         self.backward_lm = _DenseLm(
@@ -183,12 +188,12 @@ class _LayerSelection(torch.nn.Module):
         self.add_sentence_boundaries = bilm.add_sentence_boundaries
         self.bos = int(bilm.bos_index)
         self.eos = int(bilm.eos_index)
-        self.projection = embedder.projection
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        mask = ids != 0
+    def forward(
+        self, ids: torch.Tensor
+    ) -> Tuple[List[torch.Tensor], List[torch.Tensor], torch.Tensor]:
         if self.add_sentence_boundaries:
-            lengths = mask.sum(dim=1, keepdim=True)
+            lengths = (ids != 0).sum(dim=1, keepdim=True)
             positions = torch.arange(ids.size(1) + 2, device=ids.device).unsqueeze(0)
             padded = functional.pad(ids, (1, 1))
             ids = torch.where(
@@ -197,11 +202,101 @@ class _LayerSelection(torch.nn.Module):
                 torch.where(positions == lengths + 1, torch.full_like(padded, self.eos), padded),
             )
         lm_mask = ids != 0
-        pieces = self.forward_lm(ids, lm_mask) + self.backward_lm(ids, lm_mask)
+        return self.forward_lm(ids, lm_mask), self.backward_lm(ids, lm_mask), lm_mask
+
+    def without_boundaries(self, tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`(batch, num_tokens', dim)` -> `(batch, num_tokens, dim)`, zero at padding."""
         if self.add_sentence_boundaries:
-            float_mask = mask.unsqueeze(-1).to(pieces[0].dtype)
-            pieces = [piece[:, 1:-1] * float_mask for piece in pieces]
+            tensor = tensor[:, 1:-1]
+        return tensor * mask.unsqueeze(-1).to(tensor.dtype)
+
+
+class _LayerSelection(torch.nn.Module):
+    """
+    `layer_selection`: LM ids `(batch, num_tokens)` -> `r_t = ReLU(W_cr [h_t; h^r_t] + b_cr)`,
+    `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries.
+    """
+
+    def __init__(self, embedder: LayerSelectionTokenEmbedder, where: str) -> None:
+        super().__init__()
+        self.bilm = _BiLmLayers(embedder.bilm, where)
+        self.projection = embedder.projection
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        mask = ids != 0
+        forward_layers, backward_layers, _ = self.bilm(ids)
+        pieces = [self.bilm.without_boundaries(p, mask) for p in forward_layers + backward_layers]
         return torch.relu(self.projection(torch.cat(pieces, dim=-1)))
+
+
+class _ScalarMix(torch.nn.Module):
+    """
+    `dense_lm_scalar_mix`: LM ids `(batch, num_tokens)` -> its first representation,
+    `(batch, num_tokens, output_dim)`: `γ · [Σ_j w_fj h_j_fwd ; Σ_j w_bj h_j_bwd]` over the layers
+    the LMs keep (`LayerMaskedScalarMix`, with the weights `γ · w` fixed at export), each layer
+    layer-normalised first with `do_layer_norm`, sentence boundaries removed (dropout is off at
+    inference), then the optional projection.
+    """
+
+    def __init__(self, embedder: DenseLMScalarMixEmbedder, where: str) -> None:
+        super().__init__()
+        bilm: DenseBiLm = embedder.bilm
+        self.bilm = _BiLmLayers(bilm, where)
+        if not self.bilm.add_sentence_boundaries:  # Elmo removes two positions whatever
+            raise ConfigurationError(f"{where}: a scalar mix without sentence boundaries.")
+        mix = embedder.scalar_mixes[0]
+        with torch.no_grad():
+            weights = (mix.gamma * mix.layer_weights()).detach().float()
+        self.register_buffer("weights", weights.clone())  # (2, num_lm_layers + 1)
+        self.kept = {d: list(bilm.kept_layers[d]) for d in ("forward", "backward")}
+        self.mixed = [0] + [
+            layer + 1
+            for layer in range(bilm.num_lm_layers)
+            if layer in self.kept["forward"] or layer in self.kept["backward"]
+        ]
+        widths = bilm.layer_widths()
+        self.widths = [widths["forward"], widths["backward"]]
+        self.do_layer_norm = bool(mix.do_layer_norm)
+        self.projection = embedder.projection
+
+    def _layer(self, layers: List[torch.Tensor], direction: str, index: int) -> torch.Tensor:
+        """Layer `index` (0 = tokens) of one direction, padded to its half's width."""
+        row = 0 if direction == "forward" else 1
+        if index == 0:
+            layer = layers[0]
+        elif index - 1 in self.kept[direction]:
+            layer = layers[1 + self.kept[direction].index(index - 1)]
+        else:
+            layer = layers[0][..., :0]
+        return functional.pad(layer, (0, self.widths[row] - layer.size(-1)))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        mask = ids != 0
+        forward_layers, backward_layers, lm_mask = self.bilm(ids)
+        mixed: Optional[torch.Tensor] = None
+        for index in self.mixed:
+            layer = torch.cat(
+                [
+                    self._layer(forward_layers, "forward", index),
+                    self._layer(backward_layers, "backward", index),
+                ],
+                dim=-1,
+            )
+            if self.do_layer_norm:
+                elements = lm_mask.sum() * layer.size(-1)
+                layer = masked_layer_norm(layer, lm_mask.unsqueeze(-1), elements)
+            weight = torch.cat(
+                [
+                    self.weights[0, index].expand(self.widths[0]),
+                    self.weights[1, index].expand(self.widths[1]),
+                ]
+            )
+            mixed = weight * layer if mixed is None else mixed + weight * layer
+        assert mixed is not None
+        representation = self.bilm.without_boundaries(mixed, mask)
+        if self.projection is not None:
+            representation = self.projection(representation)
+        return representation
 
 
 class _Vectors(torch.nn.Module):
@@ -265,13 +360,15 @@ class EmissionNetwork(torch.nn.Module):
 
     `forward(mask, *inputs)`: `mask` `(batch, num_tokens)` bool, then one tensor per token
     embedder in `self.input_keys` order (the text field embedder's sorted keys): ids
-    `(batch, num_tokens)` int64 for `embedding` and `layer_selection`, character ids
+    `(batch, num_tokens)` int64 for `embedding`, `layer_selection` and `dense_lm_scalar_mix`,
+    character ids
     `(batch, num_tokens, num_chars)` int64 for `character_encoding`, vectors
     `(batch, num_tokens, dim)` float32 for `glove_embedding`. Returns the logits
     `(batch, num_tokens, num_tags)`.
 
     `input_kinds`: per key, the embedder kind (`embedding`, `character_encoding`,
-    `layer_selection`, `glove_embedding`), which says what the key's input is.
+    `layer_selection`, `dense_lm_scalar_mix`, `glove_embedding`), which says what the key's
+    input is.
     """
 
     def __init__(
@@ -315,6 +412,9 @@ class EmissionNetwork(torch.nn.Module):
             elif isinstance(token_embedder, LayerSelectionTokenEmbedder):
                 parts[key] = _LayerSelection(token_embedder, where)
                 kinds[key] = "layer_selection"
+            elif isinstance(token_embedder, DenseLMScalarMixEmbedder):
+                parts[key] = _ScalarMix(token_embedder, where)
+                kinds[key] = "dense_lm_scalar_mix"
             elif isinstance(token_embedder, TokenCharactersEncoder):
                 parts[key] = _CharacterCnn(token_embedder, where)
                 kinds[key] = "character_encoding"

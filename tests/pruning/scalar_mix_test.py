@@ -6,6 +6,7 @@ model predicted, with fewer FLOPs; serving reports its layers.
 """
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -57,16 +58,19 @@ def scalar_mix_params(config: str, ext_vars, **overrides) -> Params:
     return Params(with_overrides(params.as_dict(quiet=True), {**FIXTURE_SIZE, **overrides}))
 
 
-@pytest.fixture(scope="module")
-def phase1(tmp_path_factory):
+def train_phase1(directory: Path) -> Path:
     """ner_scalar_mix trained 2 epochs on the fixtures (masks all 1): its serialization dir."""
-    directory = tmp_path_factory.mktemp("scalar_mix_phase1") / "run"
     ext_vars = {**EXT_VARS, **lm_archive_ext_vars()}
     train_model(
         scalar_mix_params("ner_scalar_mix.jsonnet", ext_vars, **{"trainer.num_epochs": 2}),
-        str(directory),
+        str(directory / "run"),
     )
-    return directory
+    return directory / "run"
+
+
+@pytest.fixture(scope="module")
+def phase1(tmp_path_factory):
+    return train_phase1(tmp_path_factory.mktemp("scalar_mix_phase1"))
 
 
 def masked_archive(phase1, path, mask, **config_changes):
