@@ -20,7 +20,7 @@ from allennlp.common.params import with_overrides
 from allennlp.training.util import HasBeenWarned
 
 from ldnet_allennlp.lm import write_word_vector_file
-from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
+from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.lm.lm_archives import build_lm_archive_ext_vars
 
 FIXTURE_EXT_VARS: Dict[str, str] = {
@@ -97,11 +97,15 @@ EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
 ]
 
 # training_configs/distillation/ is trained on fixtures (with a tiny BERT teacher) by
-# tests/distillation/configs_test.py, which knows its transfer-set variables.
+# tests/distillation/configs_test.py, which knows its transfer-set variables. The pruned
+# students (tagging/student/) keep LM layers the 3-layer fixture LMs lack: their shared
+# distill.libsonnet is trained on fixtures by tests/tagging/pruned_student_test.py, and the two
+# configs are rendered below.
+STUDENT_CONFIGS = sorted((CONFIGS_ROOT / "tagging" / "student").glob("*.jsonnet"))
 ALL_CONFIGS = sorted(
     path
     for path in CONFIGS_ROOT.rglob("*.jsonnet")
-    if path.relative_to(CONFIGS_ROOT).parts[0] != "distillation"
+    if path.relative_to(CONFIGS_ROOT).parts[0] != "distillation" and path not in STUDENT_CONFIGS
 )
 
 # The real LM configs' adaptive-softmax cut-offs and vocabulary limits exceed the fixture text.
@@ -241,3 +245,48 @@ def test_scalar_mix_pruning_config_parses(ext_vars):
         "start_epoch": 0,
         "sticky_zeros": True,
     }
+
+
+def test_no_training_config_names_a_test_file():
+    """Test files are read by `allennlp evaluate` once, at the end: no config in
+    training_configs/ sets `test_data_path` or reads a `*_TEST_DATA_PATH` variable."""
+    offenders = []
+    for path in sorted(CONFIGS_ROOT.rglob("*.*sonnet")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            code = line.split("//", 1)[0]
+            if "test_data_path" in code or "TEST_DATA_PATH" in code or "eng.testb" in code:
+                offenders.append(f"{path.relative_to(CONFIGS_ROOT)}:{number}: {line.strip()}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("config", STUDENT_CONFIGS, ids=config_id)
+def test_student_configs_render_as_distilled_pruned_taggers(config: Path):
+    variables = {
+        **FIXTURE_EXT_VARS,
+        "FORWARD_LM_ARCHIVE": "pretrained:lm_forward",
+        "BACKWARD_LM_ARCHIVE": "pretrained:lm_backward",
+        "STUDENT_START_DIR": "runs/start",
+        "TRANSFER_SET_PATH": "runs/transfer.jsonl",
+        "DISTILLATION_LOSS": "kl",
+        "DISTILLATION_WEIGHT": "0.5",
+        "TRANSFER_SENTENCES": "1000",
+        "STUDENT_EPOCHS": "2",
+        "STUDENT_LR": "0.006",
+    }
+    rendered = load_config(config, variables).as_dict(quiet=True)
+    assert rendered["dataset_reader"]["type"] == "ldnet_tagging_distillation"
+    assert rendered["dataset_reader"]["transfer_sentences"] == 1000
+    assert rendered["validation_dataset_reader"]["type"].startswith("ldnet_conll")
+    assert rendered["vocabulary"] == {"type": "from_files", "directory": "runs/start/vocabulary"}
+    model = rendered["model"]
+    assert (model["distillation_loss"], model["distillation_weight"]) == ("kl", 0.5)
+    lm = model["text_field_embedder"]["token_embedders"]["lm"]
+    shipped = "ner_pruned" if config.name.startswith("ner") else "chunk_pruned"
+    kept = json.loads((PROJECT_ROOT / "pretrained" / "MANIFEST.json").read_text())[shipped]
+    kept = kept["kept_layers"]
+    assert (lm["forward_kept_layers"], lm["backward_kept_layers"]) == (
+        kept["forward"],
+        kept["backward"],
+    )
+    assert rendered["trainer"]["num_epochs"] == 2
+    assert rendered["trainer"]["optimizer"]["lr"] == 0.006

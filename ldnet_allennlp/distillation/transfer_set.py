@@ -34,6 +34,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
 from allennlp.models import Model
 
+from ldnet_allennlp.common.resumable_jsonl import resume_point
 from ldnet_allennlp.distillation.augmentation import (
     AugmentationRules,
     PosUnigrams,
@@ -143,61 +144,6 @@ def _row_texts(row: Dict[str, Any]) -> Tuple[str, ...]:
     return (row["premise"], row["hypothesis"])
 
 
-def _resume_point(
-    output_file: str, header_line: str, rows: List[Dict[str, Any]], batch_size: int
-) -> int:
-    """
-    Number of rows already written in complete batches (0 for a new file). Truncates the file
-    after them; raises if the existing file was built with other settings or another input.
-    """
-    if not os.path.exists(output_file) or os.path.getsize(output_file) == 0:
-        with open(output_file, "w", encoding="utf-8") as handle:
-            handle.write(header_line)
-        return 0
-    offsets = []
-    with open(output_file, "rb") as handle:
-        first = handle.readline()
-        existing = parse_transfer_set_header(output_file, first.decode("utf-8", "replace"))
-        expected = json.loads(header_line)[TRANSFER_SET_HEADER_KEY]
-        if existing != expected:
-            differing = sorted(
-                k for k in set(existing) | set(expected) if existing.get(k) != expected.get(k)
-            )
-            raise ConfigurationError(
-                f"{output_file} exists and was built with other settings ({differing}); "
-                "delete it or re-run with the same arguments to resume"
-            )
-        offset = handle.tell()
-        complete: List[Dict[str, Any]] = []
-        for line_number, raw in enumerate(handle, start=2):
-            if not raw.endswith(b"\n"):
-                break  # a line cut by the interruption
-            try:
-                complete.append(json.loads(raw))
-            except ValueError as error:  # not UTF-8, or not JSON
-                raise ConfigurationError(
-                    f"{output_file}, line {line_number}: a complete line that is not a JSON row "
-                    f"({error}); this file was not written by ldnet-distill-transfer-set, or was "
-                    "edited. Delete it (or choose another output file) and start again"
-                ) from error
-            offset += len(raw)
-            offsets.append(offset)
-    done = (len(complete) // batch_size) * batch_size
-    done = min(done, len(rows))
-    for line_index in range(done):
-        if _row_texts(complete[line_index]) != _row_texts(rows[line_index]):
-            raise ConfigurationError(
-                f"{output_file}, line {line_index + 2}: differs from the regenerated row; the "
-                "input file changed since the interrupted run. Delete the output and start again"
-            )
-    keep = offsets[done - 1] if done > 0 else len(first)
-    with open(output_file, "r+b") as handle:
-        handle.truncate(keep)
-    if done:
-        logger.info("Resuming %s after %d rows already written", output_file, done)
-    return done
-
-
 def build_transfer_set(
     teacher: Model,
     reader: DistillationTsvReader,
@@ -251,7 +197,9 @@ def build_transfer_set(
     header_line = json.dumps({TRANSFER_SET_HEADER_KEY: settings}) + "\n"
     rows = transfer_set_rows(examples, rules, seed, spacy_model)
     rows = length_sorted(rows, SORT_WINDOW_BATCHES * batch_size)
-    done = _resume_point(output_file, header_line, rows, batch_size)
+    done = resume_point(
+        output_file, header_line, rows, batch_size, _row_texts, parse_transfer_set_header
+    )
 
     teacher.eval()
     batches = labelled_batches(teacher, reader, rows[done:], batch_size)

@@ -104,3 +104,38 @@ def crf_marginals(
     end = crf.end_transitions if crf.include_start_end_transitions else None
     log_marginals = crf_log_marginals(logits, mask, crf.transitions, start, end)
     return log_marginals.exp() * mask.unsqueeze(2)
+
+
+def crf_distillation_kl(
+    crf: ConditionalRandomField,
+    logits: torch.Tensor,
+    mask: torch.BoolTensor,
+    teacher_marginals: torch.Tensor,
+) -> torch.Tensor:
+    """
+    `Σ_b Σ_t Σ_k q log(q / p)`: the KL divergence from a teacher's marginals `q` to `crf`'s
+    posterior marginals `p` (`crf_log_marginals` under the same distribution as `crf_marginals`),
+    summed over the unmasked tokens of the batch. Zero exactly when `p = q` at every token;
+    differentiable in `logits` and the CRF's parameters.
+
+    # Parameters
+
+    crf : `ConditionalRandomField`
+    logits : `torch.Tensor`
+        `(batch_size, sequence_length, num_tags)`, the student's emissions.
+    mask : `torch.BoolTensor`
+        `(batch_size, sequence_length)`.
+    teacher_marginals : `torch.Tensor`
+        `(batch_size, sequence_length, num_tags)`, rows summing to 1 (in `crf`'s tag order).
+
+    # Returns
+
+    `torch.Tensor`
+        A scalar.
+    """
+    start = crf.start_transitions if crf.include_start_end_transitions else None
+    end = crf.end_transitions if crf.include_start_end_transitions else None
+    log_p = crf_log_marginals(logits, mask, crf.transitions, start, end)
+    q = teacher_marginals.to(log_p.dtype)
+    per_tag = torch.xlogy(q, q) - q * log_p
+    return (per_tag.sum(dim=2) * mask).sum()

@@ -16,7 +16,6 @@
 //   FORWARD_LM_ARCHIVE=runs/lm_forward/model.tar.gz BACKWARD_LM_ARCHIVE=runs/lm_backward/model.tar.gz \
 //   CONLL03_TRAIN_DATA_PATH=../shared/data/conll2003/eng.train \
 //   CONLL03_DEV_DATA_PATH=../shared/data/conll2003/eng.testa \
-//   CONLL03_TEST_DATA_PATH=../shared/data/conll2003/eng.testb \
 //   allennlp train training_configs/elmo/ner_scalar_mix.jsonnet -s runs/elmo/ner_scalar_mix \
 //     --include-package ldnet_allennlp
 // Test F1 / speed: python -m benchmarks scalar_mix -> benchmarks/results/scalar_mix.json.
@@ -39,8 +38,6 @@
   },
   "train_data_path": std.extVar("CONLL03_TRAIN_DATA_PATH"),
   "validation_data_path": std.extVar("CONLL03_DEV_DATA_PATH"),
-  "test_data_path": std.extVar("CONLL03_TEST_DATA_PATH"),
-  "evaluate_on_test": false,  // `allennlp evaluate` on eng.testb gives the test F1
   "model": {
     // allennlp-models' CRF tagger (ldnet_crf_tagger is the same with an offline predictor)
     "type": "crf_tagger",

@@ -11,7 +11,6 @@
 // training, `holdout: "only"` for validation, both reading train.txt; other files are read
 // whole). Set
 //   CONLL00_TRAIN_DATA_PATH=../shared/data/conll2000/train.txt
-//   CONLL00_TEST_DATA_PATH=../shared/data/conll2000/test.txt
 //   FORWARD_LM_ARCHIVE=runs/lm_forward/model.tar.gz BACKWARD_LM_ARCHIVE=runs/lm_backward/model.tar.gz
 // Train: allennlp train training_configs/tagging/chunk_ldnet.jsonnet -s runs/chunk_ldnet --include-package ldnet_allennlp
 // Test F1: allennlp evaluate runs/chunk_ldnet/model.tar.gz ../shared/data/conll2000/test.txt --include-package ldnet_allennlp
@@ -40,8 +39,8 @@ local reader(holdout) = {
   "validation_dataset_reader": reader("only"),
   "train_data_path": train_path,
   "validation_data_path": train_path,
-  "test_data_path": std.extVar("CONLL00_TEST_DATA_PATH"),
-  "evaluate_on_test": false,
+  // the label vocabulary: the task's whole tag inventory (no test file is read)
+  "vocabulary": {"type": "from_instances", "tokens_to_add": {"labels": import 'conll2000_tags.libsonnet'}},
   "model": {
     "type": "ldnet_crf_tagger",
     "label_encoding": "BIOUL",

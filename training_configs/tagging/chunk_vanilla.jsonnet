@@ -8,7 +8,6 @@
 // training, `holdout: "only"` for validation, both reading train.txt; other files are read
 // whole). Set
 //   CONLL00_TRAIN_DATA_PATH=../shared/data/conll2000/train.txt
-//   CONLL00_TEST_DATA_PATH=../shared/data/conll2000/test.txt
 // Train: allennlp train training_configs/tagging/chunk_vanilla.jsonnet -s runs/chunk_vanilla --include-package ldnet_allennlp
 // Test F1: allennlp evaluate runs/chunk_vanilla/model.tar.gz ../shared/data/conll2000/test.txt --include-package ldnet_allennlp
 // (python -m benchmarks tagging does both and records the result in benchmarks/results/tagging.json.)
@@ -34,8 +33,8 @@ local reader(holdout) = {
   "validation_dataset_reader": reader("only"),
   "train_data_path": train_path,
   "validation_data_path": train_path,
-  "test_data_path": std.extVar("CONLL00_TEST_DATA_PATH"),
-  "evaluate_on_test": false,
+  // the label vocabulary: the task's whole tag inventory (no test file is read)
+  "vocabulary": {"type": "from_instances", "tokens_to_add": {"labels": import 'conll2000_tags.libsonnet'}},
   "model": {
     "type": "ldnet_crf_tagger",
     "label_encoding": "BIOUL",

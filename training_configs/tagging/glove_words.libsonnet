@@ -8,10 +8,10 @@
 // training words) stays: GloVe is added next to it, and the word BiLSTM's input grows by 50.
 //
 // With `train_vocab_only` (the default), the task vocabulary is built from the training file only
-// (AllenNLP's default also reads dev and test when their paths are set), so dev and test words are
-// treated as a shipped tagger treats new words: OOV for `tokens`, their real vector from GloVe.
-// Chunking passes false: its held-out dev tenth and test.txt hold chunk labels (e.g. B-LST) that
-// the rest of train.txt lacks, and the label vocabulary must know them.
+// (AllenNLP's default also reads the validation data), so dev and test words are treated as a
+// shipped tagger treats new words: OOV for `tokens`, their real vector from GloVe. The chunkers'
+// tags come from the task's inventory (conll2000_tags.libsonnet), which the dev tenth's rare tags
+// need. No config reads a test file (tests/configs_test.py checks this).
 //
 // `task_word_min_count` (issue 13's recipe search): with the default 1 every training word gets a
 // trainable `tokens` vector, so the OOV vector is never trained and every new word at test time
@@ -29,7 +29,7 @@ function(config, train_vocab_only=true, task_word_min_count=1)
     + {glove: {type: "glove_tokens"}};
   config + {
     [if train_vocab_only then "datasets_for_vocab_creation"]: ["train"],
-    [if task_word_min_count > 1 then "vocabulary"]: {
+    [if task_word_min_count > 1 then "vocabulary"]+: {
       type: "from_instances",
       min_count: {tokens: task_word_min_count},
     },

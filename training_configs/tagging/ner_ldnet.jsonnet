@@ -17,7 +17,6 @@
 // dense_language_model archives (training_configs/lm/dense_lm_{forward,backward}.jsonnet). Set
 //   CONLL03_TRAIN_DATA_PATH=../shared/data/conll2003/eng.train
 //   CONLL03_DEV_DATA_PATH=../shared/data/conll2003/eng.testa
-//   CONLL03_TEST_DATA_PATH=../shared/data/conll2003/eng.testb
 //   FORWARD_LM_ARCHIVE=runs/lm_forward/model.tar.gz BACKWARD_LM_ARCHIVE=runs/lm_backward/model.tar.gz
 // Train: allennlp train training_configs/tagging/ner_ldnet.jsonnet -s runs/ner_ldnet --include-package ldnet_allennlp
 // Test:  allennlp evaluate runs/ner_ldnet/model.tar.gz ../shared/data/conll2003/eng.testb --include-package ldnet_allennlp
@@ -38,9 +37,7 @@
   },
   "train_data_path": std.extVar("CONLL03_TRAIN_DATA_PATH"),
   "validation_data_path": std.extVar("CONLL03_DEV_DATA_PATH"),
-  "test_data_path": std.extVar("CONLL03_TEST_DATA_PATH"),
   // model selection on dev (eng.testa); `allennlp evaluate` on eng.testb gives the test F1
-  "evaluate_on_test": false,
   "model": {
     "type": "ldnet_crf_tagger",
     "label_encoding": "BIOUL",

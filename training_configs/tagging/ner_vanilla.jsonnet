@@ -5,7 +5,6 @@
 // Data: the original 4-column CoNLL-2003 files (IOB1). Set
 //   CONLL03_TRAIN_DATA_PATH=../shared/data/conll2003/eng.train
 //   CONLL03_DEV_DATA_PATH=../shared/data/conll2003/eng.testa
-//   CONLL03_TEST_DATA_PATH=../shared/data/conll2003/eng.testb
 // Train: allennlp train training_configs/tagging/ner_vanilla.jsonnet -s runs/ner_vanilla --include-package ldnet_allennlp
 {
   "dataset_reader": {
@@ -22,9 +21,7 @@
   },
   "train_data_path": std.extVar("CONLL03_TRAIN_DATA_PATH"),
   "validation_data_path": std.extVar("CONLL03_DEV_DATA_PATH"),
-  "test_data_path": std.extVar("CONLL03_TEST_DATA_PATH"),
   // model selection on dev (eng.testa); `allennlp evaluate` on eng.testb gives the test F1
-  "evaluate_on_test": false,
   "model": {
     // allennlp-models' linear-chain CRF tagger (BiLSTM emissions + CRF, Viterbi decoding), whose
     // archives default to our offline `ldnet_tagger` predictor

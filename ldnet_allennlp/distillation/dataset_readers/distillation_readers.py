@@ -39,10 +39,11 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 
 from ldnet_allennlp.common.file_utils import utf8_lines
+from ldnet_allennlp.common.resumable_jsonl import HEADER_KEY
 
 logger = logging.getLogger(__name__)
 
-TRANSFER_SET_HEADER_KEY = "transfer_set"
+TRANSFER_SET_HEADER_KEY = HEADER_KEY
 
 
 def split_row_filter(file_path: str) -> Tuple[str, Optional[Tuple[str, str]]]:

@@ -1,11 +1,17 @@
-from typing import Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import TextFieldTensors
 from allennlp.models import Model
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
+from ldnet_allennlp.tagging.crf_marginals import crf_distillation_kl
 from ldnet_allennlp.tagging.viterbi_crf import BatchedViterbiCrf
 from ldnet_allennlp.tagging.metrics import DistributedSpanBasedF1Measure
+
+DISTILLATION_LOSSES = ("kl", "silver")
 
 
 @Model.register("ldnet_crf_tagger")
@@ -26,12 +32,47 @@ class LdnetCrfTagger(CrfTagger):
       `allennlp predict`, `evaluate`, validation and the benchmarks. The CRF keeps its class's
       parameters and state-dict keys, so every archive loads as before. (A CRF with
       `label_weights` is one of AllenNLP's weighted subclasses and keeps AllenNLP's decoder.)
+
+    And it can learn from a teacher (a pruned student, `ldnet_tagging_distillation` reader):
+    given batches whose instances have `teacher_marginals` and `transfer`, its loss is the CRF
+    negative log-likelihood of the gold sentences plus `distillation_weight` times a
+    distillation term on the transfer sentences, both summed over the batch:
+
+    - `"kl"`: `Σ_t KL(q_t || p_t)`, from the teacher's marginals `q_t` to the student's CRF
+      marginals `p_t` (`crf_distillation_kl`);
+    - `"silver"`: the CRF negative log-likelihood of the teacher's silver tag sequence.
+
+    Without those fields (validation, evaluation, prediction, any other reader) it is the plain
+    tagger. Span F1 during training counts the gold sentences only.
+
+    # Parameters
+
+    Those of `crf_tagger`, plus:
+
+    distillation_loss : `str`, optional (default = `"kl"`)
+        `"kl"` or `"silver"`.
+    distillation_weight : `float`, optional (default = `1.0`)
     """
 
     default_predictor = "ldnet_tagger"
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        distillation_loss: str = "kl",
+        distillation_weight: float = 1.0,
+        **kwargs,
+    ) -> None:
+        if distillation_loss not in DISTILLATION_LOSSES:
+            raise ConfigurationError(
+                f"distillation_loss: one of {DISTILLATION_LOSSES}, got {distillation_loss!r}"
+            )
+        if distillation_weight < 0:
+            raise ConfigurationError(f"distillation_weight must be >= 0, got {distillation_weight}")
         super().__init__(*args, **kwargs)
+        self.distillation_loss = distillation_loss
+        self.distillation_weight = distillation_weight
+        self._teacher_columns: Dict[Tuple[str, ...], torch.Tensor] = {}
         if type(self.crf) is ConditionalRandomField:
             BatchedViterbiCrf.adopt(self.crf)
         if self.calculate_span_f1:
@@ -45,3 +86,64 @@ class LdnetCrfTagger(CrfTagger):
         for extension in self.metric_extensions:
             metrics.update(extension(metrics))
         return metrics
+
+    def forward(  # type: ignore
+        self,
+        tokens: TextFieldTensors,
+        tags: Optional[torch.LongTensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+        ignore_loss_on_o_tags: Optional[bool] = None,
+        teacher_marginals: Optional[torch.Tensor] = None,
+        transfer: Optional[torch.Tensor] = None,
+        **kwargs,
+    ) -> Dict[str, Any]:
+        """
+        `CrfTagger.forward`; with `teacher_marginals` `(batch, num_tokens, num_teacher_tags)` and
+        `transfer` `(batch,)` (1 for a transfer sentence), the distillation loss of the class doc.
+        """
+        if transfer is None or teacher_marginals is None or tags is None:
+            return super().forward(tokens, tags, metadata, ignore_loss_on_o_tags, **kwargs)
+        output = super().forward(tokens, None, metadata, ignore_loss_on_o_tags, **kwargs)
+        logits, mask = output["logits"], output["mask"]
+        is_transfer = transfer > 0.5
+        gold = ~is_transfer
+        loss = logits.new_zeros(())
+        if gold.any():
+            loss = loss - self.crf(logits[gold], tags[gold], mask[gold])
+            rows = gold.nonzero().view(-1).tolist()
+            predicted = logits.new_zeros(logits[gold].shape)
+            for i, row in enumerate(rows):
+                for j, tag in enumerate(output["tags"][row]):
+                    predicted[i, j, tag] = 1
+            for metric in self.metrics.values():
+                metric(predicted, tags[gold], mask[gold])
+            if self.calculate_span_f1:
+                self._f1_metric(predicted, tags[gold], mask[gold])
+        if is_transfer.any() and self.distillation_weight > 0:
+            if self.distillation_loss == "kl":
+                assert metadata is not None
+                columns = self._teacher_order(metadata[0]["teacher_labels"])
+                targets = teacher_marginals[is_transfer][:, :, columns]
+                term = crf_distillation_kl(
+                    self.crf, logits[is_transfer], mask[is_transfer], targets
+                )
+            else:
+                term = -self.crf(logits[is_transfer], tags[is_transfer], mask[is_transfer])
+            loss = loss + self.distillation_weight * term
+        output["loss"] = loss
+        return output
+
+    def _teacher_order(self, teacher_labels: List[str]) -> torch.Tensor:
+        """Column j: the position of this model's tag j in the teacher's tag order."""
+        key = tuple(teacher_labels)
+        if key not in self._teacher_columns:
+            size = self.vocab.get_vocab_size(self.label_namespace)
+            own = [self.vocab.get_token_from_index(i, self.label_namespace) for i in range(size)]
+            missing = sorted(set(own) ^ set(teacher_labels))
+            if missing:
+                raise ConfigurationError(
+                    f"the teacher's tags and this tagger's differ in {missing}; a transfer set "
+                    "must come from a teacher with the student's tag set"
+                )
+            self._teacher_columns[key] = torch.tensor([teacher_labels.index(t) for t in own])
+        return self._teacher_columns[key]

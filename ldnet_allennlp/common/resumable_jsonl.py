@@ -1,0 +1,96 @@
+"""
+Resuming a JSON-lines file written in fixed batches after a header line: the transfer sets of
+`allennlp ldnet-distill-transfer-set` and `allennlp ldnet-tagging-transfer-set` both write a
+header (`{"transfer_set": {...settings...}}`) and then rows in the fixed slices
+`[k * batch_size, (k + 1) * batch_size)` of a deterministic row list, each slice written and
+flushed whole, so that a re-run with the same settings continues where a killed one stopped and
+ends byte-identical to an uninterrupted run.
+"""
+
+import json
+import logging
+import os
+from typing import Any, Callable, Dict, List
+
+from allennlp.common.checks import ConfigurationError
+
+logger = logging.getLogger(__name__)
+
+HEADER_KEY = "transfer_set"
+
+
+def resume_point(
+    output_file: str,
+    header_line: str,
+    rows: List[Dict[str, Any]],
+    batch_size: int,
+    row_key: Callable[[Dict[str, Any]], Any],
+    parse_header: Callable[[str, str], Dict[str, Any]],
+) -> int:
+    """
+    The number of rows of `rows` already written in complete batches (0 for a new file, which is
+    created with `header_line`). Truncates the file after them.
+
+    # Parameters
+
+    output_file : `str`
+    header_line : `str`
+        The JSON header line (ending in a newline) the settings give.
+    rows : `List[Dict[str, Any]]`
+        The full, regenerated row list; the written rows must agree with it under `row_key`.
+    batch_size : `int`
+    row_key : `Callable`
+        What must be equal between a written row and its regenerated row (e.g. its text).
+    parse_header : `Callable[[path, line], Dict]`
+        Parses and checks a header line; raises `ConfigurationError` naming the file.
+
+    # Raises
+
+    `ConfigurationError`, naming the file (and line), when the existing file was built with other
+    settings or from another input, or holds a complete line that is not JSON.
+    """
+    if not os.path.exists(output_file) or os.path.getsize(output_file) == 0:
+        with open(output_file, "w", encoding="utf-8") as handle:
+            handle.write(header_line)
+        return 0
+    offsets = []
+    with open(output_file, "rb") as handle:
+        first = handle.readline()
+        existing = parse_header(output_file, first.decode("utf-8", "replace"))
+        expected = json.loads(header_line)[HEADER_KEY]
+        if existing != expected:
+            differing = sorted(
+                k for k in set(existing) | set(expected) if existing.get(k) != expected.get(k)
+            )
+            raise ConfigurationError(
+                f"{output_file} exists and was built with other settings ({differing}); "
+                "delete it or re-run with the same arguments to resume"
+            )
+        offset = handle.tell()
+        complete: List[Dict[str, Any]] = []
+        for line_number, raw in enumerate(handle, start=2):
+            if not raw.endswith(b"\n"):
+                break  # a line cut by the interruption
+            try:
+                complete.append(json.loads(raw))
+            except ValueError as error:  # not UTF-8, or not JSON
+                raise ConfigurationError(
+                    f"{output_file}, line {line_number}: a complete line that is not a JSON row "
+                    f"({error}); this file was not written by this command, or was edited. "
+                    "Delete it (or choose another output file) and start again"
+                ) from error
+            offset += len(raw)
+            offsets.append(offset)
+    done = min((len(complete) // batch_size) * batch_size, len(rows))
+    for line_index in range(done):
+        if row_key(complete[line_index]) != row_key(rows[line_index]):
+            raise ConfigurationError(
+                f"{output_file}, line {line_index + 2}: differs from the regenerated row; the "
+                "input file changed since the interrupted run. Delete the output and start again"
+            )
+    keep = offsets[done - 1] if done > 0 else len(first)
+    with open(output_file, "r+b") as handle:
+        handle.truncate(keep)
+    if done:
+        logger.info("Resuming %s after %d rows already written", output_file, done)
+    return done

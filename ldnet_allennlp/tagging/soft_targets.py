@@ -1,0 +1,169 @@
+"""
+A CRF tagger's soft targets for distillation into a student tagger: per token, the posterior
+marginals `p(y_t = k | x)` of one or more trained taggers (`crf_marginals`), averaged over an
+ensemble, and a silver tag sequence decoded from them.
+
+`TaggerTeacher` is the Registrable interface (`"crf_ensemble"` is its implementation), so a
+transfer-set builder or a config can name the teacher.
+"""
+
+from typing import List, Optional, Sequence, Tuple
+
+import numpy
+import torch
+from allennlp.common import Registrable
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Batch, Instance, Token
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp.modules.conditional_random_field import allowed_transitions
+
+from ldnet_allennlp.pretrained import resolve_archive
+from ldnet_allennlp.tagging.crf_marginals import crf_marginals
+from ldnet_allennlp.tagging.viterbi import viterbi_tags, viterbi_transitions
+
+
+class TaggerTeacher(Registrable):
+    """
+    Something that gives each token of a sentence a distribution over a fixed tag set.
+
+    # Parameters (of `marginals`)
+
+    sentences : `Sequence[Sequence[str]]`
+        Tokenized sentences.
+
+    # Returns
+
+    `List[numpy.ndarray]`
+        One `(len(sentence), len(self.labels))` float32 array per sentence, rows summing to 1.
+    """
+
+    default_implementation = "crf_ensemble"
+    labels: List[str]
+    label_encoding: Optional[str]
+
+    def marginals(self, sentences: Sequence[Sequence[str]]) -> List[numpy.ndarray]:
+        raise NotImplementedError
+
+
+def tagger_label_order(model: Model, source: str = "") -> List[str]:
+    """The tags of a CRF tagger in the order of its logits (its label namespace)."""
+    namespace = getattr(model, "label_namespace", None)
+    if namespace is None or not hasattr(model, "crf"):
+        raise ConfigurationError(f"{source or type(model).__name__}: not a CRF tagger archive")
+    size = model.vocab.get_vocab_size(namespace)
+    return [model.vocab.get_token_from_index(i, namespace) for i in range(size)]
+
+
+@TaggerTeacher.register("crf_ensemble")
+class CrfEnsembleTeacher(TaggerTeacher):
+    """
+    The average of the CRF posterior marginals of one or more tagger archives (`crf_tagger` or
+    `ldnet_crf_tagger`), each run batched on its own indexers and vocabulary. All archives must
+    have the same tag set (their orders may differ: the output follows the first archive's).
+
+    # Parameters
+
+    archives : `List[str]`
+        Tagger archives, or `"pretrained:<name>"`.
+    cuda_device : `int`, optional (default = `-1`)
+    """
+
+    def __init__(self, archives: List[str], cuda_device: int = -1) -> None:
+        if not archives:
+            raise ConfigurationError("crf_ensemble: give at least one tagger archive")
+        self.archive_files = list(archives)
+        self.models: List[Model] = []
+        self.readers = []
+        self.permutations: List[torch.Tensor] = []
+        for archive_file in archives:
+            archive = load_archive(resolve_archive(archive_file), cuda_device=cuda_device)
+            model = archive.model.eval()
+            labels = tagger_label_order(model, archive_file)
+            if not self.models:
+                self.labels = labels
+                self.label_encoding = getattr(model, "label_encoding", None)
+            elif sorted(labels) != sorted(self.labels):
+                raise ConfigurationError(
+                    f"{archive_file}: its tags {sorted(labels)} differ from those of "
+                    f"{archives[0]} {sorted(self.labels)}; an ensemble needs one tag set"
+                )
+            # column j of the output is the model's column permutation[j]
+            self.permutations.append(torch.tensor([labels.index(tag) for tag in self.labels]))
+            self.models.append(model)
+            self.readers.append(archive.validation_dataset_reader)
+
+    def _instances(self, reader, sentences: Sequence[Sequence[str]]) -> List[Instance]:
+        instances = [
+            reader.text_to_instance([Token(word) for word in words]) for words in sentences
+        ]
+        for instance in instances:
+            reader.apply_token_indexers(instance)
+        return instances
+
+    @torch.inference_mode()
+    def marginals(self, sentences: Sequence[Sequence[str]]) -> List[numpy.ndarray]:
+        total: Optional[torch.Tensor] = None
+        mask = None
+        for model, reader, permutation in zip(self.models, self.readers, self.permutations):
+            batch = Batch(self._instances(reader, sentences))
+            batch.index_instances(model.vocab)
+            tensors = batch.as_tensor_dict()
+            embedded = _emissions(model, tensors["tokens"])
+            logits, mask = embedded
+            probabilities = crf_marginals(model.crf, logits, mask)[:, :, permutation]
+            total = probabilities if total is None else total + probabilities
+        assert total is not None and mask is not None
+        average = (total / len(self.models)).float().numpy()
+        lengths = mask.sum(dim=1).tolist()
+        return [average[i, :length] for i, length in enumerate(lengths)]
+
+
+def _emissions(model: Model, tokens) -> Tuple[torch.Tensor, torch.BoolTensor]:
+    """The CRF's input `(batch, length, num_tags)` and the mask, as `CrfTagger.forward` computes
+    them (no Viterbi decoding)."""
+    from allennlp.nn import util
+
+    embedded = model.text_field_embedder(tokens)
+    mask = util.get_text_field_mask(tokens)
+    encoded = model.encoder(embedded, mask)
+    if model._feedforward is not None:
+        encoded = model._feedforward(encoded)
+    return model.tag_projection_layer(encoded), mask
+
+
+def silver_tags(
+    marginals: Sequence[numpy.ndarray], labels: List[str], label_encoding: Optional[str]
+) -> List[List[str]]:
+    """
+    The tag sequence of each sentence with the largest sum of log marginals among the sequences
+    `label_encoding` allows (Viterbi over `log p(y_t = k | x)` with only the allowed transitions):
+    a valid span sequence that agrees with the teacher's per-token beliefs. With one teacher it is
+    close to, not always equal to, that teacher's own Viterbi path.
+
+    # Parameters
+
+    marginals : `Sequence[numpy.ndarray]`
+        `(length, num_tags)` per sentence, columns in the order of `labels`.
+    labels : `List[str]`
+    label_encoding : `str`, optional
+        `"BIO"`, `"BIOUL"`, `"IOB1"` or `"BMES"`; `None` allows every transition.
+    """
+    if not marginals:
+        return []
+    num_tags = len(labels)
+    if label_encoding is None:
+        constraint_mask = torch.ones(num_tags + 2, num_tags + 2)
+    else:
+        constraint_mask = torch.zeros(num_tags + 2, num_tags + 2)
+        for i, j in allowed_transitions(label_encoding, dict(enumerate(labels))):
+            constraint_mask[i, j] = 1.0
+    transitions = viterbi_transitions(torch.zeros(num_tags, num_tags), constraint_mask)
+    longest = max(len(m) for m in marginals)
+    emissions = torch.full((len(marginals), max(longest, 1), num_tags), 0.0)
+    mask = torch.zeros(len(marginals), max(longest, 1), dtype=torch.bool)
+    for row, sentence in enumerate(marginals):
+        emissions[row, : len(sentence)] = torch.from_numpy(numpy.log(sentence + 1e-12))
+        mask[row, : len(sentence)] = True
+    decoded = viterbi_tags(emissions, mask, transitions)
+    return [[labels[k] for k in tags] for tags, _ in decoded]

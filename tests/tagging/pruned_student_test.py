@@ -1,0 +1,231 @@
+"""
+Issue 33's parts: a teacher's soft targets (an ensemble of CRF taggers), the tagging transfer
+set (resumable to the same bytes), the student's distillation loss, and a student trained on the
+fixtures that is an ordinary tagger archive.
+"""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.params import with_overrides
+from allennlp.commands.train import train_model
+from allennlp.models.archival import load_archive
+from allennlp.modules.conditional_random_field import ConditionalRandomField
+from allennlp.predictors import Predictor
+
+from ldnet_allennlp.onnx_export.exporter import export_tagger
+from ldnet_allennlp.pruning.cut_layers import prune_archive
+from ldnet_allennlp.tagging.crf_marginals import crf_distillation_kl, crf_marginals
+from ldnet_allennlp.tagging.dataset_readers.distillation import TaggingDistillationReader
+from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, _emissions, silver_tags
+from ldnet_allennlp.tagging.transfer_set import build_tagging_transfer_set
+from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
+from tests.pruning.cut_layers_test import data_ext_vars
+
+SENTENCES = [
+    "John Smith visited Paris .".split(),
+    "Shares in Acme Corp rose 3 percent in Germany .".split(),
+    ["Reuters"],
+    "The European Commission said on Thursday it disagreed with German advice .".split(),
+]
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory):
+    """An ner_ldnet tagger trained one epoch on the fixtures."""
+    directory = tmp_path_factory.mktemp("teacher")
+    params = Params.from_file(
+        str(CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet"), ext_vars=data_ext_vars()
+    )
+    params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
+    train_model(params, str(directory / "run"))
+    return str(directory / "run" / "model.tar.gz")
+
+
+@pytest.fixture(scope="module")
+def news(tmp_path_factory):
+    """An unlabelled sentence file: the fixture sentences, repeated with a counter."""
+    path = tmp_path_factory.mktemp("news") / "news.txt"
+    lines = [" ".join(s + [str(i)]) for i in range(9) for s in SENTENCES]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_ensemble_of_one_tagger_is_that_tagger(teacher, one_torch_thread):
+    model = load_archive(teacher).model.eval()
+    ensemble = CrfEnsembleTeacher([teacher])
+    twice = CrfEnsembleTeacher([teacher, teacher])
+    got, got_twice = ensemble.marginals(SENTENCES), twice.marginals(SENTENCES)
+    reader = ensemble.readers[0]
+    for words, mine, doubled in zip(SENTENCES, got, got_twice):
+        from allennlp.data import Batch
+
+        batch = Batch(ensemble._instances(reader, [words]))
+        batch.index_instances(model.vocab)
+        with torch.no_grad():
+            logits, mask = _emissions(model, batch.as_tensor_dict()["tokens"])
+            expected = crf_marginals(model.crf, logits, mask)[0].numpy()
+        assert mine.shape == (len(words), len(ensemble.labels))
+        numpy.testing.assert_allclose(mine, expected, atol=1e-6)
+        numpy.testing.assert_allclose(doubled, mine, atol=1e-6)
+        numpy.testing.assert_allclose(mine.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_an_ensemble_averages_and_refuses_another_tag_set(teacher, tmp_path):
+    with pytest.raises(ConfigurationError, match="at least one"):
+        CrfEnsembleTeacher([])
+    chunker = str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet.tar.gz")
+    labels = CrfEnsembleTeacher([chunker]).labels
+    if sorted(labels) != sorted(CrfEnsembleTeacher([teacher]).labels):
+        with pytest.raises(ConfigurationError, match="an ensemble needs one tag set"):
+            CrfEnsembleTeacher([teacher, chunker])
+
+
+def test_the_distillation_loss_is_zero_when_the_student_is_the_teacher():
+    torch.manual_seed(0)
+    crf = ConditionalRandomField(4, include_start_end_transitions=True)
+    torch.nn.init.normal_(crf.transitions)
+    logits = torch.randn(3, 5, 4)
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]]).bool()
+    teacher = crf_marginals(crf, logits, mask)
+    assert crf_distillation_kl(crf, logits, mask, teacher).abs().item() < 1e-5
+    other = crf_distillation_kl(crf, logits + torch.randn(3, 5, 4), mask, teacher)
+    assert other.item() > 1e-3
+
+
+def test_the_distillation_loss_is_the_kl_by_hand():
+    """Σ_t Σ_k q log(q/p) with p from brute-force enumeration of every tag sequence."""
+    import itertools
+
+    torch.manual_seed(1)
+    crf = ConditionalRandomField(3, include_start_end_transitions=True)
+    torch.nn.init.normal_(crf.transitions)
+    torch.nn.init.normal_(crf.start_transitions)
+    torch.nn.init.normal_(crf.end_transitions)
+    logits, mask = torch.randn(1, 3, 3), torch.ones(1, 3, dtype=torch.bool)
+    q = torch.softmax(torch.randn(1, 3, 3), dim=2)
+    scores = {}
+    for tags in itertools.product(range(3), repeat=3):
+        score = crf.start_transitions[tags[0]] + crf.end_transitions[tags[-1]]
+        score = score + sum(logits[0, t, k] for t, k in enumerate(tags))
+        score = score + sum(crf.transitions[a, b] for a, b in zip(tags, tags[1:]))
+        scores[tags] = score
+    log_z = torch.logsumexp(torch.stack(list(scores.values())), dim=0)
+    p = torch.zeros(3, 3)
+    for tags, score in scores.items():
+        for t, k in enumerate(tags):
+            p[t, k] += torch.exp(score - log_z)
+    expected = (q[0] * (q[0].log() - p.log())).sum()
+    got = crf_distillation_kl(crf, logits, mask, q)
+    assert got.item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_silver_tags_are_valid_span_sequences():
+    labels = ["O", "B-PER", "L-PER", "U-PER", "I-PER"]
+    # per-token argmax would give I-PER, O: not a valid BIOUL sequence
+    marginals = [numpy.array([[0.1, 0.0, 0.0, 0.4, 0.5], [0.9, 0.0, 0.1, 0.0, 0.0]])]
+    assert silver_tags(marginals, labels, "BIOUL") == [["U-PER", "O"]]
+    assert silver_tags(marginals, labels, None) == [["I-PER", "O"]]
+
+
+class _Killed(Exception):
+    pass
+
+
+class _DyingTeacher:
+    """Delegates to a teacher and raises after `batches` batches (a kill mid-run)."""
+
+    def __init__(self, teacher, batches):
+        self.teacher, self.left = teacher, batches
+        self.labels, self.label_encoding = teacher.labels, teacher.label_encoding
+
+    def marginals(self, sentences):
+        if self.left == 0:
+            raise _Killed()
+        self.left -= 1
+        return self.teacher.marginals(sentences)
+
+
+def test_the_transfer_set_resumes_after_a_kill_to_the_same_bytes(
+    teacher, news, tmp_path, one_torch_thread
+):
+    ensemble = CrfEnsembleTeacher([teacher])
+    whole, resumed = tmp_path / "whole.jsonl", tmp_path / "resumed.jsonl"
+    settings = dict(teacher_names=["t"], batch_size=4)
+    summary = build_tagging_transfer_set(ensemble, str(news), str(whole), **settings)
+    assert summary["rows"] == 36 and summary["labelled_now"] == 36
+    with pytest.raises(_Killed):
+        build_tagging_transfer_set(_DyingTeacher(ensemble, 3), str(news), str(resumed), **settings)
+    with open(resumed, "a") as handle:
+        handle.write('{"line": 3, "tok')  # a line cut by the kill
+    again = build_tagging_transfer_set(ensemble, str(news), str(resumed), **settings)
+    assert again["labelled_now"] == 36 - 12
+    assert resumed.read_bytes() == whole.read_bytes()
+    rows = [json.loads(line) for line in whole.read_text().splitlines()[1:]]
+    assert sorted(r["line"] for r in rows) == list(range(1, 37))
+    with pytest.raises(ConfigurationError, match="other settings"):
+        build_tagging_transfer_set(ensemble, str(news), str(whole), ["t"], batch_size=5)
+
+
+def test_the_reader_takes_nested_prefixes_and_names_a_bad_line(teacher, news, tmp_path):
+    transfer = tmp_path / "transfer.jsonl"
+    build_tagging_transfer_set(
+        CrfEnsembleTeacher([teacher]), str(news), str(transfer), ["t"], batch_size=8
+    )
+    gold = load_archive(teacher).dataset_reader
+    train = str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt")
+    counts = {}
+    for size in (0, 5, None):
+        reader = TaggingDistillationReader(gold, str(transfer), transfer_sentences=size)
+        instances = list(reader.read(train))
+        kinds = [int(i["transfer"].tensor.item()) for i in instances]
+        counts[size] = sum(kinds)
+        assert all(set(i.fields) == set(instances[0].fields) for i in instances)
+    assert counts == {0: 0, 5: 5, None: 36}
+    lines = transfer.read_text().splitlines()
+    lines[3] = lines[3].replace('"silver": [', '"silver": ["O", ')
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigurationError, match=re.escape(f"{broken}, line 4")):
+        list(TaggingDistillationReader(gold, str(broken)).read(train))
+
+
+@pytest.mark.parametrize("loss", ["kl", "silver"])
+def test_a_student_trained_on_the_fixtures_is_an_ordinary_tagger(
+    teacher, news, tmp_path, loss, one_torch_thread
+):
+    from benchmarks.studies.pruning_phase2 import phase1_from_archive
+
+    transfer = tmp_path / "transfer.jsonl"
+    build_tagging_transfer_set(
+        CrfEnsembleTeacher([teacher]), str(news), str(transfer), ["t"], batch_size=8
+    )
+    start = phase1_from_archive(Path(teacher), tmp_path / "start")
+    config = tmp_path / "student.jsonnet"
+    config.write_text(
+        f"local distill = import '{CONFIGS_ROOT}/tagging/student/distill.libsonnet';\n"
+        f"distill(import '{CONFIGS_ROOT}/tagging/ner_ldnet.jsonnet', '{start}', '{transfer}',"
+        f" [1], [0], loss='{loss}', num_epochs=1)\n"
+    )
+    params = Params.from_file(str(config), ext_vars=data_ext_vars())
+    assert "test_data_path" not in params.as_dict(quiet=True)
+    train_model(params, str(tmp_path / "student"))
+    archive_file = tmp_path / "student" / "model.tar.gz"
+    archive = load_archive(str(archive_file))
+    assert type(archive.model).__name__ == "LdnetCrfTagger"
+    predictor = Predictor.from_archive(archive)
+    tagged = predictor.predict_json({"sentence": "John Smith visited Paris ."})
+    assert len(tagged["tags"]) == 5
+    pruned = tmp_path / "pruned.tar.gz"
+    prune_archive(str(archive_file), str(pruned), keep_all_layers=True)
+    again = Predictor.from_archive(load_archive(str(pruned)))
+    assert again.predict_json({"sentence": "John Smith visited Paris ."})["tags"] == tagged["tags"]
+    export_tagger(str(pruned), str(tmp_path / "exported"))
+    assert os.path.exists(tmp_path / "exported")
