@@ -50,6 +50,7 @@ from ldnet_allennlp.patches import (
 _DEFAULT_CALLBACKS_PATCH = default_callbacks  # `apply_all`'s argument takes the name
 
 PATCHES = (
+    command_line_logging,  # first: the INFO lines of the patches below are then quiet too
     torch_safe_globals,
     reduce_on_plateau,
     trainer_amp,
@@ -62,7 +63,6 @@ PATCHES = (
     safe_archive_extraction,
     registrable_class_paths,
     nltk_download,
-    command_line_logging,
 )
 
 
