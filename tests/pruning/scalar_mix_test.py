@@ -19,7 +19,7 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from ldnet_allennlp.pruning.cut_layers import prunable_embedders, prune_archive, write_archive
-from ldnet_allennlp.serving.loaded_tagger import lm_layers_kept
+from ldnet_allennlp.serving.loaded_tagger import lm_layers_kept, load_tagger
 from ldnet_allennlp.tagging.flops import flops_breakdown
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import lm_archive_ext_vars
@@ -156,9 +156,13 @@ def test_flops_and_serving_facts_of_the_pruned_scalar_mix_tagger(phase1, tmp_pat
     assert pruned["lm_projection"] == 2 * 2 * 6
     assert sum(pruned.values()) < sum(unpruned.values())
     assert [name for name, _ in prunable_embedders(after)] == [NAME]
-    # what the server reports for the loaded tagger
-    assert lm_layers_kept(after) == {"forward": [2], "backward": [0], "of": 3}
+    # what the server loads and reports (ldnet-serve's load_tagger)
     assert lm_layers_kept(before) == {"forward": [2], "backward": [0], "of": 3}
+    predictor, facts = load_tagger(str(tmp_path / "pruned.tar.gz"))
+    assert facts["lm_layers_kept"] == {"forward": [2], "backward": [0], "of": 3}
+    assert facts["flops_per_token"] == sum(pruned.values())
+    inputs = [{"tokens": tokens} for tokens in SENTENCES]
+    assert predictor.predict_batch_json(inputs) == predictions(masked)
 
 
 def test_layer_pruning_trains_the_masks_of_a_scalar_mix_config(phase1, tmp_path):
@@ -190,3 +194,13 @@ def test_layer_pruning_trains_the_masks_of_a_scalar_mix_config(phase1, tmp_path)
     kept = report.kept_layers_after[NAME]
     assert 1 <= len(kept["forward"]) + len(kept["backward"]) <= 2
     assert predictions(tmp_path / "pruned.tar.gz") == predictions(run / "model.tar.gz")
+
+
+def test_pruned_by_reference_to_the_lm_archives(phase1, tmp_path):
+    masked = masked_archive(phase1, tmp_path / "masked.tar.gz", [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    prune_archive(str(masked), str(tmp_path / "ref.tar.gz"), reference_lms=True)
+    archive = load_archive(str(tmp_path / "ref.tar.gz"))
+    block = archive.config.as_dict(quiet=True)["model"]["text_field_embedder"]["token_embedders"]
+    assert block["elmo"]["store_lm_weights"] is False
+    assert not [k for k in archive.model.state_dict() if "forward_lm." in k or "backward_lm." in k]
+    assert predictions(tmp_path / "ref.tar.gz") == predictions(masked)
