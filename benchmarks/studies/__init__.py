@@ -23,6 +23,7 @@ STUDY_MODULES: tuple = (
     "lm_finetune",
     "distillation",
     "transfer_set",
+    "pruned_students",
 )
 
 
