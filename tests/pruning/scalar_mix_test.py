@@ -21,6 +21,7 @@ from allennlp.predictors import Predictor
 from ldnet_allennlp.pruning.cut_layers import prunable_embedders, prune_archive, write_archive
 from ldnet_allennlp.serving.loaded_tagger import lm_layers_kept, load_tagger
 from ldnet_allennlp.tagging.flops import flops_breakdown
+from tests.cli import run_allennlp
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.lm.lm_archives import lm_archive_ext_vars
 
@@ -189,9 +190,13 @@ def test_layer_pruning_trains_the_masks_of_a_scalar_mix_config(phase1, tmp_path)
     mask = model.text_field_embedder.token_embedder_elmo.layer_mask.detach()
     assert ((mask >= 0) & (mask <= 1)).all()
 
-    # ... and ldnet-prune cuts it down to what the masks kept
-    report = prune_archive(str(run / "model.tar.gz"), str(tmp_path / "pruned.tar.gz"))
-    kept = report.kept_layers_after[NAME]
+    # ... and `allennlp ldnet-prune` cuts it down to what the masks kept
+    process = run_allennlp(
+        ["ldnet-prune", str(run / "model.tar.gz"), "-o", str(tmp_path / "pruned.tar.gz")]
+        + ["--report-file", str(tmp_path / "report.json")]
+    )
+    assert f"{NAME} forward LM: layers [0, 1, 2] -> kept" in process.stdout
+    kept = json.loads((tmp_path / "report.json").read_text())["kept_layers_after"][NAME]
     assert 1 <= len(kept["forward"]) + len(kept["backward"]) <= 2
     assert predictions(tmp_path / "pruned.tar.gz") == predictions(run / "model.tar.gz")
 
