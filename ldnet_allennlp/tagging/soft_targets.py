@@ -59,8 +59,10 @@ def tagger_label_order(model: Model, source: str = "") -> List[str]:
 class CrfEnsembleTeacher(TaggerTeacher):
     """
     The average of the CRF posterior marginals of one or more tagger archives (`crf_tagger` or
-    `ldnet_crf_tagger`), each run batched on its own indexers and vocabulary. All archives must
-    have the same tag set (their orders may differ: the output follows the first archive's).
+    `ldnet_crf_tagger`), each run batched on its own indexers and vocabulary. The output's tags
+    are the first archive's, in its order, then any tag only a later archive has; a tagger gives
+    probability 0 to a tag it lacks (e.g. a rare tag its training file never showed). The
+    archives must share their label encoding and all but a few tags.
 
     # Parameters
 
@@ -75,23 +77,32 @@ class CrfEnsembleTeacher(TaggerTeacher):
         self.archive_files = list(archives)
         self.models: List[Model] = []
         self.readers = []
-        self.permutations: List[torch.Tensor] = []
+        self.labels: List[str] = []
+        own_labels: List[List[str]] = []
         for archive_file in archives:
             archive = load_archive(resolve_archive(archive_file), cuda_device=cuda_device)
             model = archive.model.eval()
             labels = tagger_label_order(model, archive_file)
+            encoding = getattr(model, "label_encoding", None)
             if not self.models:
-                self.labels = labels
-                self.label_encoding = getattr(model, "label_encoding", None)
-            elif sorted(labels) != sorted(self.labels):
+                self.label_encoding = encoding
+            elif encoding != self.label_encoding or len(set(labels) & set(self.labels)) < 0.9 * max(
+                len(labels), len(self.labels)
+            ):
                 raise ConfigurationError(
-                    f"{archive_file}: its tags {sorted(labels)} differ from those of "
-                    f"{archives[0]} {sorted(self.labels)}; an ensemble needs one tag set"
+                    f"{archive_file}: its tags {sorted(labels)} ({encoding}) are not those of "
+                    f"{archives[0]} {sorted(self.labels)} ({self.label_encoding}); an ensemble "
+                    "needs one tag set"
                 )
-            # column j of the output is the model's column permutation[j]
-            self.permutations.append(torch.tensor([labels.index(tag) for tag in self.labels]))
+            self.labels += [tag for tag in labels if tag not in self.labels]
+            own_labels.append(labels)
             self.models.append(model)
             self.readers.append(archive.validation_dataset_reader)
+        # output column j is the model's column columns[j], or 0 where the model lacks the tag
+        self.columns = [
+            torch.tensor([labels.index(t) if t in labels else len(labels) for t in self.labels])
+            for labels in own_labels
+        ]
 
     def _instances(self, reader, sentences: Sequence[Sequence[str]]) -> List[Instance]:
         instances = [
@@ -105,13 +116,14 @@ class CrfEnsembleTeacher(TaggerTeacher):
     def marginals(self, sentences: Sequence[Sequence[str]]) -> List[numpy.ndarray]:
         total: Optional[torch.Tensor] = None
         mask = None
-        for model, reader, permutation in zip(self.models, self.readers, self.permutations):
+        for model, reader, columns in zip(self.models, self.readers, self.columns):
             batch = Batch(self._instances(reader, sentences))
             batch.index_instances(model.vocab)
             tensors = batch.as_tensor_dict()
-            embedded = _emissions(model, tensors["tokens"])
-            logits, mask = embedded
-            probabilities = crf_marginals(model.crf, logits, mask)[:, :, permutation]
+            logits, mask = _emissions(model, tensors["tokens"])
+            own = crf_marginals(model.crf, logits, mask)
+            padded = torch.cat([own, own.new_zeros(own.shape[:2] + (1,))], dim=2)
+            probabilities = padded[:, :, columns]
             total = probabilities if total is None else total + probabilities
         assert total is not None and mask is not None
         average = (total / len(self.models)).float().numpy()

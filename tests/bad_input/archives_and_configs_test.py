@@ -66,6 +66,11 @@ NO_DIMENSION_KEY = {
     # bert_pooler and the classifier take their sizes from the pretrained transformer
     "distillation/sst2_teacher.jsonnet",
     "distillation/sick_teacher.jsonnet",
+    # the pruned students: recipe/{ner,chunk}_ldnet_glove_sgd (above) with the shipped pruned
+    # tagger's layers (which the 3-layer fixture LMs lack) and weights; rendered by
+    # tests/configs_test.py, their distill.libsonnet trained by tests/tagging/pruned_student_test.py
+    "tagging/student/ner_pruned_student.jsonnet",
+    "tagging/student/chunk_pruned_student.jsonnet",
 }
 # AllenNLP's basic_classifier does not compare its encoder's input size with the embedder's, and
 # torch's LSTM ran on garbage (ldnet_allennlp/patches/rnn_wrapper_forward.py): checked at the

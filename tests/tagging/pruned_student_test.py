@@ -27,7 +27,7 @@ from ldnet_allennlp.tagging.dataset_readers.distillation import TaggingDistillat
 from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, _emissions, silver_tags
 from ldnet_allennlp.tagging.transfer_set import build_tagging_transfer_set
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
-from tests.pruning.cut_layers_test import data_ext_vars
+from tests.pruning.cut_layers_test import data_ext_vars, masked_archive
 
 SENTENCES = [
     "John Smith visited Paris .".split(),
@@ -78,14 +78,34 @@ def test_an_ensemble_of_one_tagger_is_that_tagger(teacher, one_torch_thread):
         numpy.testing.assert_allclose(mine.sum(axis=1), 1.0, atol=1e-5)
 
 
-def test_an_ensemble_averages_and_refuses_another_tag_set(teacher, tmp_path):
+def test_an_ensemble_averages_and_a_tag_one_tagger_lacks_counts_zero(
+    teacher, monkeypatch, one_torch_thread
+):
+    single = CrfEnsembleTeacher([teacher]).marginals(SENTENCES)
+    ensemble = CrfEnsembleTeacher([teacher, teacher])
+    lacking = 3
+    # the second tagger as one without tag 3: its column is the zero column
+    ensemble.columns[1] = ensemble.columns[1].clone()
+    ensemble.columns[1][lacking] = len(ensemble.labels)
+    for mine, alone in zip(ensemble.marginals(SENTENCES), single):
+        numpy.testing.assert_allclose(mine[:, lacking], alone[:, lacking] / 2, atol=1e-6)
+        others = [k for k in range(len(ensemble.labels)) if k != lacking]
+        numpy.testing.assert_allclose(mine[:, others], alone[:, others], atol=1e-6)
     with pytest.raises(ConfigurationError, match="at least one"):
         CrfEnsembleTeacher([])
-    chunker = str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet.tar.gz")
-    labels = CrfEnsembleTeacher([chunker]).labels
-    if sorted(labels) != sorted(CrfEnsembleTeacher([teacher]).labels):
-        with pytest.raises(ConfigurationError, match="an ensemble needs one tag set"):
-            CrfEnsembleTeacher([teacher, chunker])
+    import ldnet_allennlp.tagging.soft_targets as soft_targets
+
+    real = soft_targets.tagger_label_order
+    calls = []
+
+    def other_tags_the_second_time(model, source=""):
+        calls.append(source)
+        labels = real(model, source)
+        return labels if len(calls) == 1 else [f"X-{tag}" for tag in labels]
+
+    monkeypatch.setattr(soft_targets, "tagger_label_order", other_tags_the_second_time)
+    with pytest.raises(ConfigurationError, match="an ensemble needs one tag set"):
+        CrfEnsembleTeacher([teacher, teacher])
 
 
 def test_the_distillation_loss_is_zero_when_the_student_is_the_teacher():
@@ -207,7 +227,10 @@ def test_a_student_trained_on_the_fixtures_is_an_ordinary_tagger(
     build_tagging_transfer_set(
         CrfEnsembleTeacher([teacher]), str(news), str(transfer), ["t"], batch_size=8
     )
-    start = phase1_from_archive(Path(teacher), tmp_path / "start")
+    # the student's start: the teacher pruned to forward layer 1 and backward layer 0
+    masked = masked_archive(teacher, tmp_path / "masked.tar.gz", [[0, 1, 0], [1, 0, 0]])
+    prune_archive(str(masked), str(tmp_path / "pruned_teacher.tar.gz"))
+    start = phase1_from_archive(tmp_path / "pruned_teacher.tar.gz", tmp_path / "start")
     config = tmp_path / "student.jsonnet"
     config.write_text(
         f"local distill = import '{CONFIGS_ROOT}/tagging/student/distill.libsonnet';\n"
@@ -224,7 +247,7 @@ def test_a_student_trained_on_the_fixtures_is_an_ordinary_tagger(
     tagged = predictor.predict_json({"sentence": "John Smith visited Paris ."})
     assert len(tagged["tags"]) == 5
     pruned = tmp_path / "pruned.tar.gz"
-    prune_archive(str(archive_file), str(pruned), keep_all_layers=True)
+    prune_archive(str(archive_file), str(pruned), fp16=True, keep_all_layers=True)
     again = Predictor.from_archive(load_archive(str(pruned)))
     assert again.predict_json({"sentence": "John Smith visited Paris ."})["tags"] == tagged["tags"]
     export_tagger(str(pruned), str(tmp_path / "exported"))
