@@ -1,0 +1,300 @@
+"""
+The `pruned_students` study's figures (see `pruned_students.py`): the teachers' F1, the speed
+run, the table and headline keys of the chosen setting, and shipping the chosen student.
+"""
+
+import argparse
+import json
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List
+
+from benchmarks.harness import allennlp
+from benchmarks.harness.data import CONLL00, ROOT, hardware
+from benchmarks.harness.results import command_line, results_path
+from benchmarks.harness.study import Headline, at_least, at_most, headline
+from ldnet_allennlp.pretrained import resolve_archive
+from benchmarks.studies.pruned_students_runs import (
+    KEYS,
+    OUT,
+    PYTHON,
+    RESULTS,
+    TASKS,
+    record,
+    run_archive,
+)
+
+
+def span_f1(gold: List[List[str]], predicted: List[List[str]]) -> float:
+    """Micro span F1 (x100) of BIOUL tag sequences, as AllenNLP's `SpanBasedF1Measure`."""
+    from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to_spans
+
+    true_positives = false_positives = false_negatives = 0
+    for gold_tags, predicted_tags in zip(gold, predicted):
+        gold_spans = set(bioul_tags_to_spans(gold_tags))
+        predicted_spans = set(bioul_tags_to_spans(predicted_tags))
+        true_positives += len(gold_spans & predicted_spans)
+        false_positives += len(predicted_spans - gold_spans)
+        false_negatives += len(gold_spans - predicted_spans)
+    precision = true_positives / max(true_positives + false_positives, 1)
+    recall = true_positives / max(true_positives + false_negatives, 1)
+    return 100 * 2 * precision * recall / max(precision + recall, 1e-12)
+
+
+def teacher_f1(archives: List[str], data_file: str) -> float:
+    """Span F1 of the ensemble's silver tags (`silver_tags` of its averaged marginals) on a
+    labelled file, read by the first archive's validation reader (chunking: the held-out tenth
+    when `data_file` is train.txt)."""
+    from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, silver_tags
+
+    teacher = CrfEnsembleTeacher(archives)
+    instances = list(teacher.readers[0].read(data_file))
+    words = [[t.text for t in i["tokens"].tokens] for i in instances]
+    gold = [list(i["tags"].labels) for i in instances]
+    predicted: List[List[str]] = []
+    for start in range(0, len(words), 64):
+        marginals = teacher.marginals(words[start : start + 64])
+        predicted += silver_tags(marginals, teacher.labels, teacher.label_encoding)
+    return span_f1(gold, predicted)
+
+
+def stage_teacher(args: argparse.Namespace) -> None:
+    """Dev F1 of the task's teachers, one by one and as the averaged ensemble (read with the
+    same decoding), and, with `--read-test`, the ensemble's test F1 (once, at the end)."""
+    from benchmarks.harness.timing import set_threads
+
+    set_threads(1)
+    task = TASKS[args.task]
+    dev = task["data"].get("CONLL03_DEV_DATA_PATH") or CONLL00["CONLL00_TRAIN_DATA_PATH"]
+    figures: Dict[str, Any] = {"command": command_line(), "hardware": hardware(1)}
+    for archive in task["teachers"]:
+        figures.setdefault("dev_f1_each", {})[archive] = teacher_f1([archive], dev)
+    figures["dev_f1_ensemble"] = teacher_f1(task["teachers"], dev)
+    if args.read_test:
+        figures["test_f1_ensemble"] = teacher_f1(task["teachers"], task["test"])
+    record([args.task, "teacher"], figures)
+    print(json.dumps(figures), flush=True)
+
+
+def speed_rows(task: str, student: Path) -> Dict[str, List[Path]]:
+    """The rows of the speed table: name -> the archives whose forwards it runs."""
+    pretrained = ROOT / "pretrained"
+    shipped_pruned = OUT / f"start_{task}_pruned" / "model.tar.gz"  # today's, before shipping
+    teachers = [Path(resolve_archive(a)) for a in TASKS[task]["teachers"]]
+    return {
+        "teachers": teachers,
+        "unpruned": [pretrained / ("ner_ldnet.tar.gz" if task == "ner" else "chunk_ldnet.tar.gz")],
+        "pruned": [shipped_pruned],
+        "student": [student],
+    }
+
+
+def stage_speed(args: argparse.Namespace) -> None:
+    """FLOPs per token and words/s (batch 32, one thread, the first 1,000 dev sentences, median
+    of interleaved rounds) of the teachers, the un-pruned tagger, today's pruned one and the
+    student `--run` (its first name)."""
+    from benchmarks.harness.taggers import forward_seconds, tensor_batches
+    from benchmarks.harness.timing import interleaved, set_threads
+    from ldnet_allennlp.tagging.flops import flops_per_token
+
+    set_threads(1)
+    rows = speed_rows(args.task, run_archive(args.run[0] if args.run else ""))
+    dev = (
+        TASKS[args.task]["data"].get("CONLL03_DEV_DATA_PATH") or CONLL00["CONLL00_TRAIN_DATA_PATH"]
+    )
+    reader_archive = rows["unpruned"][0]
+    from allennlp.models.archival import load_archive
+
+    instances = list(load_archive(str(reader_archive)).validation_dataset_reader.read(dev))
+    sentences = [[t.text for t in i["tokens"].tokens] for i in instances[:1000]]
+    words = sum(len(s) for s in sentences)
+    loaded = {
+        row: [tensor_batches(a, sentences, 32) for a in archives] for row, archives in rows.items()
+    }
+
+    def case(row):
+        return lambda: sum(forward_seconds(model, batches) for model, batches in loaded[row])
+
+    timings = interleaved(
+        {row: case(row) for row in rows}, rounds=args.rounds, threads=1, self_timed=True
+    )
+    figures = {
+        row: {
+            "archives": [str(a.relative_to(ROOT)) for a in rows[row]],
+            "flops_per_token": float(sum(flops_per_token(m) for m, _ in loaded[row])),
+            "words_per_second": words / timings.median(row),
+            "seconds_spread": list(timings.spread(row)),
+        }
+        for row in rows
+    }
+    record(
+        [args.task, "speed"],
+        {
+            "rows": figures,
+            "words": words,
+            "sentences": len(sentences),
+            "batch_size": 32,
+            "rounds": args.rounds,
+            "orders": timings.orders,
+            "command": command_line(),
+            "hardware": hardware(1),
+        },
+    )
+    print(json.dumps(figures, indent=1), flush=True)
+
+
+def stage_ship(args: argparse.Namespace) -> None:
+    """The student `--run` as `pretrained/<task>_ldnet_pruned.tar.gz`: ldnet-prune
+    --keep-all-layers --fp16 --reference-lms, its training reader replaced by the gold reader
+    (the archive is an ordinary tagger's), its test F1 measured; then the manifest."""
+
+    name = args.run[0] if args.run else ""
+    run = OUT / name
+    fp16 = run / "model_fp16.tar.gz"
+    flags = ["--fp16", "--reference-lms", "--keep-all-layers"]
+    allennlp.run_allennlp(
+        ["ldnet-prune", str(run_archive(name)), "-o", str(fp16)] + flags, OUT / f"{name}.log"
+    )
+    shipped = run / "model_shipped.tar.gz"
+    with tarfile.open(fp16) as source, tempfile.TemporaryDirectory() as staging:
+        source.extractall(staging, filter="data")
+        config_file = Path(staging) / "config.json"
+        config = json.loads(config_file.read_text())
+        config["dataset_reader"] = config["dataset_reader"]["gold_reader"]
+        config_file.write_text(json.dumps(config, indent=2))
+        with tarfile.open(shipped, "w:gz") as target:
+            for member in sorted(Path(staging).rglob("*")):
+                if member.is_file():
+                    target.add(member, arcname=str(member.relative_to(staging)))
+    output = run / "test_metrics_shipped.json"
+    metrics = allennlp.evaluate(
+        shipped, TASKS[args.task]["test"], output, OUT / f"{name}.log", threads=1
+    )
+    target = ROOT / TASKS[args.task]["start"]
+
+    shutil.copyfile(shipped, target)
+    record(
+        [args.task, "shipped"],
+        {
+            "run": name,
+            "file": str(target.relative_to(ROOT)),
+            "test_f1_fp16": 100 * metrics["f1-measure-overall"],
+            "commands": [
+                command_line(),
+                f"allennlp ldnet-prune {run_archive(name).relative_to(ROOT)} -o "
+                f"{fp16.relative_to(ROOT)} " + " ".join(flags),
+                "python scripts/pretrained_manifest.py",
+            ],
+        },
+    )
+    subprocess.run([PYTHON, "scripts/pretrained_manifest.py"], cwd=ROOT, check=True)
+
+
+def _dev_f1(archive: Path, task: str, name: str) -> float:
+    dev = TASKS[task]["data"].get("CONLL03_DEV_DATA_PATH") or CONLL00["CONLL00_TRAIN_DATA_PATH"]
+    output = OUT / f"dev_metrics_{name}.json"
+    metrics = allennlp.evaluate(archive, dev, output, OUT / f"{name}_dev.log", threads=1)
+    return 100 * metrics["f1-measure-overall"]
+
+
+def _seconds(text: str) -> float:
+    return allennlp.duration_seconds(text)
+
+
+def stage_summary(args: argparse.Namespace) -> None:
+    """The task's table (teachers, un-pruned, today's pruned, student: test F1, dev F1, FLOPs per
+    token, words/s) and its headline keys, for the student setting whose seeds are `--run`
+    (before `ship` replaces today's pruned tagger), and the CPU-hours of every stage."""
+    results = json.loads(results_path(RESULTS).read_text())
+    task, key = results[args.task], KEYS[args.task]
+    manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
+    unpruned_name, pruned_name = args.task, f"{args.task}_pruned"
+    speed = task["speed"]["rows"]
+    runs = [task["runs"][name] for name in args.run]
+    if any("test" not in run for run in runs):
+        raise SystemExit("run stage test on every --run first")
+    student_test = [run["test"]["test_f1"] for run in runs]
+    today = OUT / f"start_{args.task}_pruned" / "model.tar.gz"
+    table = {
+        "teachers": {
+            "test_f1": task["teacher"]["test_f1_ensemble"],
+            "dev_f1": task["teacher"]["dev_f1_ensemble"],
+        },
+        "unpruned": {
+            "test_f1": manifest[unpruned_name]["test_f1"],
+            "dev_f1": manifest[unpruned_name]["dev_f1"],
+        },
+        "pruned": {
+            "test_f1": task.get("today_pruned_test_f1", manifest[pruned_name]["test_f1"]),
+            "dev_f1": _dev_f1(today, args.task, f"{args.task}_pruned_today"),
+        },
+        "student": {
+            "test_f1": sum(student_test) / len(student_test),
+            "test_f1_seeds": student_test,
+            "dev_f1": sum(run["best_dev_f1"] for run in runs) / len(runs),
+            "runs": args.run,
+        },
+    }
+    for row, figures in table.items():
+        figures["flops_per_token"] = speed[row]["flops_per_token"]
+        figures["words_per_second"] = speed[row]["words_per_second"]
+    cpu = {
+        "teacher_training_hours": sum(
+            _seconds(record["training_wallclock"]) / 3600
+            for name, record in json.loads(
+                (ROOT / "pretrained" / "teachers" / "teachers.json").read_text()
+            ).items()
+            if name.startswith(args.task)
+        ),
+        "transfer_set_hours": task["transfer_set"]["seconds"] / 3600,
+        "student_runs_hours": {
+            name: run["training_seconds"] / 3600 for name, run in task["runs"].items()
+        },
+    }
+    record([args.task, "table"], table)
+    record([args.task, "today_pruned_test_f1"], table["pruned"]["test_f1"])
+    record([args.task, "cpu_hours"], cpu)
+    record([f"{key}_test_f1_student"], table["student"]["test_f1"])
+    record([f"{key}_test_f1_teacher"], table["teachers"]["test_f1"])
+    record(
+        [f"{key}_flops_ratio_student_vs_pruned"],
+        speed["student"]["flops_per_token"] / speed["pruned"]["flops_per_token"],
+    )
+    print(json.dumps(table, indent=1))
+
+
+def summary(results: Dict[str, Any]) -> List[Headline]:
+    """Per task: the student against its goal, the teacher, and the four rows of the table."""
+    lines = []
+    goals = {"ner": 91.0, "chunk": 95.0}
+    for task in ("ner", "chunk"):
+        key = KEYS[task]
+        if f"{key}_test_f1_student" not in results:
+            continue
+        name = "CoNLL-03" if task == "ner" else "CoNLL-00"
+        lines.append(
+            headline(
+                results,
+                f"{name} test F1, pruned student (mean of seeds)",
+                f"{key}_test_f1_student",
+                *at_least(goals[task]),
+            )
+        )
+        lines.append(
+            headline(
+                results,
+                f"{name} student FLOPs per token / today's pruned tagger's",
+                f"{key}_flops_ratio_student_vs_pruned",
+                *at_most(1.0),
+            )
+        )
+        if f"{key}_test_f1_teacher" in results:
+            lines.append(
+                headline(results, f"{name} test F1, teachers' ensemble", f"{key}_test_f1_teacher")
+            )
+        for row in ("teachers", "unpruned", "pruned", "student"):
+            lines.append(headline(results, f"{name}: {row}", f"{task}.table.{row}"))
+    return lines
