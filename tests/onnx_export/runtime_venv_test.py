@@ -1,0 +1,98 @@
+"""
+The torch-free install (issue 35, item 3): a fresh venv built as the README says, from
+`requirements/runtime-lock.txt` and the `ldnet-runtime` distribution (`ldnet_runtime/
+pyproject.toml`), pip using its cache (`benchmarks/studies/export_runtime_venv.py`, which the
+`export` study's `runtime_venv` stage measures). In it `import torch` (and AllenNLP, and
+`ldnet_allennlp`) fails, and the fixtures' pruned export tags pre-tokenised and raw input as the
+predictor does, through `Tagger`, the `ldnet-tag` console script and the spaCy component.
+Skipped, saying why, where pip reaches no package index. About 30 s (most of it pip).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
+
+from benchmarks.studies.export_runtime_venv import LOCK, build_runtime_venv, imports_torch
+from ldnet_runtime.tag_command import mark_spans
+from tests.onnx_export.conftest import LEGACY
+
+TAG = """
+import json, sys
+import spacy
+from ldnet_runtime import Tagger
+
+outputs = Tagger(sys.argv[1], threads=1).predict_batch_json(json.loads(sys.argv[2]))
+nlp = spacy.blank("en")
+nlp.add_pipe("ldnet_ner", config={"model": sys.argv[1], "threads": 1})
+doc = nlp("Chancellor Helmut Kohl met Jacques Chirac.")
+ents = [(e.label_, e.start, e.end - 1) for e in doc.ents]
+print(json.dumps({"outputs": outputs, "ents": ents}))
+"""
+
+
+def index_unreachable() -> str:
+    """Why pip cannot install the lock here ('' where it can reach an index with onnxruntime)."""
+    process = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "onnxruntime"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if process.returncode != 0:
+        return f"pip reaches no package index with onnxruntime: {process.stderr.strip()[-300:]}"
+    return ""
+
+
+@pytest.fixture(scope="module")
+def runtime_python(tmp_path_factory) -> Path:
+    reason = index_unreachable()
+    if reason:
+        pytest.skip(reason)
+    return build_runtime_venv(tmp_path_factory.mktemp("runtime_venv") / "venv")
+
+
+def test_the_runtime_venv_has_no_torch_and_tags(runtime_python, legacy_exports, tmp_path):
+    assert LOCK.is_file()
+    assert not imports_torch(runtime_python)
+    for module in ("allennlp", "ldnet_allennlp", "torch"):
+        process = subprocess.run([str(runtime_python), "-c", f"import {module}"], cwd=tmp_path)
+        assert process.returncode == 1, module
+
+    export_dir = str(legacy_exports["ner_ldnet_pruned"])
+    inputs = [
+        {"tokens": ["John", "Smith", "visited", "Zanzibar", "."]},
+        {"sentence": "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday."},
+    ]
+    process = subprocess.run(
+        [str(runtime_python), "-c", TAG, export_dir, json.dumps(inputs)],
+        cwd=tmp_path,  # outside the repository: the installed package is imported
+        capture_output=True,
+        text=True,
+    )
+    assert process.returncode == 0, process.stderr[-3000:]
+    result = json.loads(process.stdout.splitlines()[-1])
+    predictor = Predictor.from_archive(
+        load_archive(str(LEGACY / "ner_ldnet_pruned.tar.gz")), "ldnet_tagger"
+    )
+    assert result["outputs"] == predictor.predict_batch_json(inputs)
+    spans = predictor.predict_json({"sentence": "Chancellor Helmut Kohl met Jacques Chirac."})
+    assert result["ents"] == [[s["type"], s["start"], s["end"]] for s in spans["spans"]]
+
+    ldnet_tag = runtime_python.parent / "ldnet-tag"
+    sentence = "Peter Blackburn reported from Brussels ."
+    process = subprocess.run(
+        [str(ldnet_tag), "--model", export_dir, sentence],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert process.stderr == ""
+    output = predictor.predict_json({"sentence": sentence})
+    assert process.stdout == mark_spans(output["tokens"], output["spans"]) + "\n"
