@@ -13,7 +13,12 @@ from typing import Any, Dict, List
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
-from benchmarks.harness.results import command_line, results_path, update_results_file
+from benchmarks.harness.results import (
+    command_line,
+    record_run,
+    results_path,
+    update_results_file,
+)
 
 PYTHON = sys.executable
 OUT = ROOT / "runs" / "students"
@@ -44,13 +49,15 @@ KEYS = {"ner": "conll03", "chunk": "conll00"}
 
 
 def record(path: List[str], value: Any) -> None:
-    """Sets results[path[0]]...[path[-1]] = value in the shared results file."""
+    """Sets results[path[0]]...[path[-1]] = value in the shared results file, and appends the
+    running command (its date and hardware, and the key it wrote) to `commands`."""
 
     def updates(results: Dict[str, Any]) -> Dict[str, Any]:
         node = results
         for key in path[:-1]:
             node = node.setdefault(key, {})
         node[path[-1]] = value
+        record_run(results, wrote=".".join(path))
         return results
 
     update_results_file(results_path(RESULTS), updates, replace=True)
