@@ -31,6 +31,46 @@ JsonDict = Dict[str, Any]
 GROUP_SIZE = 8  # sentences per run of the graph (see `Tagger.tag_tokens`)
 
 
+def session_options(threads: Optional[int] = None) -> onnxruntime.SessionOptions:
+    """
+    The runtime's onnxruntime session options: every graph optimisation
+    (`ORT_ENABLE_ALL`: constant folding, node fusions, layout changes), nodes run one after
+    another (`ORT_SEQUENTIAL`, one inter-op thread: the graph is a chain), and `threads`
+    intra-op threads (default: onnxruntime's, one per core).
+
+    # Parameters
+
+    threads : `int`, optional
+        onnxruntime's intra-op threads.
+    """
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.inter_op_num_threads = 1
+    if threads is not None:
+        options.intra_op_num_threads = threads
+    return options
+
+
+def length_buckets(lengths: Sequence[int], size: int) -> List[List[int]]:
+    """
+    The indices of a batch's sentences in buckets of up to `size` sentences of similar length:
+    sorted by length (equal lengths in input order), then cut into consecutive buckets. Every
+    index is in exactly one bucket; the caller puts each result back at its index.
+
+    # Parameters
+
+    lengths : `Sequence[int]`
+        The sentences' lengths, in input order.
+    size : `int`
+        The most sentences per bucket (at least 1).
+    """
+    if size < 1:
+        raise ValueError(f"a bucket holds at least 1 sentence, not {size}")
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    return [order[start : start + size] for start in range(0, len(order), size)]
+
+
 class InputError(ValueError):
     """Input the predictor refuses too; the message quotes it."""
 
@@ -45,9 +85,16 @@ class Tagger:
         The folder `allennlp ldnet-export` wrote.
     threads : `int`, optional
         onnxruntime's intra-op threads (default: onnxruntime's, one per core).
+    group_size : `int`, optional (default = `GROUP_SIZE`)
+        The most sentences per run of the graph (`length_buckets`).
     """
 
-    def __init__(self, export_dir: Union[str, Path], threads: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        export_dir: Union[str, Path],
+        threads: Optional[int] = None,
+        group_size: int = GROUP_SIZE,
+    ) -> None:
         export = read_export(export_dir)
         self.export_dir = Path(export_dir)
         tagger, crf = export["tagger"], export["crf"]
@@ -66,13 +113,9 @@ class Tagger:
             (spec["name"], build_indexer(spec["indexer"], export["vocabularies"], self.export_dir))
             for spec in tagger["inputs"]
         ]
-        options = onnxruntime.SessionOptions()
-        if threads is not None:
-            options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        self.group_size = group_size
         self.session = onnxruntime.InferenceSession(
-            str(export["graph"]), options, providers=["CPUExecutionProvider"]
+            str(export["graph"]), session_options(threads), providers=["CPUExecutionProvider"]
         )
         graph_inputs = [graph_input.name for graph_input in self.session.get_inputs()]
         expected = [MASK_INPUT] + [name for name, _ in self._indexers]
@@ -144,17 +187,24 @@ class Tagger:
     def tag_tokens(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         """
         The tags of a batch of tokenised, non-empty sentences, in their order. The graph runs on
-        groups of up to `GROUP_SIZE` sentences of similar length (sorted by length): its LSTMs
+        buckets of up to `group_size` sentences of similar length (`length_buckets`): its LSTMs
         compute every padded position (AllenNLP's, on packed sequences, skip them), so this
-        computes far less padding than one run on the whole batch, with the same tags.
+        computes far less padding than one run on the whole batch, with the same tags. The
+        emissions of all buckets are then decoded together, in one batched Viterbi.
         """
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        buckets = length_buckets([len(tokens) for tokens in sentences], self.group_size)
+        order = [i for bucket in buckets for i in bucket]
+        lengths = [len(sentences[i]) for i in order]
+        emissions = np.zeros((len(order), max(lengths, default=0), len(self.tags)), np.float32)
+        first = 0
+        for bucket in buckets:
+            logits, _ = self.emissions([sentences[i] for i in bucket])
+            emissions[first : first + len(bucket), : logits.shape[1]] = logits
+            first += len(bucket)
         tags: List[List[str]] = [[] for _ in sentences]
-        for start in range(0, len(order), GROUP_SIZE):
-            group = order[start : start + GROUP_SIZE]
-            logits, lengths = self.emissions([sentences[i] for i in group])
-            for i, path in zip(group, viterbi_tags(logits, lengths, self.transitions)):
-                tags[i] = [self.tags[tag] for tag in path]
+        names = self.tags
+        for i, path in zip(order, viterbi_tags(emissions, lengths, self.transitions)):
+            tags[i] = [names[tag] for tag in path]
         return tags
 
     def _result(self, words: List[str], tags: List[str]) -> JsonDict:

@@ -7,7 +7,9 @@ one of GloVe's 400,000 words keeps its vector, also a word that was in no traini
   does not copy the 80 MB matrix.
 - The word -> row index comes from the export folder: `allennlp ldnet-export` writes GloVe's
   words sorted (`glove_words.txt`, one per line) with their rows (`glove_rows.npy`), looked up
-  by bisection. Reading the package's own word list (parquet) would need pyarrow and a
+  by bisection the first time a token is seen (its row is then kept in a dict, so a token
+  costs one dict lookup after that), and the batch's vectors are gathered in one indexing of
+  the matrix. Reading the package's own word list (parquet) would need pyarrow and a
   400,000-entry dict at every start, which took longer than everything else together.
 - Both are checked against the installed package before use: the sha256 of its word list file
   (so the exported index is that package's) and the fingerprint the model keeps
@@ -29,6 +31,7 @@ EMBEDDING_FILE = "glove_6B_50d_emb.npy"
 INDEX_FILE = "glove_6B_index.parquet"
 WORDS_FILE = "glove_words.txt"  # in the export folder: GloVe's words, sorted, one per line
 ROWS_FILE = "glove_rows.npy"  # in the export folder: the GloVe row of each of those words
+CACHE_SIZE = 200_000  # tokens whose row is kept (then the cache starts again)
 
 
 class GloveError(RuntimeError):
@@ -73,6 +76,7 @@ class GloveLookup:
         with open(export_dir / WORDS_FILE, encoding="utf-8") as words_file:
             self.sorted_words = words_file.read().split("\n")
         self.sorted_rows = np.load(export_dir / ROWS_FILE, allow_pickle=False).tolist()
+        self._rows: Dict[str, int] = {}  # token -> row (or -1), as found so far
         if not len(self.sorted_words) == len(self.sorted_rows) == expected[0]:
             raise GloveError(
                 f"{export_dir}: {WORDS_FILE} and {ROWS_FILE} do not hold {expected[0]} words "
@@ -81,21 +85,40 @@ class GloveLookup:
 
     def rows(self, tokens: Sequence[str]) -> List[int]:
         """Each token's GloVe row (of its lowercased form), or -1 if GloVe lacks it."""
-        words, rows, size = self.sorted_words, self.sorted_rows, len(self.sorted_words)
-        found = []
-        for token in tokens:
-            word = token.lower()
-            i = bisect.bisect_left(words, word)
-            found.append(rows[i] if i < size and words[i] == word else -1)
-        return found
+        cache = self._rows
+        rows = [cache.get(token, -2) for token in tokens]
+        if -2 in rows:
+            for i, row in enumerate(rows):
+                if row == -2:
+                    rows[i] = self._find(tokens[i])
+        return rows
+
+    def _find(self, token: str) -> int:
+        """The row of `token` by bisection over the sorted words, kept for the next time."""
+        words, size = self.sorted_words, len(self.sorted_words)
+        word = token.lower()
+        i = bisect.bisect_left(words, word)
+        row = self.sorted_rows[i] if i < size and words[i] == word else -1
+        if len(self._rows) >= CACHE_SIZE:
+            self._rows.clear()
+        self._rows[token] = row
+        return row
 
     def vectors(self, sentences: Sequence[Sequence[str]], num_tokens: int) -> np.ndarray:
-        output = np.zeros((len(sentences), num_tokens, self.dim), dtype=np.float32)
-        for b, tokens in enumerate(sentences):
-            rows = np.asarray(self.rows(tokens), dtype=np.int64)
+        rows = np.asarray(self.rows([t for tokens in sentences for t in tokens]), dtype=np.int64)
+        if rows.min(initial=0) >= 0:
+            vectors = self.matrix[rows]
+        else:
+            vectors = np.empty((len(rows), self.dim), dtype=np.float32)
             known = rows >= 0
-            output[b, : len(tokens)][known] = self.matrix[rows[known]]
-            output[b, : len(tokens)][~known] = self.unknown_vector
+            vectors[known] = self.matrix[rows[known]]
+            vectors[~known] = self.unknown_vector
+        output = np.zeros((len(sentences), num_tokens, self.dim), dtype=np.float32)
+        if len(sentences) == 1:
+            output[0, : len(rows)] = vectors
+        else:
+            lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+            output[np.arange(num_tokens) < lengths[:, None]] = vectors
         return output
 
 

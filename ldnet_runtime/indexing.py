@@ -24,7 +24,31 @@ from ldnet_runtime.glove import GloveLookup
 Sentences = Sequence[Sequence[str]]
 
 
+def put_tokens(output: np.ndarray, sentences: Sentences, values: Any) -> None:
+    """
+    `output[b, t] = values[i]` for the i-th token of the batch (sentence b's token t, the
+    sentences' tokens one after another), by one masked assignment (one slice for one sentence).
+    """
+    if len(sentences) == 1:
+        output[0, : len(sentences[0])] = values
+        return
+    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+    output[np.arange(output.shape[1]) < lengths[:, None]] = values
+
+
 class SingleIdIndexer:
+    """
+    `single_id` and `dense_lm_tokens`: one id per token, looked up in a dict; the ids of the
+    whole batch are put in place by one masked assignment.
+
+    # Parameters
+
+    spec : `Dict[str, Any]`
+        The `indexer` entry of `tagger.json`.
+    words : `List[str]`
+        The namespace's vocabulary, in id order.
+    """
+
     def __init__(self, spec: Dict[str, Any], words: List[str]) -> None:
         self.namespace = spec["namespace"]
         self.lowercase_tokens = bool(spec["lowercase_tokens"])
@@ -33,38 +57,59 @@ class SingleIdIndexer:
 
     def ids(self, tokens: Sequence[str]) -> List[int]:
         lookup, oov_id = self.token_to_id, self.oov_id
-        ids = []
-        for token in tokens:
-            text = token.lower() if self.lowercase_tokens else token
-            index = lookup.get(text, oov_id)
-            if index is None:
-                raise KeyError(f"{text!r} is not in namespace {self.namespace!r}, which has no OOV")
-            ids.append(index)
+        texts = [token.lower() for token in tokens] if self.lowercase_tokens else tokens
+        ids = [lookup.get(text, oov_id) for text in texts]
+        if oov_id is None and None in ids:
+            text = texts[ids.index(None)]
+            raise KeyError(f"{text!r} is not in namespace {self.namespace!r}, which has no OOV")
         return ids
 
     def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
         output = np.zeros((len(sentences), num_tokens), dtype=np.int64)
-        for b, tokens in enumerate(sentences):
-            output[b, : len(tokens)] = self.ids(tokens)
+        put_tokens(output, sentences, self.ids([token for tokens in sentences for token in tokens]))
         return output
 
 
 class CharacterIndexer:
+    """
+    `characters`: one id per character; each token's ids are kept (a token's characters are
+    looked up once), and the batch's are put in place by one masked assignment.
+
+    # Parameters
+
+    spec : `Dict[str, Any]`
+        The `indexer` entry of `tagger.json`.
+    characters : `List[str]`
+        The namespace's vocabulary, in id order.
+    """
+
+    CACHE_SIZE = 200_000  # tokens whose character ids are kept (then the cache starts again)
+
     def __init__(self, spec: Dict[str, Any], characters: List[str]) -> None:
         self.min_padding_length = int(spec["min_padding_length"])
         self.characters = SingleIdIndexer(
             {"namespace": spec["namespace"], "lowercase_tokens": False, "oov_id": spec["oov_id"]},
             characters,
         )
+        self._token_ids: Dict[str, List[int]] = {}
+
+    def token_ids(self, token: str) -> List[int]:
+        ids = self._token_ids.get(token)
+        if ids is None:
+            if len(self._token_ids) >= self.CACHE_SIZE:
+                self._token_ids.clear()
+            ids = self._token_ids[token] = self.characters.ids(list(token))
+        return ids
 
     def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        num_chars = max(
-            [self.min_padding_length] + [len(token) for tokens in sentences for token in tokens]
-        )
+        tokens = [token for sentence in sentences for token in sentence]
+        word_lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        num_chars = max(self.min_padding_length, int(word_lengths.max(initial=0)))
         output = np.zeros((len(sentences), num_tokens, num_chars), dtype=np.int64)
-        for b, tokens in enumerate(sentences):
-            for t, token in enumerate(tokens):
-                output[b, t, : len(token)] = self.characters.ids(list(token))
+        ids = [i for token in tokens for i in self.token_ids(token)]
+        words = np.zeros((len(tokens), num_chars), dtype=np.int64)
+        words[np.arange(num_chars) < word_lengths[:, None]] = ids
+        put_tokens(output, sentences, words)
         return output
 
 

@@ -12,17 +12,22 @@ The same numbers are computed in the same order as there (float32 throughout):
   -10000 elsewhere, a last row that is 0 at END and -10000 elsewhere;
 - each step `best[j] = max_i(score[i] + transitions[i, j])`, then `score = emission + best`.
 
+The whole batch is decoded at once, as the torch decoder does it (`tagging/viterbi.py`): one set
+of array operations per position over every sentence, an ended sentence keeping its scores
+(frozen) with identity back-pointers, then one back-tracking pass over the positions; no Python
+runs per token.
+
 The choice among equal candidates is torch's `topk(k=1)` on CPU, which both decoders use, and
 which does not take the first maximum: `topk_index` replays its selection (`std::nth_element`
 over `(value, index)` pairs below 64 candidates, `std::partial_sort` from 64 up; see its
-docstring). Replaying it for every state of every step in Python would be slow, so each step
-keeps numpy's maximum and first maximum; while back-tracking, each choice on the best path is
-checked, and replayed where its maximum is shared (or NaN). The scores do not depend on which of
-equal candidates is chosen, so they are all computed in numpy.
+docstring). Each step keeps numpy's first maximum; after back-tracking, every choice on every
+best path is checked at once (is its maximum shared, or NaN?), and only a sentence with such a
+choice is back-tracked again, one step at a time, with `topk_index` where the maximum is shared.
+The paths agree up to the first shared maximum met from the end, so every other sentence's path
+is torch's. The scores do not depend on which of equal candidates is chosen.
 
 Sentences are decoded over their first `lengths[b]` positions (AllenNLP's masks from a tagger's
-text field are prefixes); an ended sentence simply back-tracks from its own last position, which
-is what the batched decoder's frozen scores and identity back-pointers amount to.
+text field are prefixes).
 """
 
 from typing import List, Sequence
@@ -42,12 +47,20 @@ def viterbi_tags(
     """
     The best tag sequence of each sentence of a batch.
 
-    - `emissions`: `(batch, max_len, num_tags)` float32, the CRF's logits;
-    - `lengths`: `(batch,)`, sentence b is positions `[0, lengths[b])`;
-    - `transitions`: `(num_tags + 2, num_tags + 2)` float32, `crf.json`'s `viterbi_transitions`.
+    # Parameters
 
-    Returns one list of `lengths[b]` tag indices per sentence (as AllenNLP's, on inputs where
-    every path is forbidden a tag may be the START or END state).
+    emissions : `np.ndarray`
+        `(batch, max_len, num_tags)` float32, the CRF's logits.
+    lengths : `Sequence[int]`
+        `(batch,)`: sentence b is positions `[0, lengths[b])`.
+    transitions : `np.ndarray`
+        `(num_tags + 2, num_tags + 2)` float32, `crf.json`'s `viterbi_transitions`.
+
+    # Returns
+
+    `List[List[int]]`
+        One list of `lengths[b]` tag indices per sentence (as AllenNLP's, on inputs where every
+        path is forbidden a tag may be the START or END state).
     """
     dtype = transitions.dtype
     batch, max_len, num_tags = emissions.shape
@@ -61,62 +74,97 @@ def viterbi_tags(
     if batch and (lengths.min() < 0 or lengths.max() > max_len):
         raise ValueError(f"lengths {lengths.tolist()} out of range for {max_len} positions")
     longest = int(lengths.max()) if batch else 0
-    results: List[List[int]] = [[] for _ in range(batch)]
     if longest == 0:
-        return results
-
-    rows = np.full((batch, longest, states), IMPOSSIBLE, dtype=dtype)
-    rows[:, :, :num_tags] = emissions[:, :longest]
-    first = np.full((batch, states), IMPOSSIBLE, dtype=dtype)
-    first[:, num_tags] = 0.0
+        return [[] for _ in range(batch)]
+    history = _forward(emissions, lengths, transitions, longest)
     last = np.full(states, IMPOSSIBLE, dtype=dtype)
     last[num_tags + 1] = 0.0
-
-    # candidates[p]: (batch, states, states), [b, i, j] the score of state i before position p
-    # followed by state j; best[p] and pointers[p]: (batch, states), their maximum over i and
-    # the first i that reaches it. Step `longest` is each sentence's last step (into END),
-    # from its own last scores.
-    scores = first
-    history = [first]  # history[p]: the scores before position p (after position p - 1)
-    candidates, best, pointers = [], [], []
-    for position in range(longest + 1):
-        if position == longest:
-            scores = np.stack([history[length][b] for b, length in enumerate(lengths.tolist())])
-        step = scores[:, :, None] + transitions
-        candidates.append(step)
-        best.append(step.max(axis=1))
-        pointers.append(step.argmax(axis=1))
-        if position < longest:
-            scores = rows[:, position] + best[-1]
-            history.append(scores)
-
-    totals = last + best[longest]  # (batch, states): the best score ending in each state
-    for b in range(batch):
-        length = int(lengths[b])
-        if length == 0:
-            continue
-        state = _select(totals[b])
-        path = []
-        # the last step's pointers give the state at length - 1; position p's, the state at p - 1
-        for step_index in [longest] + list(range(length - 1, 0, -1)):
-            state = _pointer(
-                candidates[step_index], best[step_index], pointers[step_index], b, state
-            )
-            path.append(state)
-        path.reverse()
-        results[b] = path
+    totals = last + (history[longest].T[:, :, None] + transitions[:, None, :]).max(axis=0)
+    state = totals.argmax(axis=1)
+    # Back-tracking: step k's back-pointer of the state it leads to (`state`, at position k, or
+    # END for k = longest) is the first maximum of its candidates `history[k] + transitions[:,
+    # state]`; path[:, k - 1] the state at position k - 1. An ended sentence's steps past its
+    # end keep its state (the torch decoder's identity back-pointers).
+    path = np.empty((batch, longest), dtype=np.intp)
+    candidates = np.empty((longest, batch, states), dtype=dtype)
+    columns = np.ascontiguousarray(transitions.T)  # columns[j]: transitions[:, j]
+    shortest = int(lengths.min())
+    for step in range(longest, 0, -1):
+        column = candidates[step - 1]
+        np.add(history[step], columns[state], out=column)
+        pointer = column.argmax(axis=1)
+        if shortest <= step < longest:
+            pointer = np.where(step < lengths, pointer, state)
+        path[:, step - 1] = state = pointer
+    chosen = np.take_along_axis(candidates, path.T[:, :, None], axis=2)
+    shared = (candidates == chosen).sum(axis=2) != 1  # (longest, batch): shared or NaN maxima
+    real = np.arange(1, longest + 1)[:, None] < lengths[None, :]
+    real[longest - 1] = True  # the last step (into END) is every sentence's
+    tied = (shared & real).any(axis=0) | _tied_totals(totals)
+    tags = path.tolist()
+    results = [tags[b][: int(lengths[b])] for b in range(batch)]
+    for b in np.flatnonzero(tied & (lengths > 0)).tolist():
+        results[b] = _replayed_path(history, transitions, totals[b], b, int(lengths[b]), longest)
     return results
 
 
-def _pointer(candidates, best, pointers, b: int, state: int) -> int:
+def _forward(
+    emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray, longest: int
+) -> np.ndarray:
     """
-    The previous state that torch's `topk` chooses for `state` in sentence `b`: numpy's first
-    maximum unless the maximum is shared (or NaN), then `topk_index` on the column.
+    The forward pass over the whole batch, one set of array operations per position: `history`
+    `(longest + 1, batch, states)`, `history[p]` the scores before position p, and
+    `history[longest]` each sentence's scores after its last position (an ended sentence's
+    scores are frozen).
     """
-    column = candidates[b, :, state]
-    if np.count_nonzero(column == best[b, state]) == 1:
-        return int(pointers[b, state])
-    return topk_index(column)
+    dtype = transitions.dtype
+    batch, _, num_tags = emissions.shape
+    states = num_tags + 2
+    rows = np.full((longest, batch, states), IMPOSSIBLE, dtype=dtype)
+    rows[:, :, :num_tags] = emissions[:, :longest].transpose(1, 0, 2)
+    history = np.empty((longest + 1, batch, states), dtype=dtype)
+    history[0] = IMPOSSIBLE
+    history[0][:, num_tags] = 0.0
+    # step[i, b, j]: the score of state i before the position, then state j; the maximum over
+    # the outer axis i is an elementwise maximum of `states` slabs
+    step = np.empty((states, batch, states), dtype=dtype)
+    beside = transitions[:, None, :]
+    shortest = int(lengths.min())
+    for position in range(longest):
+        np.add(history[position].T[:, :, None], beside, out=step)
+        scores = history[position + 1]
+        np.add(rows[position], step.max(axis=0), out=scores)
+        if position >= shortest:
+            ended = lengths <= position
+            scores[ended] = history[position][ended]
+    return history
+
+
+def _tied_totals(totals: np.ndarray) -> np.ndarray:
+    """`(batch,)`: whether the best last state is shared (or NaN)."""
+    return (totals == totals.max(axis=1, keepdims=True)).sum(axis=1) != 1
+
+
+def _replayed_path(
+    history: np.ndarray,
+    transitions: np.ndarray,
+    totals: np.ndarray,
+    b: int,
+    length: int,
+    longest: int,
+) -> List[int]:
+    """
+    Sentence b's path with torch's choice at every step: numpy's first maximum where it is
+    unique, else `topk_index` on the candidates (the scores do not depend on the choice).
+    """
+    state = _select(totals)
+    path = []
+    # the last step's pointers give the state at length - 1; position p's, the state at p - 1
+    for step in [longest] + list(range(length - 1, 0, -1)):
+        state = _select(history[step][b] + transitions[:, state])
+        path.append(state)
+    path.reverse()
+    return path
 
 
 def _select(values: np.ndarray) -> int:

@@ -2,7 +2,9 @@
 `ldnet_runtime.viterbi` (numpy) against `ldnet_allennlp.tagging.viterbi` (torch, itself tested
 equal to AllenNLP's `ConditionalRandomField.viterbi_tags`): the same tags on random emissions,
 transitions, constraints and lengths, ties included (hypothesis, derandomized); and
-`topk_index` against `torch.topk(k=1)` on slices full of equal values and NaNs.
+`topk_index` against `torch.topk(k=1)` on slices full of equal values and NaNs. The batched
+decoder also against the per-sentence decoder it replaced (`per_sentence_viterbi.py`) and
+AllenNLP's `ConditionalRandomField.viterbi_tags` itself, on batches of up to 40 sentences.
 """
 
 from typing import List, Tuple
@@ -19,6 +21,7 @@ from allennlp.modules.conditional_random_field import ConditionalRandomField, al
 from ldnet_allennlp.tagging.viterbi import viterbi_tags as torch_viterbi_tags
 from ldnet_allennlp.tagging.viterbi import viterbi_transitions
 from ldnet_runtime.viterbi import topk_index, viterbi_tags
+from tests.runtime.per_sentence_viterbi import viterbi_tags as per_sentence_viterbi_tags
 
 PROPERTY = settings(
     max_examples=150,
@@ -139,3 +142,64 @@ def test_bad_shapes_are_refused():
         viterbi_tags(np.zeros((1, 2, 3), np.float32), [2], np.zeros((4, 4), np.float32))
     with pytest.raises(ValueError, match="out of range"):
         viterbi_tags(np.zeros((1, 2, 3), np.float32), [3], np.zeros((5, 5), np.float32))
+
+
+# ------------------------------------------------------------------ the batched decoder
+
+
+def allennlp_tags(crf: ConditionalRandomField, logits: torch.Tensor, lengths: List[int]):
+    """AllenNLP's own `ConditionalRandomField.viterbi_tags` (one sentence at a time inside)."""
+    mask = torch.arange(logits.shape[1]).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    return [tags for tags, _ in crf.viterbi_tags(logits, mask)]
+
+
+@st.composite
+def crf_problems(draw) -> Tuple[ConditionalRandomField, torch.Tensor, List[int]]:
+    """A random BIOUL or unconstrained CRF and a batch of up to 40 sentences, lengths 0-30,
+    small integer scores (ties everywhere) or floats, NaNs sometimes."""
+    if draw(st.booleans()):
+        names = ["O"] + [f"{p}-T{t}" for t in range(draw(st.integers(1, 4))) for p in "BIUL"]
+        crf = ConditionalRandomField(
+            len(names), allowed_transitions("BIOUL", dict(enumerate(names))), draw(st.booleans())
+        )
+    else:
+        crf = ConditionalRandomField(draw(st.integers(1, 8)), None, draw(st.booleans()))
+    integers = draw(st.booleans())
+    seed = draw(st.integers(0, 2**31 - 1))
+    generator = torch.Generator().manual_seed(seed)
+
+    def values(*shape: int) -> torch.Tensor:
+        if integers:
+            return torch.randint(-2, 3, shape, generator=generator).float()
+        return torch.randn(shape, generator=generator) * 3
+
+    with torch.no_grad():
+        for parameter in crf.parameters():
+            parameter.copy_(values(*parameter.shape))
+    batch = draw(st.integers(1, 40))
+    lengths = draw(st.lists(st.integers(0, 30), min_size=batch, max_size=batch))
+    logits = values(batch, max(max(lengths), 1), crf.num_tags)
+    if draw(st.integers(0, 9)) == 0:
+        logits[torch.rand(logits.shape, generator=generator) < 0.02] = float("nan")
+    return crf, logits, lengths
+
+
+@settings(PROPERTY, max_examples=200)
+@given(crf_problems())
+def test_the_batched_decoder_gives_the_per_sentence_decoders_and_allennlps_tags(problem):
+    crf, logits, lengths = problem
+    transitions = transitions_of(crf).numpy()
+    actual = viterbi_tags(logits.numpy(), lengths, transitions)
+    assert actual == per_sentence_viterbi_tags(logits.numpy(), lengths, transitions)
+    assert actual == allennlp_tags(crf, logits, lengths)
+
+
+def test_the_batched_decoder_on_all_tied_long_batches_is_allennlps():
+    """Every score equal: every back-pointer on every path is a tie, replayed."""
+    crf = ConditionalRandomField(5, None, include_start_end_transitions=False)
+    torch.nn.init.zeros_(crf.transitions)
+    lengths = [0, 1, 30, 17, 30, 2]
+    logits = torch.zeros(len(lengths), 30, 5)
+    actual = viterbi_tags(logits.numpy(), lengths, transitions_of(crf).numpy())
+    assert actual == allennlp_tags(crf, logits, lengths)
+    assert [len(tags) for tags in actual] == lengths

@@ -1,0 +1,35 @@
+"""
+`ldnet_runtime.Tagger` puts every sentence's output back in its place whatever the bucketing:
+a batch tagged with any group size (sentences per graph run, after sorting by length) gives
+what tagging each sentence alone gives, in input order.
+"""
+
+import pytest
+
+from ldnet_runtime import Tagger
+
+SENTENCES = [
+    "EU rejects German call to boycott British lamb .",
+    "Peter Blackburn",
+    "BRUSSELS 1996-08-22",
+    "The European Commission said on Thursday it disagreed with German advice to consumers to "
+    "shun British lamb until scientists determine whether mad cow disease can be transmitted "
+    "to sheep .",
+    "Germany 's representative to the European Union 's veterinary committee Werner Zwingmann "
+    "said on Wednesday consumers should buy sheepmeat from countries other than Britain .",
+    "Rare Hendrix song draft sells for almost $ 17,000 .",
+    "LONDON",
+    "A",
+    "Japan coach Shu Kamo said : ' ' The Syrian own goal proved lucky for us .",
+    "",
+]
+
+
+@pytest.mark.parametrize("group_size", [1, 2, 3, 8, 64])
+def test_batches_keep_the_input_order(legacy_exports, group_size):
+    inputs = [{"tokens": sentence.split()} for sentence in SENTENCES] * 3
+    alone = Tagger(legacy_exports["ner_ldnet_pruned"], threads=1)
+    expected = [alone.predict_json(json_dict) for json_dict in inputs]
+    tagger = Tagger(legacy_exports["ner_ldnet_pruned"], threads=1, group_size=group_size)
+    assert tagger.predict_batch_json(inputs) == expected
+    assert [output["tokens"] for output in expected] == [x["tokens"] for x in inputs]
