@@ -15,7 +15,8 @@ The same numbers are computed in the same order as there (float32 throughout):
 The whole batch is decoded at once, as the torch decoder does it (`tagging/viterbi.py`): one set
 of array operations per position over every sentence, an ended sentence keeping its scores
 (frozen) with identity back-pointers, then one back-tracking pass over the positions; no Python
-runs per token.
+runs per token. A batch of one sentence (batch 1, what a server sees) takes a path with fewer
+array operations per position (`_one_sentence`).
 
 The choice among equal candidates is torch's `topk(k=1)` on CPU, which both decoders use, and
 which does not take the first maximum: `topk_index` replays its selection (`std::nth_element`
@@ -76,6 +77,8 @@ def viterbi_tags(
     longest = int(lengths.max()) if batch else 0
     if longest == 0:
         return [[] for _ in range(batch)]
+    if batch == 1:
+        return [_one_sentence(emissions[0, :longest], transitions)]
     history = _forward(emissions, lengths, transitions, longest)
     last = np.full(states, IMPOSSIBLE, dtype=dtype)
     last[num_tags + 1] = 0.0
@@ -106,6 +109,48 @@ def viterbi_tags(
     for b in np.flatnonzero(tied & (lengths > 0)).tolist():
         results[b] = _replayed_path(history, transitions, totals[b], b, int(lengths[b]), longest)
     return results
+
+
+def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
+    """
+    The path of one sentence (`emissions` `(length, num_tags)`, length >= 1), with fewer array
+    operations per position than the batched pass: each step's candidates are kept, `[j, i]`
+    the score of state i then state j, and their first maxima (the back-pointers), so that
+    back-tracking is a walk over Python lists; the choices on the path are then checked for
+    shared maxima all at once, and the path replayed (`_replayed_path`) if one is.
+    """
+    dtype = transitions.dtype
+    length, num_tags = emissions.shape
+    states = num_tags + 2
+    rows = np.full((length, states), IMPOSSIBLE, dtype=dtype)
+    rows[:, :num_tags] = emissions
+    history = np.empty((length + 1, 1, states), dtype=dtype)
+    history[0] = IMPOSSIBLE
+    history[0, 0, num_tags] = 0.0
+    candidates = np.empty((length + 1, states, states), dtype=dtype)
+    pointers = np.empty((length + 1, states), dtype=np.intp)
+    columns = np.ascontiguousarray(transitions.T)  # columns[j]: transitions[:, j]
+    for position in range(length + 1):
+        step = candidates[position]
+        np.add(history[position], columns, out=step)
+        pointers[position] = step.argmax(axis=1)
+        if position < length:
+            np.add(rows[position], step.max(axis=1), out=history[position + 1, 0])
+    last = np.full(states, IMPOSSIBLE, dtype=dtype)
+    last[num_tags + 1] = 0.0
+    totals = last + candidates[length].max(axis=1)
+    state = int(totals.argmax())
+    back = pointers.tolist()
+    path = [0] * length
+    following = [state] * (length + 1)  # following[k]: the state step k's pointer is read for
+    for step_index in range(length, 0, -1):
+        state = back[step_index][state]
+        path[step_index - 1] = following[step_index - 1] = state
+    chosen = candidates[np.arange(1, length + 1), following[1:]]  # (length, states)
+    maxima = np.take_along_axis(chosen, np.asarray(path)[:, None], axis=1)
+    if ((chosen == maxima).sum(axis=1) == 1).all() and (totals == totals.max()).sum() == 1:
+        return path
+    return _replayed_path(history, transitions, totals, 0, length, length)
 
 
 def _forward(
