@@ -44,7 +44,7 @@ from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import RESULTS_DIR, command_line, write_json_atomically
 from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
-from benchmarks.studies import export_runtime_venv
+from benchmarks.studies import export_profile, export_runtime_venv, export_speed
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
@@ -70,6 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--output", default=str(RESULTS_DIR / "export.json"))
+    export_speed.add_arguments(parser)
 
 
 def ratios_and_goals(
@@ -267,7 +268,8 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     output.parent.mkdir(parents=True, exist_ok=True)
     if output.exists():  # the runtime_venv stage's figures stay
         earlier = json.loads(output.read_text())
-        results.update({k: earlier[k] for k in export_runtime_venv.KEYS if k in earlier})
+        kept = export_runtime_venv.KEYS + export_speed.KEYS  # the other stages' figures
+        results.update({k: earlier[k] for k in kept if k in earlier})
     write_json_atomically(output, results)
     shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
     print(json.dumps(shown, indent=1, sort_keys=True))
@@ -294,6 +296,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         judged("cold start to the first tagged sentence (s), runtime", "cold_start_s_runtime", "<"),
         headline(results, "cold start (s), AllenNLP predictor", "cold_start_s_allennlp"),
         *runtime_venv_headlines(results),
+        *export_speed.summary(results),
         headline(
             results,
             "same tags on all of eng.testb",
@@ -336,6 +339,17 @@ STUDY = Study(
             "runtime_venv",
             export_runtime_venv.run,
             "the torch-free venv from requirements/runtime-lock.txt: its size, cold starts",
+        ),
+        Stage(
+            "profile",
+            export_profile.profile,
+            "the runtime's µs per word by step and onnxruntime's node profile, batch 1 and 32",
+        ),
+        Stage(
+            "speed",
+            export_speed.speed,
+            "fp32 and int8 exports and spaCy sm, batch 1 and 32, 1 and 2 threads, one "
+            "interleaved run; latency; int8's F1 loss",
         ),
     ],
     add_arguments=add_arguments,

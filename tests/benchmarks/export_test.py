@@ -9,7 +9,7 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import export, export_runtime_venv
+from benchmarks.studies import export, export_runtime_venv, export_speed
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -94,7 +94,7 @@ def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
     output = tmp_path / "export.json"
     run_measure(tmp_path, monkeypatch, output)
     results = json.loads(output.read_text())
-    assert set(results) == set(COMMITTED) - set(export_runtime_venv.KEYS)
+    assert set(results) == set(COMMITTED) - set(export_runtime_venv.KEYS) - set(export_speed.KEYS)
     assert set(results["commands"]) == set(COMMITTED["commands"])
     for key in ("words_per_sec_runtime_b1", "words_per_sec_spacy_sm_b32", "cold_start_s_runtime"):
         assert results[key] == COMMITTED[key], key
@@ -152,5 +152,55 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
 
     run_measure(tmp_path, monkeypatch, output)
     rewritten = json.loads(output.read_text())
-    assert set(rewritten) == set(COMMITTED) | set(export_runtime_venv.KEYS)
+    expected = set(COMMITTED) - set(export_speed.KEYS) | set(export_runtime_venv.KEYS)
+    assert set(rewritten) == expected
     assert all(rewritten[key] == results[key] for key in export_runtime_venv.KEYS)
+
+
+def speed_timings(words_per_sec) -> Timings:
+    """Five rounds of every case of the speed stage, each sample `words_per_sec(case)`."""
+    samples = {}
+    for threads in export_speed.THREADS:
+        for size in (1, 32):
+            for path in ("runtime", "runtime_int8", "spacy_sm"):
+                case = f"{path}_b{size}_t{threads}"
+                sample = {"words_per_sec": words_per_sec(path, size, threads)}
+                if size == 1:
+                    sample.update(p50_ms=2.0, p99_ms=9.0)
+                samples[case] = [dict(sample) for _ in range(5)]
+    return Timings(samples, 5)
+
+
+def test_the_speed_stages_figures_by_hand():
+    rates = {"runtime": 40_000.0, "runtime_int8": 60_000.0, "spacy_sm": 10_000.0}
+    found = export_speed.figures(
+        speed_timings(lambda path, size, threads: rates[path] * threads / (1 + (size == 1)))
+    )
+    assert found["words_per_sec_runtime_b32"] == 40_000.0
+    assert found["words_per_sec_runtime_b1_int8"] == 30_000.0
+    assert found["words_per_sec_runtime_b32_int8_2threads"] == 120_000.0
+    assert found["runtime_vs_spacy_b32"] == 4.0 and found["runtime_vs_spacy_b32_int8"] == 6.0
+    assert found["latency_ms_p99_runtime_b1"] == 9.0
+    assert found["latency_ms_p50_spacy_sm_b1_2threads"] == 2.0
+    assert "latency_ms_p50_runtime_b32" not in found
+
+
+def test_the_speed_and_profile_sections_survive_a_measure_run(tmp_path, monkeypatch):
+    output = tmp_path / "export.json"
+    sections = {"runtime_speed": {"goal": {"f1_int8_loss": 0.1}}, "runtime_profile": {"a": 1}}
+    output.write_text(json.dumps(sections))
+    run_measure(tmp_path, monkeypatch, output)
+    rewritten = json.loads(output.read_text())
+    assert {key: rewritten[key] for key in sections} == sections
+
+
+def test_the_speed_rows_of_the_summary():
+    headlines = {h.key: h for h in export_speed.summary(COMMITTED)}
+    if "runtime_speed" not in COMMITTED:
+        assert headlines == {}
+        return
+    speed = COMMITTED["runtime_speed"]
+    row = headlines["runtime_speed.words_per_sec_runtime_b32"]
+    assert row.value == speed["words_per_sec_runtime_b32"] and row.goal == ">= 100000"
+    assert row.met is speed["goal_met"]["words_per_sec_runtime_b32"]
+    assert headlines["runtime_speed.f1_int8_loss"].goal == "<= 0.1"

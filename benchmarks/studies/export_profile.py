@@ -1,0 +1,288 @@
+"""
+Where `ldnet_runtime`'s time goes, per word (issue 35, item 1): the `profile` stage of the
+`export` study.
+
+Outside the graph, `predict_batch_json` on `{"tokens": [...]}` inputs of eng.testb (batch 1 on
+every 7th sentence, batch 32 on all), with its steps timed in place: each step of the tagger
+(`Tagger.tokens`: the input checks; each indexer of `Tagger._indexers`; `session.run`: the
+graph; `viterbi_tags`; `Tagger._result`: the spans and the output dict) is wrapped by a clock,
+and `json` is `json.dumps` of each output (what `python -m ldnet_runtime` writes). `other` is the
+rest of the call (batching, bucketing, the tag names). Medians of `--rounds` interleaved rounds,
+µs per word.
+
+Inside the graph, onnxruntime's own profile (`SessionOptions.enable_profiling`) of the same
+batches: each node's time, summed by component (the LMs' LSTMs, the LMs' other ops, the
+character CNN, the word BiLSTM, the rest) and by operator type, µs per word, and the nodes that
+take the most.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence
+
+from benchmarks.harness.data import ROOT, hardware
+from benchmarks.harness.results import command_line, utc_date
+from benchmarks.harness.timing import interleaved, using_threads
+from benchmarks.studies.export_speed import export_command, merge, read_conll
+from benchmarks.studies.export_timing import SIZES, TEST_FILE
+
+Inputs = List[Dict[str, Any]]
+
+# graph components by node name (the exporter's module paths), first match wins
+COMPONENTS = (
+    ("lm_lstm", ("/bilm/forward_lm/", "/bilm/backward_lm/"), ("LSTM",)),
+    ("lm_other", ("/bilm/",), None),
+    ("lm_projection", ("/lm/",), None),
+    ("char_cnn", ("/token_characters/",), None),
+    ("word_bilstm", ("/encoder/",), ("LSTM",)),
+    ("word_bilstm_other", ("/encoder/",), None),
+    ("tag_projection", ("/projection/", "/feedforward/"), None),
+)
+
+
+class StageClock:
+    """Seconds per step name, added up by the wrappers `wrap` makes."""
+
+    def __init__(self) -> None:
+        self.seconds: Dict[str, float] = defaultdict(float)
+
+    def wrap(self, name: str, function: Callable) -> Callable:
+        seconds = self.seconds
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                seconds[name] += time.perf_counter() - start
+
+        return timed
+
+
+class _TimedSession:
+    """An onnxruntime session whose `run` is clocked as `graph`."""
+
+    def __init__(self, session, clock: StageClock) -> None:
+        self._session = session
+        self.run = clock.wrap("graph", session.run)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+def instrument(tagger, clock: StageClock) -> None:
+    """Wraps `tagger`'s steps (in place) so that `clock` adds up their seconds."""
+    import ldnet_runtime.exported_tagger as module
+
+    tagger.tokens = clock.wrap("input_checks", tagger.tokens)
+    tagger._result = clock.wrap("spans_and_output", tagger._result)
+    tagger._indexers = [
+        (name, clock.wrap(f"indexing_{name}", indexer)) for name, indexer in tagger._indexers
+    ]
+    tagger.session = _TimedSession(tagger.session, clock)
+    if not hasattr(module, "_untimed_viterbi_tags"):
+        module._untimed_viterbi_tags = module.viterbi_tags
+    module.viterbi_tags = clock.wrap("viterbi", module._untimed_viterbi_tags)
+
+
+def uninstrument() -> None:
+    import ldnet_runtime.exported_tagger as module
+
+    if hasattr(module, "_untimed_viterbi_tags"):
+        module.viterbi_tags = module._untimed_viterbi_tags
+
+
+def stage_case(tagger, inputs: Inputs, batch_size: int) -> Callable[[], Dict[str, float]]:
+    """A self-timed case: one pass over `inputs`, µs per word by step (and `total`)."""
+    words = sum(len(json_dict["tokens"]) for json_dict in inputs)
+
+    def case() -> Dict[str, float]:
+        clock = StageClock()
+        instrument(tagger, clock)
+        start = time.perf_counter()
+        for first in range(0, len(inputs), batch_size):
+            outputs = tagger.predict_batch_json(inputs[first : first + batch_size])
+            json_start = time.perf_counter()
+            for output in outputs:
+                json.dumps(output)
+            clock.seconds["json"] += time.perf_counter() - json_start
+        total = time.perf_counter() - start
+        steps = dict(clock.seconds)
+        steps["other"] = total - sum(steps.values())
+        steps["total"] = total
+        return {name: seconds * 1e6 / words for name, seconds in steps.items()}
+
+    return case
+
+
+def component(name: str, op_type: str) -> str:
+    for label, prefixes, op_types in COMPONENTS:
+        if any(prefix in name for prefix in prefixes) and (op_types is None or op_type in op_types):
+            return label
+    return "other_ops"
+
+
+def graph_profile(
+    export_dir: Path, inputs: Inputs, batch_size: int, threads: int, options: Callable
+) -> Dict[str, Any]:
+    """
+    onnxruntime's node profile of one pass over `inputs` in batches of `batch_size` (after a
+    warm-up pass): µs per word by component and by operator type, the number of node runs per
+    batch, and the 8 nodes with the most time. `options(threads)` makes the `SessionOptions`
+    the runtime uses, to which profiling is added.
+    """
+    import onnxruntime
+
+    from ldnet_runtime import Tagger
+
+    tagger = Tagger(export_dir, threads=threads)
+    session_options = options(threads)
+    session_options.enable_profiling = True
+    session_options.profile_file_prefix = str(Path("/tmp") / f"ldnet_ort_profile_{batch_size}")
+    tagger.session = onnxruntime.InferenceSession(
+        str(Path(export_dir) / "model.onnx"), session_options, providers=["CPUExecutionProvider"]
+    )
+    batches = [inputs[i : i + batch_size] for i in range(0, len(inputs), batch_size)]
+    for batch in batches[:4]:
+        tagger.predict_batch_json(batch)
+    started_ns = tagger.session.get_profiling_start_time_ns()
+    before = time.perf_counter_ns()
+    for batch in batches:
+        tagger.predict_batch_json(batch)
+    profile_file = Path(tagger.session.end_profiling())
+    events = json.loads(profile_file.read_text())
+    profile_file.unlink()
+    return summarise_events(events, (before - started_ns) / 1000, inputs)
+
+
+def summarise_events(events: List[Dict[str, Any]], after_us: float, inputs: Inputs):
+    """The counted node events (those after `after_us` µs of the profile) summed up."""
+    words = sum(len(json_dict["tokens"]) for json_dict in inputs)
+    by_component: Dict[str, float] = defaultdict(float)
+    by_op: Dict[str, float] = defaultdict(float)
+    by_node: Dict[str, float] = defaultdict(float)
+    runs = node_runs = 0
+    for event in events:
+        if event.get("cat") == "Session" and event["name"] == "model_run":
+            runs += event["ts"] >= after_us
+        if event.get("cat") != "Node" or not event["name"].endswith("_kernel_time"):
+            continue
+        if event["ts"] < after_us:
+            continue
+        op_type = event["args"]["op_name"]
+        node = event["name"][: -len("_kernel_time")]
+        micro = float(event["dur"])
+        by_component[component(node, op_type)] += micro
+        by_op[op_type] += micro
+        by_node[node] += micro
+        node_runs += 1
+    top = sorted(by_node.items(), key=lambda item: -item[1])[:8]
+    return {
+        "us_per_word_by_component": _per_word(by_component, words),
+        "us_per_word_by_op_type": _per_word(by_op, words),
+        "top_nodes_us_per_word": [[name, round(us / words, 4)] for name, us in top],
+        "us_per_word_nodes": round(sum(by_node.values()) / words, 4),
+        "graph_runs": runs,
+        "node_runs_per_graph_run": round(node_runs / max(runs, 1), 1),
+    }
+
+
+def _per_word(seconds: Dict[str, float], words: int) -> Dict[str, float]:
+    ordered = sorted(seconds.items(), key=lambda item: -item[1])
+    return {name: round(us / words, 4) for name, us in ordered}
+
+
+def sizes_and_subsets(inputs: Inputs) -> Dict[int, Inputs]:
+    """The batch sizes profiled and their inputs (the speed stage's)."""
+    return {1: inputs[::7], 32: inputs}
+
+
+def median_steps(timings, cases: Sequence[str]) -> Dict[str, Dict[str, float]]:
+    """{case: {step: median µs per word}} of an `interleaved` run of `stage_case`s."""
+    medians = {}
+    for case in cases:
+        steps = sorted({step for sample in timings.samples[case] for step in sample})
+        medians[case] = {step: round(timings.median(case, step), 4) for step in steps}
+    return medians
+
+
+# ------------------------------------------------------------------ the stage
+
+
+def profile(args: argparse.Namespace) -> None:
+    """The `profile` stage (module docstring)."""
+    command = command_line()
+    if args.runtime_commit:  # that commit's package, even where another one is imported
+        sys.path.insert(0, str(runtime_of_commit(args.runtime_commit)))
+        for name in [name for name in sys.modules if name.split(".")[0] == "ldnet_runtime"]:
+            del sys.modules[name]
+    import ldnet_runtime
+    import ldnet_runtime.exported_tagger as tagger_module
+
+    if args.runtime_commit and not Path(ldnet_runtime.__file__).is_relative_to(sys.path[0]):
+        raise SystemExit(f"ldnet_runtime was imported from {ldnet_runtime.__file__} already")
+
+    export = export_command(args.archive, args.export_dir, int8=False)
+    inputs = [{"tokens": words} for words, _ in read_conll(TEST_FILE)]
+    subsets = sizes_and_subsets(inputs)
+    tagger = ldnet_runtime.Tagger(ROOT / args.export_dir, threads=1)
+    machine = hardware()
+    cases = {f"b{size}": stage_case(tagger, subsets[size], size) for size in SIZES}
+    with using_threads(1):
+        steps = interleaved(cases, args.rounds, warmup=1, self_timed=True)
+        uninstrument()
+        options = getattr(tagger_module, "session_options", _earlier_session_options)
+        graph = {
+            f"b{size}": graph_profile(ROOT / args.export_dir, subsets[size], size, 1, options)
+            for size in SIZES
+        }
+    found = {
+        "command": command,
+        "date": utc_date(),
+        "hardware": dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
+        "runtime": str(Path(ldnet_runtime.__file__).parent.relative_to(ROOT)),
+        "runtime_commit": args.runtime_commit or git_commit(),
+        "export": " ".join(export),
+        "threads": 1,
+        "rounds": args.rounds,
+        "us_per_word_by_step": median_steps(steps, list(cases)),
+        "graph_node_profile": graph,
+    }
+    merge(args, "runtime_profile", found, (args.profile_key,))
+    print({case: found["us_per_word_by_step"][case]["total"] for case in cases})
+
+
+def git_commit() -> str:
+    """HEAD's short hash, with "+ changes" when ldnet_runtime/ differs from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True)
+    clean = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "ldnet_runtime"], cwd=ROOT)
+    return head.stdout.decode().strip() + ("" if clean.returncode == 0 else " + changes")
+
+
+def runtime_of_commit(commit: str) -> Path:
+    """A folder holding `ldnet_runtime/` as it was at `commit` (`git archive`, under runs/)."""
+    folder = ROOT / "runs" / f"runtime_at_{commit}"
+    if not (folder / "ldnet_runtime" / "__init__.py").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", commit, "ldnet_runtime"], cwd=ROOT, capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
+def _earlier_session_options(threads: int):
+    """The session options of the runtime before `session_options` (for `--runtime-commit`)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    return options
