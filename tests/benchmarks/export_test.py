@@ -9,7 +9,7 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import export, export_runtime_venv, export_speed
+from benchmarks.studies import export, export_profile, export_runtime_venv, export_speed
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -204,3 +204,37 @@ def test_the_speed_rows_of_the_summary():
     assert row.value == speed["words_per_sec_runtime_b32"] and row.goal == ">= 100000"
     assert row.met is speed["goal_met"]["words_per_sec_runtime_b32"]
     assert headlines["runtime_speed.f1_int8_loss"].goal == "<= 0.1"
+
+
+def test_the_node_profile_is_summed_by_component_and_operator():
+    """onnxruntime's profile events: node kernel times after the warm-up, per word."""
+
+    def node(name, op_type, ts, dur):
+        args = {"op_name": op_type}
+        return {"cat": "Node", "name": f"{name}_kernel_time", "ts": ts, "dur": dur, "args": args}
+
+    events = [
+        node("/encoder/layers.0.0/LSTM", "LSTM", 5, 1000),  # warm-up: not counted
+        {"cat": "Session", "name": "model_run", "ts": 10, "dur": 90},
+        node("/encoder/layers.0.0/LSTM", "LSTM", 11, 40),
+        node("/encoder/GatherElements", "GatherElements", 12, 4),
+        node("/lm/bilm/forward_lm/layers.0/LSTM", "LSTM", 13, 20),
+        node("/lm/bilm/forward_lm/Where", "Where", 14, 2),
+        node("/token_characters/convolutions.0/Conv", "FusedConv", 15, 10),
+        node("/projection/MatMul", "MatMul", 16, 4),
+        {"cat": "Node", "name": "/projection/MatMul_fence_before", "ts": 16, "dur": 0},
+    ]
+    inputs = [{"tokens": ["a", "b"]}, {"tokens": ["c", "d"]}]  # 4 words
+    found = export_profile.summarise_events(events, 10, inputs)
+    assert found["us_per_word_by_component"] == {
+        "word_bilstm": 10.0,
+        "lm_lstm": 5.0,
+        "char_cnn": 2.5,
+        "word_bilstm_other": 1.0,
+        "tag_projection": 1.0,
+        "lm_other": 0.5,
+    }
+    assert found["us_per_word_by_op_type"]["LSTM"] == 15.0
+    assert found["top_nodes_us_per_word"][0] == ["/encoder/layers.0.0/LSTM", 10.0]
+    assert found["us_per_word_nodes"] == 20.0
+    assert found["graph_runs"] == 1 and found["node_runs_per_graph_run"] == 6
