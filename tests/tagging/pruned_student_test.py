@@ -252,3 +252,20 @@ def test_a_student_trained_on_the_fixtures_is_an_ordinary_tagger(
     assert again.predict_json({"sentence": "John Smith visited Paris ."})["tags"] == tagged["tags"]
     export_tagger(str(pruned), str(tmp_path / "exported"))
     assert os.path.exists(tmp_path / "exported")
+
+
+def test_the_distillation_reader_builds_the_gold_readers_instances(teacher, news, tmp_path):
+    from allennlp.data import Token
+
+    transfer = tmp_path / "transfer.jsonl"
+    build_tagging_transfer_set(
+        CrfEnsembleTeacher([teacher]), str(news), str(transfer), ["t"], batch_size=8
+    )
+    gold = load_archive(teacher).dataset_reader
+    reader = TaggingDistillationReader(gold, str(transfer))
+    words = [Token(w) for w in "John Smith visited Paris .".split()]
+    instance = reader.text_to_instance(words)
+    reader.apply_token_indexers(instance)
+    expected = gold.text_to_instance(words)
+    assert set(instance.fields) == set(expected.fields)
+    assert [t.text for t in instance["tokens"].tokens] == [t.text for t in words]

@@ -74,6 +74,10 @@ class TaggingDistillationReader(DatasetReader):
         for row in rows:
             yield self.transfer_instance(row, labels)
 
+    def text_to_instance(self, *args, **kwargs) -> Instance:  # type: ignore
+        """The gold reader's instance (what a predictor or `tensor_batches` builds)."""
+        return self.gold_reader.text_to_instance(*args, **kwargs)
+
     def transfer_rows(self):
         """`(rows, teacher_labels)`: the transfer-set rows used (checked), in file order."""
         rows: List[Dict[str, Any]] = []
@@ -118,6 +122,7 @@ class TaggingDistillationReader(DatasetReader):
         return instance
 
     def apply_token_indexers(self, instance: Instance) -> None:
+        self.gold_reader.apply_token_indexers(instance)
         instance["tokens"]._token_indexers = self.gold_reader._token_indexers  # type: ignore
 
 
