@@ -83,7 +83,7 @@ def speed_rows(task: str, student: Path) -> Dict[str, List[Path]]:
     """The rows of the speed table: name -> the archives whose forwards it runs."""
     pretrained = ROOT / "pretrained"
     shipped_pruned = OUT / f"start_{task}_pruned" / "model.tar.gz"  # today's, before shipping
-    teachers = [Path(resolve_archive(a)) for a in TASKS[task]["teachers"]]
+    teachers = [ROOT / resolve_archive(a) for a in TASKS[task]["teachers"]]
     return {
         "teachers": teachers,
         "unpruned": [pretrained / ("ner_ldnet.tar.gz" if task == "ner" else "chunk_ldnet.tar.gz")],
