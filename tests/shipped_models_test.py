@@ -151,3 +151,34 @@ def test_the_shipped_tagger_scores_its_manifest_test_f1(name):
     loader.index_with(archive.model.vocab)
     metrics = evaluate(archive.model, loader)
     assert 100.0 * metrics["f1-measure-overall"] == pytest.approx(entry["test_f1"], abs=0.05)
+
+
+@pytest.mark.parametrize("name", ["ner", "ner_pruned"])
+def test_the_ner_taggers_vocabulary_is_the_training_files(name):
+    """The NER configs named eng.testb as `test_data_path` when these taggers were trained, but
+    built their vocabulary from eng.train alone (`datasets_for_vocab_creation`): no word, no
+    character and no tag comes from a dev or test file (issue 33, item 5)."""
+    train = DATA / "conll2003" / "eng.train"
+    if not train.exists():
+        pytest.skip(f"{train} is not here (set LDNET_SHARED_DATA to the shared data folder)")
+    words, characters, tags = set(), set(), set()
+    for line in train.read_text().splitlines():
+        columns = line.split()
+        if len(columns) == 4 and columns[0] != "-DOCSTART-":
+            words.add(columns[0].lower())
+            characters.update(columns[0])
+            tags.add(columns[3])
+    vocab = load_archive(str(pretrained_dir() / manifest()[name]["file"])).model.vocab
+    assert (
+        set(vocab.get_token_to_index_vocabulary("tokens")) - {"@@PADDING@@", "@@UNKNOWN@@"} <= words
+    )
+    assert (
+        set(vocab.get_token_to_index_vocabulary("token_characters"))
+        - {
+            "@@PADDING@@",
+            "@@UNKNOWN@@",
+        }
+        <= characters
+    )
+    types = {tag.split("-")[-1] for tag in tags}
+    assert {t.split("-")[-1] for t in vocab.get_token_to_index_vocabulary("labels")} <= types
