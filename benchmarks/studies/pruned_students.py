@@ -28,7 +28,6 @@ import argparse
 
 from benchmarks.harness.study import Stage, Study
 from benchmarks.studies.pruned_students_results import (
-    stage_ship,
     stage_speed,
     stage_summary,
     stage_teacher,
@@ -41,6 +40,7 @@ from benchmarks.studies.pruned_students_runs import (
     stage_text,
     stage_train,
     stage_transfer,
+    stage_ship,
     stage_vocabulary,
 )
 

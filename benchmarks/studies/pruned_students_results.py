@@ -5,10 +5,6 @@ run, the table and headline keys of the chosen setting, and shipping the chosen 
 
 import argparse
 import json
-import shutil
-import subprocess
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -20,7 +16,6 @@ from ldnet_allennlp.pretrained import resolve_archive
 from benchmarks.studies.pruned_students_runs import (
     KEYS,
     OUT,
-    PYTHON,
     RESULTS,
     TASKS,
     record,
@@ -146,53 +141,6 @@ def stage_speed(args: argparse.Namespace) -> None:
     print(json.dumps(figures, indent=1), flush=True)
 
 
-def stage_ship(args: argparse.Namespace) -> None:
-    """The student `--run` as `pretrained/<task>_ldnet_pruned.tar.gz`: ldnet-prune
-    --keep-all-layers --fp16 --reference-lms, its training reader replaced by the gold reader
-    (the archive is an ordinary tagger's), its test F1 measured; then the manifest."""
-
-    name = args.run[0] if args.run else ""
-    run = OUT / name
-    fp16 = run / "model_fp16.tar.gz"
-    flags = ["--fp16", "--reference-lms", "--keep-all-layers"]
-    allennlp.run_allennlp(
-        ["ldnet-prune", str(run_archive(name)), "-o", str(fp16)] + flags, OUT / f"{name}.log"
-    )
-    shipped = run / "model_shipped.tar.gz"
-    with tarfile.open(fp16) as source, tempfile.TemporaryDirectory() as staging:
-        source.extractall(staging, filter="data")
-        config_file = Path(staging) / "config.json"
-        config = json.loads(config_file.read_text())
-        config["dataset_reader"] = config["dataset_reader"]["gold_reader"]
-        config_file.write_text(json.dumps(config, indent=2))
-        with tarfile.open(shipped, "w:gz") as target:
-            for member in sorted(Path(staging).rglob("*")):
-                if member.is_file():
-                    target.add(member, arcname=str(member.relative_to(staging)))
-    output = run / "test_metrics_shipped.json"
-    metrics = allennlp.evaluate(
-        shipped, TASKS[args.task]["test"], output, OUT / f"{name}.log", threads=1
-    )
-    target = ROOT / TASKS[args.task]["start"]
-
-    shutil.copyfile(shipped, target)
-    record(
-        [args.task, "shipped"],
-        {
-            "run": name,
-            "file": str(target.relative_to(ROOT)),
-            "test_f1_fp16": 100 * metrics["f1-measure-overall"],
-            "commands": [
-                command_line(),
-                f"allennlp ldnet-prune {run_archive(name).relative_to(ROOT)} -o "
-                f"{fp16.relative_to(ROOT)} " + " ".join(flags),
-                "python scripts/pretrained_manifest.py",
-            ],
-        },
-    )
-    subprocess.run([PYTHON, "scripts/pretrained_manifest.py"], cwd=ROOT, check=True)
-
-
 def _dev_f1(archive: Path, task: str, name: str) -> float:
     dev = TASKS[task]["data"].get("CONLL03_DEV_DATA_PATH") or CONLL00["CONLL00_TRAIN_DATA_PATH"]
     output = OUT / f"dev_metrics_{name}.json"
@@ -254,6 +202,25 @@ def stage_summary(args: argparse.Namespace) -> None:
             name: run["training_seconds"] / 3600 for name, run in task["runs"].items()
         },
     }
+    chosen = task["runs"][args.run[0]]
+    same = ("loss", "lr", "epochs", "weight", "seed")
+    record(
+        [args.task, "dev_f1_by_transfer_sentences"],
+        {
+            str(run["transfer_sentences"]): run["best_dev_f1"]
+            for run in task["runs"].values()
+            if all(run[k] == chosen[k] for k in same)
+        },
+    )
+    record(
+        [args.task, "dev_f1_by_loss"],
+        {
+            f"{run['loss']}, lr {run['lr']:g}, {run['transfer_sentences']} sentences, "
+            f"{run['epochs']} epoch(s)": run["best_dev_f1"]
+            for run in task["runs"].values()
+            if run["seed"] == 1 and run["transfer_sentences"] > 0
+        },
+    )
     record([args.task, "table"], table)
     record([args.task, "today_pruned_test_f1"], table["pruned"]["test_f1"])
     record([args.task, "cpu_hours"], cpu)
@@ -297,4 +264,17 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
             )
         for row in ("teachers", "unpruned", "pruned", "student"):
             lines.append(headline(results, f"{name}: {row}", f"{task}.table.{row}"))
+        if "dev_f1_by_loss" in results[task]:
+            lines.append(
+                headline(
+                    results, f"{name} dev F1 of each student setting", f"{task}.dev_f1_by_loss"
+                )
+            )
+            lines.append(
+                headline(
+                    results,
+                    f"{name} dev F1 against transfer-set sentences (the chosen setting)",
+                    f"{task}.dev_f1_by_transfer_sentences",
+                )
+            )
     return lines

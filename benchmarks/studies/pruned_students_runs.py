@@ -4,6 +4,9 @@ text, the transfer sets, the student runs and their test F1, and item 5's vocabu
 """
 
 import argparse
+import shutil
+import tarfile
+import tempfile
 import json
 import subprocess
 import sys
@@ -217,3 +220,50 @@ def stage_vocabulary(args: argparse.Namespace) -> None:
             {**figures, "command": command_line(), "hardware": hardware(1)},
         )
         print(name, json.dumps(figures), flush=True)
+
+
+def stage_ship(args: argparse.Namespace) -> None:
+    """The student `--run` as `pretrained/<task>_ldnet_pruned.tar.gz`: ldnet-prune
+    --keep-all-layers --fp16 --reference-lms, its training reader replaced by the gold reader
+    (the archive is an ordinary tagger's), its test F1 measured; then the manifest."""
+
+    name = args.run[0] if args.run else ""
+    run = OUT / name
+    fp16 = run / "model_fp16.tar.gz"
+    flags = ["--fp16", "--reference-lms", "--keep-all-layers"]
+    allennlp.run_allennlp(
+        ["ldnet-prune", str(run_archive(name)), "-o", str(fp16)] + flags, OUT / f"{name}.log"
+    )
+    shipped = run / "model_shipped.tar.gz"
+    with tarfile.open(fp16) as source, tempfile.TemporaryDirectory() as staging:
+        source.extractall(staging, filter="data")
+        config_file = Path(staging) / "config.json"
+        config = json.loads(config_file.read_text())
+        config["dataset_reader"] = config["dataset_reader"]["gold_reader"]
+        config_file.write_text(json.dumps(config, indent=2))
+        with tarfile.open(shipped, "w:gz") as target:
+            for member in sorted(Path(staging).rglob("*")):
+                if member.is_file():
+                    target.add(member, arcname=str(member.relative_to(staging)))
+    output = run / "test_metrics_shipped.json"
+    metrics = allennlp.evaluate(
+        shipped, TASKS[args.task]["test"], output, OUT / f"{name}.log", threads=1
+    )
+    target = ROOT / TASKS[args.task]["start"]
+
+    shutil.copyfile(shipped, target)
+    record(
+        [args.task, "shipped"],
+        {
+            "run": name,
+            "file": str(target.relative_to(ROOT)),
+            "test_f1_fp16": 100 * metrics["f1-measure-overall"],
+            "commands": [
+                command_line(),
+                f"allennlp ldnet-prune {run_archive(name).relative_to(ROOT)} -o "
+                f"{fp16.relative_to(ROOT)} " + " ".join(flags),
+                "python scripts/pretrained_manifest.py",
+            ],
+        },
+    )
+    subprocess.run([PYTHON, "scripts/pretrained_manifest.py"], cwd=ROOT, check=True)
