@@ -35,6 +35,20 @@ def loss_as_gain(value: float) -> str:
 # (page, quote with "{}" where the figure goes, results file, key path, format); a path step
 # "rows[run=<name>]" is the row of that run
 QUOTES = [
+    (
+        "distillation.md",
+        "scores {} test F1 (mean of 2 seeds)",
+        "pruned_students",
+        "conll03_test_f1_student",
+        two,
+    ),
+    (
+        "distillation.md",
+        "and {} for the two teachers' ensemble",
+        "pruned_students",
+        "conll03_test_f1_teacher",
+        two,
+    ),
     ("serving_and_export.md", "{} sentences/s at 1 client", "serve", "sentences_per_sec_c1", whole),
     ("serving_and_export.md", "at 1 client (p99 {} ms)", "serve", "p99_ms_c1", one),
     ("serving_and_export.md", "{} at 8 clients", "serve", "sentences_per_sec_c8", whole),
