@@ -7,7 +7,6 @@ fixtures that is an ordinary tagger archive.
 import json
 import os
 import re
-from pathlib import Path
 
 import numpy
 import pytest
