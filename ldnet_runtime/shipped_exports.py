@@ -58,6 +58,35 @@ def _manifest_entry(name: str) -> Optional[dict]:
     return entries[name]
 
 
+def is_shipped_name(model: Union[str, Path]) -> bool:
+    """Whether `model` can only be a shipped tagger's name (not a path, not an existing file)."""
+    name = str(model)
+    return bool(name) and os.sep not in name and not Path(name).exists()
+
+
+def cached_export(name: str) -> Optional[Path]:
+    """
+    The export of the shipped tagger `name` already in the cache (for the manifest's current
+    archive where the full install is here, else the newest), or `None`; never exports.
+
+    # Parameters
+
+    name : `str`
+        A shipped tagger's name, e.g. `"ner_pruned"`.
+    """
+    if not is_shipped_name(name):
+        return None
+    try:
+        entry = _manifest_entry(name)
+    except RuntimeError:  # not a shipped tagger
+        return None
+    if entry is None:
+        cached = sorted(cache_dir().glob(f"{name}-*/{TAGGER_FILE}"), key=os.path.getmtime)
+        return cached[-1].parent if cached else None
+    folder = cache_dir() / f"{name}-{entry['sha256'][:12]}"
+    return folder if is_export_dir(folder) else None
+
+
 def export_dir_of(model: Union[str, Path], quiet: bool = True) -> Path:
     """
     The export folder for `model`, made first where it is a shipped tagger not exported yet.

@@ -19,7 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from ldnet_runtime.export_format import TAGGER_FILE
+from ldnet_runtime.shipped_exports import (
+    cached_export,
+    export_dir_of,
+    is_export_dir,
+    is_shipped_name,
+)
 
 DEFAULT_MODEL = "ner_pruned"
 FULL_MODEL = "ner"
@@ -53,6 +58,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verbose", action="store_true", help="show AllenNLP's INFO log on stderr as well"
     )
+    parser.add_argument(
+        "--cache-export",
+        action="store_true",
+        help="export the shipped tagger once into the runtime's cache (LDNET_EXPORT_CACHE, "
+        "default ~/.cache/ldnet_runtime/exports), then tag with the runtime; later calls by "
+        "name use that export (without torch) whenever it is there",
+    )
 
 
 def model_of(args: argparse.Namespace) -> str:
@@ -76,11 +88,6 @@ def model_of(args: argparse.Namespace) -> str:
             )
         return args.model
     return FULL_MODEL if full else DEFAULT_MODEL
-
-
-def is_export_dir(model: str) -> bool:
-    """Whether `model` is a folder that `allennlp ldnet-export` wrote (it holds `tagger.json`)."""
-    return (Path(model) / TAGGER_FILE).is_file()
 
 
 def mark_spans(tokens: Sequence[str], spans: List[Dict[str, Any]]) -> str:
@@ -135,6 +142,26 @@ def tag_with_runtime(export_dir: str, sentences: List[str]) -> None:
         print(mark_spans(output["tokens"], output["spans"]))
 
 
+def runtime_folder(model: str, cache_export: bool = False) -> Optional[Path]:
+    """
+    The export folder the runtime tags `model` with: `model` itself when `allennlp ldnet-export`
+    wrote it; for a shipped tagger's name, its export in the runtime's cache (made first with
+    `cache_export`); else `None` (AllenNLP tags it).
+
+    # Parameters
+
+    model : `str`
+        What `model_of` gives.
+    cache_export : `bool`, optional (default = `False`)
+        Export a shipped tagger into the cache when it is not there yet.
+    """
+    if is_export_dir(model):
+        return Path(model)
+    if cache_export and is_shipped_name(model):
+        return export_dir_of(model, quiet=True)
+    return cached_export(model)
+
+
 def refuse_heavy_imports() -> None:
     """Makes `import torch` fail in this process (spaCy's thinc then goes without it)."""
     for name in HEAVY_MODULES:
@@ -163,10 +190,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         model = model_of(args)
     except ValueError as error:
         parser.error(str(error))
-    if is_export_dir(model):
+    folder = runtime_folder(model, getattr(args, "cache_export", False))
+    if folder is not None:
         refuse_heavy_imports()
         try:
-            tag_with_runtime(model, sentences_of(args))
+            tag_with_runtime(str(folder), sentences_of(args))
         except (OSError, ValueError, RuntimeError) as error:
             sys.exit(f"ldnet-tag: {error}")
         return

@@ -20,9 +20,9 @@ from allennlp.common.checks import ConfigurationError
 
 from ldnet_runtime.tag_command import (  # noqa: F401  (mark_spans: this module's API)
     add_arguments,
-    is_export_dir,
     mark_spans,
     model_of,
+    runtime_folder,
     sentences_of,
     tag_with_runtime,
 )
@@ -69,8 +69,9 @@ def tag_from_args(args: argparse.Namespace) -> None:
         model = model_of(args)
     except ValueError as error:
         raise ConfigurationError(str(error)) from error
-    if is_export_dir(model):
-        tag_with_runtime(model, sentences_of(args))
+    folder = runtime_folder(model, getattr(args, "cache_export", False))
+    if folder is not None:
+        tag_with_runtime(str(folder), sentences_of(args))
         return
     if model in manifest():
         predictor = load_pretrained(model)
