@@ -219,13 +219,13 @@ def profile(args: argparse.Namespace) -> None:
     """The `profile` stage (module docstring)."""
     command = command_line()
     if args.runtime_commit:  # that commit's package, even where another one is imported
-        sys.path.insert(0, str(runtime_of_commit(args.runtime_commit)))
-        for name in [name for name in sys.modules if name.split(".")[0] == "ldnet_runtime"]:
-            del sys.modules[name]
+        import_package_from(runtime_of_commit(args.runtime_commit) / "ldnet_runtime")
     import ldnet_runtime
     import ldnet_runtime.exported_tagger as tagger_module
 
-    if args.runtime_commit and not Path(ldnet_runtime.__file__).is_relative_to(sys.path[0]):
+    if args.runtime_commit and not Path(ldnet_runtime.__file__).is_relative_to(
+        runtime_of_commit(args.runtime_commit)
+    ):
         raise SystemExit(f"ldnet_runtime was imported from {ldnet_runtime.__file__} already")
 
     export = export_command(args.archive, args.export_dir, int8=False)
@@ -263,6 +263,22 @@ def git_commit() -> str:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True)
     clean = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "ldnet_runtime"], cwd=ROOT)
     return head.stdout.decode().strip() + ("" if clean.returncode == 0 else " + changes")
+
+
+def import_package_from(package: Path) -> None:
+    """Imports the package in the folder `package` under its folder's name, in place of any
+    copy already imported, without touching `sys.path` (its submodules load from there too)."""
+    import importlib.util
+
+    name = package.name
+    for loaded in [m for m in sys.modules if m.split(".")[0] == name]:
+        del sys.modules[loaded]
+    spec = importlib.util.spec_from_file_location(
+        name, package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
 
 
 def runtime_of_commit(commit: str) -> Path:

@@ -183,7 +183,6 @@ def stage_summary(args: argparse.Namespace) -> None:
             "test_f1": sum(student_test) / len(student_test),
             "test_f1_seeds": student_test,
             "dev_f1": sum(run["best_dev_f1"] for run in runs) / len(runs),
-            "runs": args.run,
         },
     }
     for row, figures in table.items():
@@ -215,12 +214,13 @@ def stage_summary(args: argparse.Namespace) -> None:
     record(
         [args.task, "dev_f1_by_loss"],
         {
-            f"{run['loss']}, lr {run['lr']:g}, {run['transfer_sentences']} sentences, "
-            f"{run['epochs']} epoch(s)": run["best_dev_f1"]
+            f"{run['loss']} lr{run['lr']:g} {run['transfer_sentences'] // 1000}k "
+            f"{run['epochs']}ep": run["best_dev_f1"]
             for run in task["runs"].values()
             if run["seed"] == 1 and run["transfer_sentences"] > 0
         },
     )
+    record([args.task, "student_runs"], args.run)
     record([args.task, "table"], table)
     record([args.task, "today_pruned_test_f1"], table["pruned"]["test_f1"])
     record([args.task, "cpu_hours"], cpu)

@@ -52,15 +52,16 @@ KEYS = {"ner": "conll03", "chunk": "conll00"}
 
 
 def record(path: List[str], value: Any) -> None:
-    """Sets results[path[0]]...[path[-1]] = value in the shared results file, and appends the
-    running command (its date and hardware, and the key it wrote) to `commands`."""
+    """Sets results[path[0]]...[path[-1]] = value in the shared results file, appends the
+    running command (its date and hardware, and the key it wrote) to `commands`, and sets
+    `hardware` to the machine of this latest run."""
 
     def updates(results: Dict[str, Any]) -> Dict[str, Any]:
         node = results
         for key in path[:-1]:
             node = node.setdefault(key, {})
         node[path[-1]] = value
-        record_run(results, wrote=".".join(path))
+        results["hardware"] = record_run(results, wrote=".".join(path))["hardware"]
         return results
 
     update_results_file(results_path(RESULTS), updates, replace=True)
