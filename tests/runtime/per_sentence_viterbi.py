@@ -1,18 +1,18 @@
 """
 The per-sentence decoder `ldnet_runtime/viterbi.py` had before the batched one (the code of
-commit e731b4d, unchanged below this docstring), kept as a reference the batched decoder is
-tested against. It back-tracks each sentence position by position in Python.
+commit e731b4d), kept as a reference the batched decoder is tested against. It back-tracks each
+sentence position by position in Python. Its tie-breaking (`_select`, `topk_index`: torch's
+`topk` replayed) is the runtime's own, which `viterbi_test.py` checks against torch itself.
 """
 
 from typing import List, Sequence
 
 import numpy as np
 
+from ldnet_runtime.viterbi import _select, topk_index
+
 IMPOSSIBLE = -10000.0
 """AllenNLP's score of a forbidden transition or tag."""
-
-PARTIAL_SORT_FROM = 64
-"""torch's CPU `topk(k)` uses `std::partial_sort` when `k * 64 <= n`, else `std::nth_element`."""
 
 
 def viterbi_tags(
@@ -96,114 +96,3 @@ def _pointer(candidates, best, pointers, b: int, state: int) -> int:
     if np.count_nonzero(column == best[b, state]) == 1:
         return int(pointers[b, state])
     return topk_index(column)
-
-
-def _select(values: np.ndarray) -> int:
-    """`topk_index(values)`, through numpy when the maximum is unique."""
-    best = values.max()
-    if (values == best).sum() == 1:
-        return int(values.argmax())
-    return topk_index(values)
-
-
-def topk_index(values: Sequence[float]) -> int:
-    """
-    The index that `torch.topk(torch.tensor(values), k=1)` returns on CPU, for float values.
-
-    torch's CPU kernel (`aten/src/ATen/native/TopKImpl.h`, torch 2.x) copies the slice into a
-    vector of `(value, index)` pairs and, with the comparator "NaN first, then greater value"
-    (which looks at the values only), runs `std::partial_sort(begin, begin + 1, end)` when
-    `64 <= n` and `std::nth_element(begin, begin, end)` otherwise; the answer is the pair left in
-    front. The steps of libstdc++'s two algorithms are replayed here on the same pairs, so equal
-    values resolve to the same index (with 5 equal values, index 2).
-    """
-    queue = [(float(value), index) for index, value in enumerate(values)]
-    if not queue:
-        raise ValueError("topk_index of no values")
-    if len(queue) >= PARTIAL_SORT_FROM:
-        _heap_select_first(queue, 0, len(queue))
-    else:
-        _introselect_first(queue, len(queue))
-    return queue[0][1]
-
-
-def _greater(x: float, y: float) -> bool:
-    """torch's `largest` comparator: NaN before any number, then the greater value."""
-    return (x != x and y == y) or x > y
-
-
-def _heap_select_first(queue: list, first: int, last: int) -> None:
-    """`std::__heap_select(first, first + 1, last)`: a heap of one, replaced by greater ones."""
-    for i in range(first + 1, last):
-        if _greater(queue[i][0], queue[first][0]):
-            queue[first], queue[i] = queue[i], queue[first]
-
-
-def _introselect_first(queue: list, size: int) -> None:
-    """
-    libstdc++'s `std::__introselect(begin, nth=begin, end, 2 * floor(log2(size)))`. As `nth`
-    is the first element, every cut lies after it, so the range always starts at 0.
-    """
-    first, last = 0, size
-    depth_limit = 2 * (size.bit_length() - 1)
-    while last - first > 3:
-        if depth_limit == 0:
-            _heap_select_first(queue, first, last)
-            return
-        depth_limit -= 1
-        last = _unguarded_partition_pivot(queue, first, last)
-    _insertion_sort(queue, first, last)
-
-
-def _unguarded_partition_pivot(queue: list, first: int, last: int) -> int:
-    middle = first + (last - first) // 2
-    _move_median_to_first(queue, first, first + 1, middle, last - 1)
-    return _unguarded_partition(queue, first + 1, last, first)
-
-
-def _move_median_to_first(queue: list, result: int, a: int, b: int, c: int) -> None:
-    def comp(i: int, j: int) -> bool:
-        return _greater(queue[i][0], queue[j][0])
-
-    if comp(a, b):
-        if comp(b, c):
-            chosen = b
-        elif comp(a, c):
-            chosen = c
-        else:
-            chosen = a
-    elif comp(a, c):
-        chosen = a
-    elif comp(b, c):
-        chosen = c
-    else:
-        chosen = b
-    queue[result], queue[chosen] = queue[chosen], queue[result]
-
-
-def _unguarded_partition(queue: list, first: int, last: int, pivot: int) -> int:
-    pivot_value = queue[pivot][0]
-    while True:
-        while _greater(queue[first][0], pivot_value):
-            first += 1
-        last -= 1
-        while _greater(pivot_value, queue[last][0]):
-            last -= 1
-        if not first < last:
-            return first
-        queue[first], queue[last] = queue[last], queue[first]
-        first += 1
-
-
-def _insertion_sort(queue: list, first: int, last: int) -> None:
-    for i in range(first + 1, last):
-        value = queue[i]
-        if _greater(value[0], queue[first][0]):
-            queue[first + 1 : i + 1] = queue[first:i]
-            queue[first] = value
-        else:
-            j = i - 1
-            while _greater(value[0], queue[j][0]):
-                queue[j + 1] = queue[j]
-                j -= 1
-            queue[j + 1] = value
