@@ -67,6 +67,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def chosen_model(given: Optional[str], full: bool, given_as: str = "--model") -> str:
+    """
+    The tagger a command line names: `given`, else the default shipped tagger (`full`: the
+    un-pruned one). `ldnet-tag` and `ldnet-serve` both choose by this rule.
+
+    # Parameters
+
+    given : `str`, optional
+        The model the user named, if any.
+    full : `bool`
+        `--full`.
+    given_as : `str`, optional (default = `"--model"`)
+        How the error message calls `given`.
+
+    # Returns
+
+    A shipped tagger's name, an archive's path or an export folder's path.
+
+    # Raises
+
+    `ValueError` when both `given` and `full` are set.
+    """
+    if given is not None:
+        if full:
+            raise ValueError(
+                f"--full names the un-pruned shipped tagger: give it or {given_as}, not both"
+            )
+        return given
+    return FULL_MODEL if full else DEFAULT_MODEL
+
+
 def model_of(args: argparse.Namespace) -> str:
     """
     The model `args` name: `--model`, or the default shipped tagger (`--full`: the un-pruned one).
@@ -80,14 +111,7 @@ def model_of(args: argparse.Namespace) -> str:
 
     A shipped tagger's name, an archive's path or an export folder's path.
     """
-    full = getattr(args, "full", False)
-    if args.model is not None:
-        if full:
-            raise ValueError(
-                "--full names the un-pruned shipped tagger: give it or --model, not both"
-            )
-        return args.model
-    return FULL_MODEL if full else DEFAULT_MODEL
+    return chosen_model(args.model, getattr(args, "full", False))
 
 
 def mark_spans(tokens: Sequence[str], spans: List[Dict[str, Any]]) -> str:

@@ -16,8 +16,8 @@ from allennlp.predictors import Predictor
 from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
 from ldnet_allennlp.pretrained import PREFIX, manifest, pretrained_dir, resolve_archive
 from ldnet_allennlp.tagging.flops import flops_per_token
+from ldnet_runtime.tag_command import DEFAULT_MODEL  # the shipped pruned NER tagger
 
-DEFAULT_MODEL = "ner_pruned"  # the shipped pruned NER tagger (ldnet-serve's default)
 PREDICTOR = "ldnet_tagger"
 
 

@@ -12,11 +12,11 @@ import logging
 
 from allennlp.commands.subcommand import Subcommand
 
+from ldnet_runtime.tag_command import DEFAULT_MODEL, FULL_MODEL, chosen_model
+
 logger = logging.getLogger(__name__)
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-DEFAULT_MODEL = "ner_pruned"
-FULL_MODEL = "ner"
 
 
 @Subcommand.register("ldnet-serve")
@@ -124,7 +124,7 @@ def serve_from_args(args: argparse.Namespace) -> None:
 def model_of(args: argparse.Namespace) -> str:
     """
     What `args` asks to serve: `archive`, or the default shipped tagger (`--full`: the un-pruned
-    one).
+    one), by `ldnet-tag`'s rule (`chosen_model`).
 
     # Parameters
 
@@ -137,11 +137,7 @@ def model_of(args: argparse.Namespace) -> str:
     """
     from allennlp.common.checks import ConfigurationError
 
-    full = getattr(args, "full", False)
-    if args.archive is not None:
-        if full:
-            raise ConfigurationError(
-                "--full names the un-pruned shipped tagger: give it or an archive, not both."
-            )
-        return args.archive
-    return FULL_MODEL if full else DEFAULT_MODEL
+    try:
+        return chosen_model(args.archive, getattr(args, "full", False), given_as="an archive")
+    except ValueError as error:
+        raise ConfigurationError(f"{error}.") from error
