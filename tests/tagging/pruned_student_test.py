@@ -13,7 +13,6 @@ import pytest
 import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.params import with_overrides
 from allennlp.commands.train import train_model
 from allennlp.models.archival import load_archive
 from allennlp.modules.conditional_random_field import ConditionalRandomField
@@ -26,7 +25,7 @@ from ldnet_allennlp.tagging.dataset_readers.distillation import TaggingDistillat
 from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, _emissions, silver_tags
 from ldnet_allennlp.tagging.transfer_set import build_tagging_transfer_set
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
-from tests.pruning.cut_layers_test import data_ext_vars, masked_archive
+from tests.pruning.cut_layers_test import data_ext_vars, masked_archive, phase1  # noqa: F401
 
 SENTENCES = [
     "John Smith visited Paris .".split(),
@@ -37,15 +36,9 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def teacher(tmp_path_factory):
-    """An ner_ldnet tagger trained one epoch on the fixtures."""
-    directory = tmp_path_factory.mktemp("teacher")
-    params = Params.from_file(
-        str(CONFIGS_ROOT / "tagging" / "ner_ldnet.jsonnet"), ext_vars=data_ext_vars()
-    )
-    params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
-    train_model(params, str(directory / "run"))
-    return str(directory / "run" / "model.tar.gz")
+def teacher(phase1):  # noqa: F811  (the imported fixture)
+    """The pruning tests' ner_ldnet tagger trained on the fixtures (`cut_layers_test.phase1`)."""
+    return str(phase1)
 
 
 @pytest.fixture(scope="module")
