@@ -34,7 +34,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
 from allennlp.models import Model
 
-from ldnet_allennlp.common.resumable_jsonl import resume_point
+from ldnet_allennlp.common.resumable_jsonl import resume_point, sorted_within_windows
 from ldnet_allennlp.distillation.augmentation import (
     AugmentationRules,
     PosUnigrams,
@@ -118,13 +118,7 @@ def labelled_batches(
 def length_sorted(rows: List[Dict[str, Any]], window: int) -> List[Dict[str, Any]]:
     """`rows` with each window of `window` consecutive rows in order of its texts' length in
     characters (stable: equal lengths keep their order); no row leaves its window."""
-    return [
-        row
-        for start in range(0, len(rows), window)
-        for row in sorted(
-            rows[start : start + window], key=lambda row: sum(map(len, _row_texts(row)))
-        )
-    ]
+    return sorted_within_windows(rows, window, key=lambda row: sum(map(len, _row_texts(row))))
 
 
 def _row(texts: Tuple[str, ...], index: int, augmented: bool, label: Optional[str] = None):

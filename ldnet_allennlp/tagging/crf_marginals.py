@@ -100,10 +100,16 @@ def crf_marginals(
     `torch.Tensor`
         `(batch_size, sequence_length, num_tags)`, rows summing to 1; masked positions are 0.
     """
+    return _log_marginals_of(crf, logits, mask).exp() * mask.unsqueeze(2)
+
+
+def _log_marginals_of(
+    crf: ConditionalRandomField, logits: torch.Tensor, mask: torch.BoolTensor
+) -> torch.Tensor:
+    """`crf_log_marginals` with `crf`'s transitions (and its start/end ones when it has them)."""
     start = crf.start_transitions if crf.include_start_end_transitions else None
     end = crf.end_transitions if crf.include_start_end_transitions else None
-    log_marginals = crf_log_marginals(logits, mask, crf.transitions, start, end)
-    return log_marginals.exp() * mask.unsqueeze(2)
+    return crf_log_marginals(logits, mask, crf.transitions, start, end)
 
 
 def crf_distillation_kl(
@@ -133,9 +139,7 @@ def crf_distillation_kl(
     `torch.Tensor`
         A scalar.
     """
-    start = crf.start_transitions if crf.include_start_end_transitions else None
-    end = crf.end_transitions if crf.include_start_end_transitions else None
-    log_p = crf_log_marginals(logits, mask, crf.transitions, start, end)
+    log_p = _log_marginals_of(crf, logits, mask)
     q = teacher_marginals.to(log_p.dtype)
     per_tag = torch.xlogy(q, q) - q * log_p
     return (per_tag.sum(dim=2) * mask).sum()

@@ -32,7 +32,11 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
 
 from ldnet_allennlp.common.file_utils import utf8_lines
-from ldnet_allennlp.common.resumable_jsonl import HEADER_KEY, resume_point
+from ldnet_allennlp.common.resumable_jsonl import (
+    HEADER_KEY,
+    resume_point,
+    sorted_within_windows,
+)
 from ldnet_allennlp.tagging.soft_targets import TaggerTeacher, silver_tags
 
 PROBABILITY_DECIMALS = 4
@@ -60,15 +64,6 @@ def read_sentences(
     if not rows:
         raise ConfigurationError(f"{input_file}: no sentences (one per line, tokens by spaces)")
     return rows
-
-
-def length_sorted(rows: List[Dict[str, Any]], window: int) -> List[Dict[str, Any]]:
-    """Each window of `window` consecutive rows in order of token count (stable)."""
-    return [
-        row
-        for start in range(0, len(rows), window)
-        for row in sorted(rows[start : start + window], key=lambda row: len(row["tokens"]))
-    ]
 
 
 def parse_header(path: str, line: str) -> Dict[str, Any]:
@@ -124,8 +119,10 @@ def build_tagging_transfer_set(
         raise ConfigurationError(f"batch_size must be >= 1, got {batch_size}")
     if not 0.0 < min_probability < 1.0:
         raise ConfigurationError(f"min_probability must be in (0, 1), got {min_probability}")
-    rows = length_sorted(
-        read_sentences(input_file, max_sentences), SORT_WINDOW_BATCHES * batch_size
+    rows = sorted_within_windows(
+        read_sentences(input_file, max_sentences),
+        SORT_WINDOW_BATCHES * batch_size,
+        key=lambda row: len(row["tokens"]),
     )
     settings = {
         "kind": "crf_marginals",
