@@ -261,3 +261,15 @@ def test_the_distillation_reader_builds_the_gold_readers_instances(teacher, news
     expected = gold.text_to_instance(words)
     assert set(instance.fields) == set(expected.fields)
     assert [t.text for t in instance["tokens"].tokens] == [t.text for t in words]
+
+
+def test_the_decoded_paths_as_class_probabilities_are_crf_taggers():
+    from ldnet_allennlp.tagging.models.crf_tagger import _one_hot_paths
+
+    logits = torch.zeros(2, 4, 3)
+    paths = [[2, 0, 1], [1]]
+    expected = logits * 0.0  # allennlp-models' CrfTagger: 1 at each decoded tag
+    for i, path in enumerate(paths):
+        for j, tag in enumerate(path):
+            expected[i, j, tag] = 1
+    assert torch.equal(_one_hot_paths(paths, logits), expected)

@@ -110,11 +110,9 @@ class LdnetCrfTagger(CrfTagger):
         loss = logits.new_zeros(())
         if gold.any():
             loss = loss - self.crf(logits[gold], tags[gold], mask[gold])
-            rows = gold.nonzero().view(-1).tolist()
-            predicted = logits.new_zeros(logits[gold].shape)
-            for i, row in enumerate(rows):
-                for j, tag in enumerate(output["tags"][row]):
-                    predicted[i, j, tag] = 1
+            predicted = _one_hot_paths(
+                [output["tags"][row] for row in gold.nonzero().view(-1).tolist()], logits
+            )
             for metric in self.metrics.values():
                 metric(predicted, tags[gold], mask[gold])
             if self.calculate_span_f1:
@@ -147,3 +145,15 @@ class LdnetCrfTagger(CrfTagger):
                 )
             self._teacher_columns[key] = torch.tensor([teacher_labels.index(t) for t in own])
         return self._teacher_columns[key]
+
+
+def _one_hot_paths(paths: List[List[int]], logits: torch.Tensor) -> torch.Tensor:
+    """The decoded `paths` as "class probabilities" `(len(paths), num_tokens, num_tags)`: 1 at
+    each path's tag, 0 elsewhere and past its end (what `CrfTagger` feeds its metrics)."""
+    ids = torch.zeros(len(paths), logits.size(1), dtype=torch.long, device=logits.device)
+    kept = torch.zeros(len(paths), logits.size(1), dtype=torch.bool, device=logits.device)
+    for i, path in enumerate(paths):
+        ids[i, : len(path)] = torch.tensor(path, dtype=torch.long)
+        kept[i, : len(path)] = True
+    one_hot = torch.nn.functional.one_hot(ids, logits.size(2)).to(logits.dtype)
+    return one_hot * kept.unsqueeze(2).to(logits.dtype)
