@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Union
 
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import folder_lock
+from benchmarks.harness.results import folder_lock, write_json_atomically
 from ldnet_allennlp.training.finished import trained
 
 RUNS = ROOT / "runs"
@@ -58,5 +58,6 @@ def timed_once(directory: Path, name: str, work: Callable[[], bool]) -> Optional
         with folder_lock(directory):  # runs of one directory may finish side by side
             recorded = json.loads(record.read_text()) if record.exists() else {}
             recorded[name] = seconds
-            record.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+            # atomic: a run of the same directory reading it below sees the old or the new file
+            write_json_atomically(record, recorded)
     return json.loads(record.read_text()).get(name) if record.exists() else None
