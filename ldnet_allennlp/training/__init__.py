@@ -5,3 +5,4 @@ learning-rate schedule (`inverse_time_decay`).
 
 from ldnet_allennlp.training.exact_resume import ExactResumeCallback  # noqa: F401
 from ldnet_allennlp.training.inverse_time_decay import InverseTimeDecay  # noqa: F401
+from ldnet_allennlp.training.lm_feature_cache import LmFeatureCacheCallback  # noqa: F401

@@ -16,6 +16,7 @@ from allennlp.data import Vocabulary
 from allennlp.nn.util import add_sentence_boundary_token_ids, remove_sentence_boundaries
 
 from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS, DenseLanguageModel
+from ldnet_allennlp.lm.modules.feature_cache import LmFeatureCache
 from ldnet_allennlp.lm.modules.lm_archives import (
     BOS_TOKEN,
     EOS_TOKEN,
@@ -152,6 +153,7 @@ class DenseBiLm(torch.nn.Module):
         # mask 0), and their width
         self.num_layers = self.num_lm_layers + 1
         self._layer_dims = {d: max(lms[d].embedding_dim, lms[d].hidden_size) for d in DIRECTIONS}
+        self.feature_cache: Optional[LmFeatureCache] = None
         self.train(False)
 
     # ------------------------------------------------------------------ public
@@ -213,6 +215,16 @@ class DenseBiLm(torch.nn.Module):
     def set_layer_mask_trainable(self, trainable: bool) -> None:
         self.layer_mask.requires_grad_(trainable)
 
+    def cache_features(self, on: bool) -> None:
+        """
+        Turns the per-sentence cache of the LMs' layers (`LmFeatureCache`) on (empty) or off.
+        While on, `layers` takes a sentence's layers from the cache whenever they cannot change:
+        frozen LMs, a layer mask that is not trained, no `lm_dropout` in training. For training
+        runs over frozen LMs (the `lm_feature_cache` trainer callback); its memory grows with
+        every new sentence, `2 · (num_lm_layers + 1) · 128` floats a token for 6-layer LMs.
+        """
+        self.feature_cache = LmFeatureCache() if on else None
+
     def train(self, mode: bool = True) -> "DenseBiLm":
         """The LMs stay in eval mode whatever the task model does."""
         super().train(mode)
@@ -248,16 +260,23 @@ class DenseBiLm(torch.nn.Module):
                 tokens, mask, self.bos_index, self.eos_index
             )
         needs_graph = self.requires_grad or self.layer_mask.requires_grad
-        layers = {}
+        dropout = self.training and self.lm_dropout > 0.0
         with torch.set_grad_enabled(torch.is_grad_enabled() and needs_graph):
             layer_masks = self.kept_layer_masks()
-            for direction in DIRECTIONS:
-                lm = self.lm(direction)
-                embedded = lm.embed_tokens(tokens)
-                if self.training and self.lm_dropout > 0.0:
-                    embedded = self._lm_input_dropout(embedded)
-                layers[direction] = lm.dense_layers(embedded, mask, layer_masks[direction])
-        return layers, mask
+
+            def compute(ids: torch.LongTensor, ids_mask: torch.BoolTensor):
+                layers = {}
+                for direction in DIRECTIONS:
+                    lm = self.lm(direction)
+                    embedded = lm.embed_tokens(ids)
+                    if dropout:
+                        embedded = self._lm_input_dropout(embedded)
+                    layers[direction] = lm.dense_layers(embedded, ids_mask, layer_masks[direction])
+                return layers
+
+            if self.feature_cache is not None and not needs_graph and not dropout:
+                return self.feature_cache.layers(tokens, mask, layer_masks, compute), mask
+            return compute(tokens, mask), mask
 
     def dense_features(self, tokens: torch.LongTensor) -> torch.Tensor:
         """
