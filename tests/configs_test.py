@@ -77,7 +77,16 @@ def build_scalar_mix_phase1(directory: Path) -> Dict[str, str]:
     overrides = {"trainer.num_epochs": 1, "model.type": "ldnet_crf_tagger"}
     params = Params(with_overrides(params.as_dict(quiet=True), overrides))
     train_model(params, serialization_dir=str(directory / "ner_scalar_mix"))
-    return {"NER_SCALAR_MIX_PHASE1_DIR": str(directory / "ner_scalar_mix")}
+    # and NER_SCALAR_MIX_GLOVE_PHASE1_DIR (elmo/ner_scalar_mix_glove_sgd_prune): the final
+    # recipe's scalar-mix tagger, 1 epoch
+    config = CONFIGS_ROOT / "elmo" / "ner_scalar_mix_glove_sgd.jsonnet"
+    params = Params.from_file(str(config), ext_vars=variables)
+    params = Params(with_overrides(params.as_dict(quiet=True), {"trainer.num_epochs": 1}))
+    train_model(params, serialization_dir=str(directory / "ner_scalar_mix_glove_sgd"))
+    return {
+        "NER_SCALAR_MIX_PHASE1_DIR": str(directory / "ner_scalar_mix"),
+        "NER_SCALAR_MIX_GLOVE_PHASE1_DIR": str(directory / "ner_scalar_mix_glove_sgd"),
+    }
 
 
 def build_lm_word_vectors(directory: Path) -> Dict[str, str]:
@@ -93,7 +102,7 @@ EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
     build_lm_archive_ext_vars,  # FORWARD_LM_ARCHIVE, BACKWARD_LM_ARCHIVE (fixture dense LMs)
     build_ldnet_phase1,  # <TASK>_LDNET[_GLOVE]_PHASE1_DIR (same LMs)
     build_lm_word_vectors,  # LM_WORD_VECTORS (same forward LM)
-    build_scalar_mix_phase1,  # NER_SCALAR_MIX_PHASE1_DIR (same LMs)
+    build_scalar_mix_phase1,  # NER_SCALAR_MIX[_GLOVE]_PHASE1_DIR (same LMs)
 ]
 
 # training_configs/distillation/ is trained on fixtures (with a tiny BERT teacher) by
@@ -245,6 +254,37 @@ def test_scalar_mix_pruning_config_parses(ext_vars):
         "start_epoch": 0,
         "sticky_zeros": True,
     }
+
+
+def test_final_recipe_scalar_mix_prunes_as_the_shipped_ner_pruned_was(ext_vars):
+    """
+    elmo/ner_scalar_mix_glove_sgd_prune is the LD-Net recipe's phase 2
+    (recipe/ner_ldnet_glove_sgd_prune_sticky_lr) with the scalar-mix embedder: the same trainer,
+    penalty and tagger learning rate, only the `lm` embedder block (and the mix's L2) differ.
+    """
+    mix = load_config(CONFIGS_ROOT / "elmo" / "ner_scalar_mix_glove_sgd_prune.jsonnet", ext_vars)
+    ldnet_config = (
+        CONFIGS_ROOT / "tagging" / "recipe" / "ner_ldnet_glove_sgd_prune_sticky_lr.jsonnet"
+    )
+    ldnet = load_config(ldnet_config, ext_vars).as_dict(quiet=True)
+    mix = mix.as_dict(quiet=True)
+    embedder = mix["model"]["text_field_embedder"]["token_embedders"]["lm"]
+    assert embedder["type"] == "dense_lm_scalar_mix" and embedder["trainable_layer_mask"] is True
+    assert (
+        mix["model"]["regularizer"]["regexes"]
+        == [["scalar_parameters", {"type": "l2", "alpha": 0.1}]]
+        + ldnet["model"]["regularizer"]["regexes"]
+    )
+    assert mix["trainer"]["optimizer"] == ldnet["trainer"]["optimizer"]
+    assert mix["trainer"]["optimizer"]["optimizers"]["default"]["lr"] == 0.006
+    assert mix["trainer"]["callbacks"] == ldnet["trainer"]["callbacks"][:2] + [
+        "lm_feature_cache",
+        ldnet["trainer"]["callbacks"][-1],
+    ]
+    phase1 = ext_vars["NER_SCALAR_MIX_GLOVE_PHASE1_DIR"]
+    assert mix["vocabulary"] == {"type": "from_files", "directory": f"{phase1}/vocabulary"}
+    for key in ("data_loader", "dataset_reader", "datasets_for_vocab_creation"):
+        assert mix[key] == ldnet[key], key
 
 
 def test_no_training_config_names_a_test_file():

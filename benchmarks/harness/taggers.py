@@ -20,13 +20,22 @@ def tensor_batches(
     `Tuple[Model, List[Dict[str, Any]]]`
         The model and the keyword arguments of one `model(**tensors)` call per batch.
     """
-    from allennlp.data import Batch, Token
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401  (registers our readers and models for load_archive)
 
     archive = load_archive(str(archive_path))
-    model, reader = archive.model.eval(), archive.dataset_reader
+    model = archive.model.eval()
+    return model, model_batches(model, archive.dataset_reader, sentences, batch_size)
+
+
+def model_batches(
+    model: Any, reader: Any, sentences: List[List[str]], batch_size: int
+) -> List[Dict[str, Any]]:
+    """`sentences` as `model`'s input tensors by `reader`'s indexers, in batches of `batch_size`:
+    the keyword arguments of one `model(**tensors)` call per batch."""
+    from allennlp.data import Batch, Token
+
     batches = []
     for start in range(0, len(sentences), batch_size):
         instances = []
@@ -40,7 +49,7 @@ def tensor_batches(
         tensors.pop("tags", None)
         tensors.pop("metadata", None)
         batches.append(tensors)
-    return model, batches
+    return batches
 
 
 def forward_seconds(model: Any, batches: List[Dict[str, Any]]) -> float:

@@ -1,118 +1,170 @@
 """
-Scalar-mix "ELMo" vs LD-Net vs no LM on CoNLL-03 NER at an equal budget (issue 6); writes
-`benchmarks/results/scalar_mix.json`.
+Scalar-mix "ELMo" vs LD-Net's features vs no LM on CoNLL-03 NER with the final NER recipe, and the
+scalar-mix tagger pruned to 2 LM layers (issue 34); writes `benchmarks/results/scalar_mix.json`.
 
-    python -m benchmarks scalar_mix --epochs 1                  # train + score
-    python -m benchmarks scalar_mix --epochs 1 --speed-only     # rescore (= --stage measure)
+    python -m benchmarks scalar_mix --stage train     # the scalar-mix tagger, 2 seeds, side by side
+    python -m benchmarks scalar_mix --stage prune     # LD-Net's phase 2 on the seed best on dev
+    python -m benchmarks scalar_mix --stage measure   # test F1, words/s; writes scalar_mix.json
 
-The three taggers differ only in their contextual features, everything else is
-`training_configs/tagging/ner_ldnet.jsonnet` (char CNN, 100-d words from scratch, BiLSTM 150,
-CRF, Adam, batch 32, dropout 0.5):
+The three taggers differ only in their contextual features; everything else is the final NER
+recipe (`training_configs/tagging/recipe/`: GloVe 6B 50d + char CNN, word BiLSTM 150, CRF,
+LD-Net's SGD schedule, batch 10, up to 30 epochs with patience 5, model chosen on eng.testa):
 
-  vanilla     training_configs/tagging/ner_vanilla.jsonnet            (no LM)
-  ldnet       training_configs/tagging/ner_ldnet.jsonnet               (layer_selection, r_t)
-  scalar_mix  training_configs/elmo/ner_ldnet_shape_scalar_mix.jsonnet (dense_lm_scalar_mix)
+  no_lm       training_configs/tagging/recipe/ner_vanilla_glove_sgd.jsonnet
+  ldnet       training_configs/tagging/recipe/ner_ldnet_glove_sgd.jsonnet      (r_t)
+  scalar_mix  training_configs/elmo/ner_scalar_mix_glove_sgd.jsonnet          (γ Σ softmax(s)_j h_j)
 
-Same budget (stage `train`): each is trained for exactly `--epochs` epochs on eng.train (model
-selection on eng.testa) with the same frozen LM archives (`--forward-lm`, `--backward-lm`), into
-`runs/elmo/equal_budget/epochs_<N>/<name>/`, the three side by side with one thread each; a run
-that was interrupted is resumed with `--recover`, and each training's wall-clock is kept beside
-the runs (`harness.runs.timed_once`).
+`no_lm` and `ldnet` are the tagging study's runs of those configs (seed 1 = AllenNLP's default
+seeds, seed 2 = `--seed 2`; `benchmarks/results/tagging.json`, whose `ldnet` seed 1 is the shipped
+`ner`), on the same shipped LMs; this study trains `scalar_mix` the same way (stage `train`, into
+`runs/elmo/recipe/scalar_mix_seed<N>/`, the two seeds side by side with one thread each; an
+interrupted run is resumed with `--recover`).
 
-Stage `measure`: test F1 by `allennlp evaluate` of each archive on eng.testb (entity-level span
-F1, percent), and words/s: each archive's `forward` (LM features, BiLSTM, CRF Viterbi; no
-gradients) on all eng.testb sentences in batches of `--batch-size`, indexed and tensorized before
-timing, with `--threads` torch threads, the three taggers timed by `harness.timing.interleaved`
-(a warm-up batch each, then `--repeats` rounds; the median round is reported).
+Stage `prune`: the scalar-mix seed with the better eng.testa F1, pruned to 2 LM layers by
+`training_configs/elmo/ner_scalar_mix_glove_sgd_prune.jsonnet` (the LD-Net tagger's pruning
+recipe), then cut to its surviving layers (`ldnet-prune`).
+
+Stage `measure`: eng.testb F1 of each new archive (read once: an evaluation of the same archive is
+reused), and words/s of the five taggers on all eng.testb sentences in batches of `--batch-size`
+(model forward incl. CRF Viterbi, no gradients, `--threads` torch threads), timed in one
+interleaved run (`harness.timing.interleaved`: a warm-up batch each, then `--repeats` rounds, the
+median reported). `no_lm` has no archive left to time: its architecture is built from its config
+with the shipped `ner` tagger's vocabulary (untrained weights; its words/s do not depend on them).
 """
 
 import argparse
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
-from benchmarks.harness.results import command_line, save_results
+from benchmarks.harness.results import command_line, load_results, save_results
 from benchmarks.harness.runs import timed_once
 from benchmarks.harness.study import Headline, Stage, Study, headline
-from benchmarks.harness.taggers import forward_seconds, tensor_batches
+from benchmarks.harness.taggers import forward_seconds, model_batches, tensor_batches
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
+from benchmarks.studies.tagging_runs import seed_overrides
 
 RUNS = ROOT / "runs"
-TAGGERS = {
-    "vanilla": "training_configs/tagging/ner_vanilla.jsonnet",
-    "ldnet": "training_configs/tagging/ner_ldnet.jsonnet",
-    "scalar_mix": "training_configs/elmo/ner_ldnet_shape_scalar_mix.jsonnet",
+CONFIGS = {
+    "no_lm": "training_configs/tagging/recipe/ner_vanilla_glove_sgd.jsonnet",
+    "ldnet": "training_configs/tagging/recipe/ner_ldnet_glove_sgd.jsonnet",
+    "scalar_mix": "training_configs/elmo/ner_scalar_mix_glove_sgd.jsonnet",
 }
-TITLE = "Scalar-mix ELMo vs LD-Net vs no LM: CoNLL-03 NER, equal budget (issue 6)"
+PRUNE_CONFIG = "training_configs/elmo/ner_scalar_mix_glove_sgd_prune.jsonnet"
+# the tagging study's keys (benchmarks/results/tagging.json) of the no-LM and LD-Net runs
+TAGGING_RUNS = {"no_lm": "ner_vanilla_glove_sgd", "ldnet": "ner_ldnet_glove_sgd"}
+SEEDS = (1, 2)  # seed 1: AllenNLP's default seeds, as the tagging study's runs without --seed
+LMS = {
+    "FORWARD_LM_ARCHIVE": "pretrained:lm_forward",
+    "BACKWARD_LM_ARCHIVE": "pretrained:lm_backward",
+}
+BUDGET = 2
+TITLE = "Scalar-mix ELMo vs LD-Net vs no LM: CoNLL-03 NER, final recipe, shipped LMs (issue 34)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--epochs", type=int, default=1, help="the budget, for every tagger")
-    parser.add_argument("--forward-lm", type=Path, default=RUNS / "lm_forward" / "model.tar.gz")
-    parser.add_argument("--backward-lm", type=Path, default=RUNS / "lm_backward" / "model.tar.gz")
-    parser.add_argument("--out", type=Path, default=RUNS / "elmo" / "equal_budget")
+    parser.add_argument("--out", type=Path, default=RUNS / "elmo" / "recipe")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=MIN_ROUNDS, help="timed rounds (>= 5)")
-    parser.add_argument("--speed-only", action="store_true", help="no training (archives exist)")
 
 
-def run_dir(args: argparse.Namespace) -> Path:
-    out: Path = args.out / f"epochs_{args.epochs}"
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+def run_name(seed: int) -> str:
+    return f"scalar_mix_seed{seed}"
+
+
+def tagging_key(name: str, seed: int) -> str:
+    """The tagging study's key of a no-LM or LD-Net run (seed 1 has no suffix)."""
+    return TAGGING_RUNS[name] + ("" if seed == 1 else f"_seed{seed}")
 
 
 def train(args: argparse.Namespace) -> None:
-    """The three taggers side by side, one thread each (on 2 shared cores this is faster than
-    one after the other with 2 threads each), each its own `allennlp train`."""
-    if args.speed_only:
-        return
-    for lm in (args.forward_lm, args.backward_lm):
-        if not lm.exists():
-            raise SystemExit(
-                f"{lm} is missing: train the LMs first (python -m benchmarks lm --stage pretrain)"
-            )
-    out = run_dir(args)
-    env = {
-        **CONLL03,
-        "FORWARD_LM_ARCHIVE": str(args.forward_lm),
-        "BACKWARD_LM_ARCHIVE": str(args.backward_lm),
-    }
-    overrides = {"trainer.num_epochs": args.epochs, "trainer.patience": args.epochs}
+    """The scalar-mix tagger's two seeds side by side, one thread each."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    env = {**CONLL03, **LMS}
 
-    def train_one(name: str) -> None:
+    def train_one(seed: int) -> None:
+        name = run_name(seed)
+        overrides = seed_overrides(None if seed == 1 else seed)
+
         def work() -> bool:
-            log = out / f"{name}.log"
-            return allennlp.train(TAGGERS[name], out / name, log, overrides, env, threads=1)
+            log = args.out / f"{name}.log"
+            return allennlp.train(
+                CONFIGS["scalar_mix"], args.out / name, log, overrides, env, threads=1
+            )
 
-        timed_once(out, name, work)
+        timed_once(args.out, name, work)
 
-    with ThreadPoolExecutor(max_workers=len(TAGGERS)) as pool:
-        list(pool.map(train_one, TAGGERS))
+    with ThreadPoolExecutor(max_workers=len(SEEDS)) as pool:
+        list(pool.map(train_one, SEEDS))
 
 
-def epochs_trained(run: Path) -> int:
-    return len(list(run.glob("metrics_epoch_*.json")))
+def best_dev_f1(run: Path) -> float:
+    """The run's eng.testa F1 (percent) of the epoch it kept."""
+    metrics = json.loads((run / "metrics.json").read_text())
+    return 100.0 * metrics["best_validation_f1-measure-overall"]
+
+
+def phase1_seed(args: argparse.Namespace) -> int:
+    """The scalar-mix seed with the better eng.testa F1: the one pruned (chosen on dev)."""
+    return max(SEEDS, key=lambda seed: best_dev_f1(args.out / run_name(seed)))
+
+
+def prune(args: argparse.Namespace) -> None:
+    """LD-Net's phase 2 (budget 2) on the better scalar-mix seed, then `ldnet-prune`."""
+    phase1 = args.out / run_name(phase1_seed(args))
+    run = args.out / "scalar_mix_pruned"
+    env = {**CONLL03, **LMS, "NER_SCALAR_MIX_GLOVE_PHASE1_DIR": str(phase1)}
+    log = args.out / "scalar_mix_pruned.log"
+
+    def work() -> bool:
+        return allennlp.train(PRUNE_CONFIG, run, log, None, env, threads=1)
+
+    timed_once(args.out, "scalar_mix_pruned", work)
+    pruned = run / "pruned.tar.gz"
+    if not pruned.exists():
+        allennlp.run_allennlp(["ldnet-prune", str(run / "model.tar.gz"), "-o", str(pruned)], log)
 
 
 def test_f1(archive: Path, log: Path) -> float:
-    """Entity-level test F1 (percent); an evaluation of this very archive is reused."""
-    output = archive.with_name("test_metrics_eng.testb.json")
+    """Entity-level eng.testb F1 (percent); an evaluation of this very archive is reused."""
+    output = archive.with_name(archive.name.replace(".tar.gz", "_test_metrics.json"))
     test_file = CONLL03["CONLL03_TEST_DATA_PATH"]
     return 100.0 * allennlp.evaluate(archive, test_file, output, log)["f1-measure-overall"]
 
 
-def words_per_sec(archives: Dict[str, Path], args: argparse.Namespace) -> Dict[str, float]:
-    """Each tagger's words/s on eng.testb: the median of `--repeats` interleaved rounds."""
+def no_lm_model(batch_size: int, sentences: List[List[str]]) -> Tuple[Any, List[Dict[str, Any]]]:
+    """The no-LM tagger's architecture (its config) over the shipped `ner` tagger's vocabulary,
+    untrained, and `sentences` as its input batches."""
+    import _jsonnet
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader
+    from allennlp.models import Model
+    from allennlp.models.archival import load_archive
+
+    from ldnet_allennlp.pretrained import resolve_archive
+
+    ext_vars = {**CONLL03, **LMS}
+    config = json.loads(_jsonnet.evaluate_file(str(ROOT / CONFIGS["no_lm"]), ext_vars=ext_vars))
+    vocab = load_archive(resolve_archive("pretrained:ner")).model.vocab
+    model = Model.from_params(vocab=vocab, params=Params(config["model"]))
+    reader = DatasetReader.from_params(Params(config["dataset_reader"]))
+    return model.eval(), model_batches(model, reader, sentences, batch_size)
+
+
+def words_per_sec(args: argparse.Namespace, archives: Dict[str, Path]) -> Dict[str, float]:
+    """Words/s of the no-LM architecture and each archive on eng.testb: the median of
+    `--repeats` interleaved rounds."""
     import torch
 
     sentences = read_sentences(CONLL03["CONLL03_TEST_DATA_PATH"])
     words = sum(len(sentence) for sentence in sentences)
-    taggers = {n: tensor_batches(a, sentences, args.batch_size) for n, a in archives.items()}
+    taggers = {"no_lm": no_lm_model(args.batch_size, sentences)}
+    for name, archive in archives.items():
+        taggers[name] = tensor_batches(archive, sentences, args.batch_size)
     with torch.no_grad():
         timings = interleaved(
             {
@@ -127,84 +179,185 @@ def words_per_sec(archives: Dict[str, Path], args: argparse.Namespace) -> Dict[s
             threads=args.threads,
             self_timed=True,
         )
-    return {name: timings.rate(name, words) for name in taggers}
+    return {name: round(timings.rate(name, words), 1) for name in taggers}
+
+
+def mean(values: List[float]) -> float:
+    return round(sum(values) / len(values), 2)
 
 
 def measure(args: argparse.Namespace) -> None:
-    """Test and dev F1 and words/s of the three taggers; replaces scalar_mix.json."""
-    out = run_dir(args)
-    log = out / "benchmark.log"
+    """F1 of every tagger (test F1 of each new archive read once) and the interleaved words/s;
+    replaces scalar_mix.json."""
+    log = args.out / "benchmark.log"
+    tagging = load_results("tagging")
+    manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
+    recorded = args.out / "stage_seconds.json"
+    seconds = json.loads(recorded.read_text()) if recorded.exists() else {}
     result: Dict[str, Any] = {
         "title": TITLE,
         "command": command_line(),
+        "commands": {
+            "train": "python -m benchmarks scalar_mix --stage train",
+            "prune": "python -m benchmarks scalar_mix --stage prune",
+            "measure": command_line(),
+            "no_lm, ldnet": "the tagging study's commands: tagging.json <key>.command",
+        },
         "hardware": hardware(args.threads),
-        "epochs_each": args.epochs,
-        "lm_archives": [str(args.forward_lm), str(args.backward_lm)],
-        "configs": TAGGERS,
+        "configs": dict(CONFIGS, scalar_mix_pruned=PRUNE_CONFIG),
+        "lm_archives": list(LMS.values()),
+        "seeds": {},
     }
-    recorded = out / "stage_seconds.json"
-    seconds = json.loads(recorded.read_text()) if recorded.exists() else {}
-    result.update({f"train_wallclock_s_{n}": s for n, s in seconds.items() if n in TAGGERS})
-    archives = {name: out / name / "model.tar.gz" for name in TAGGERS}
-    for name, archive in archives.items():
-        if not archive.exists():
-            raise SystemExit(f"{archive} is missing: run the train stage (without --speed-only)")
-        if epochs_trained(archive.parent) != args.epochs:
-            raise SystemExit(
-                f"{archive.parent} trained {epochs_trained(archive.parent)} epochs, "
-                f"not --epochs {args.epochs}"
-            )
-        result[f"conll03_test_f1_{name}"] = round(test_f1(archive, log), 2)
-        metrics = json.loads((archive.parent / "metrics.json").read_text())
-        dev = metrics["best_validation_f1-measure-overall"]
-        result[f"conll03_dev_f1_{name}"] = round(100 * dev, 2)
-    for name, value in words_per_sec(archives, args).items():
-        result[f"words_per_sec_{name}"] = round(value, 1)
+    for name in TAGGING_RUNS:
+        for seed in SEEDS:
+            run = tagging[tagging_key(name, seed)]
+            result["seeds"][f"{name}_seed{seed}"] = {
+                "test_f1": round(run["test_f1"], 2),
+                "dev_f1": round(run["dev_f1"], 2),
+                "epochs_trained": run["epochs_trained"],
+                "best_epoch": run["best_epoch"],
+                "source": f"tagging.json {tagging_key(name, seed)}",
+            }
+    for seed in SEEDS:
+        run = args.out / run_name(seed)
+        epochs = len(list(run.glob("metrics_epoch_*.json")))
+        metrics = json.loads((run / "metrics.json").read_text())
+        result["seeds"][f"scalar_mix_seed{seed}"] = {
+            "test_f1": round(test_f1(run / "model.tar.gz", log), 2),
+            "dev_f1": round(best_dev_f1(run), 2),
+            "epochs_trained": epochs,
+            "best_epoch": metrics["best_epoch"],
+            "train_wallclock_s": seconds.get(run_name(seed)),
+        }
+    for name in CONFIGS:
+        runs = [result["seeds"][f"{name}_seed{seed}"] for seed in SEEDS]
+        result[f"conll03_test_f1_{name}"] = mean([run["test_f1"] for run in runs])
+        result[f"conll03_dev_f1_{name}"] = mean([run["dev_f1"] for run in runs])
+    result["test_f1_gap_ldnet_minus_scalar_mix"] = round(
+        result["conll03_test_f1_ldnet"] - result["conll03_test_f1_scalar_mix"], 2
+    )
+    # pruned to 2 LM layers: the scalar-mix seed chosen on dev, beside the shipped LD-Net pair
+    seed = phase1_seed(args)
+    pruned_run = args.out / "scalar_mix_pruned"
+    phase1_archive = args.out / run_name(seed) / "model.tar.gz"
+    pruned_metrics = json.loads((pruned_run / "metrics.json").read_text())
+    pruned = {
+        "phase1_seed": seed,
+        "test_f1": round(test_f1(pruned_run / "pruned.tar.gz", log), 2),
+        "dev_f1": round(100 * pruned_metrics["best_validation_f1-measure-overall"], 2),
+        "kept_layers": kept_layers(pruned_run / "pruned.tar.gz"),
+        "train_wallclock_s": seconds.get("scalar_mix_pruned"),
+    }
+    result["scalar_mix_pruned"] = pruned
+    result["conll03_f1_loss_scalar_mix_pruned"] = round(
+        result["seeds"][f"scalar_mix_seed{seed}"]["test_f1"] - pruned["test_f1"], 2
+    )
+    ldnet_pruned = manifest["ner_pruned"]
+    result["conll03_f1_loss_ldnet_pruned"] = round(
+        ldnet_pruned["test_f1_unpruned"] - ldnet_pruned["test_f1_fp32"], 2
+    )
+    archives = {
+        "ldnet": ROOT / "pretrained" / manifest["ner"]["file"],
+        "ldnet_pruned": ROOT / "pretrained" / ldnet_pruned["file"],
+        "scalar_mix": phase1_archive,
+        "scalar_mix_pruned": pruned_run / "pruned.tar.gz",
+    }
+    speeds = words_per_sec(args, archives)
+    for name, value in speeds.items():
+        result[f"words_per_sec_{name}"] = value
+    for name in ("ldnet", "scalar_mix"):
+        result[f"speedup_{name}_pruned"] = round(speeds[f"{name}_pruned"] / speeds[name], 2)
     result["speed_setup"] = (
         f"model forward incl. CRF Viterbi, no_grad, {args.threads} torch thread(s), batch "
         f"{args.batch_size}, all eng.testb sentences tensorized beforehand, median of "
-        f"{args.repeats} interleaved rounds"
+        f"{args.repeats} interleaved rounds; ldnet = the shipped ner (seed 1), ldnet_pruned = "
+        f"the shipped ner_pruned, scalar_mix = seed {seed}, no_lm = its architecture untrained"
     )
     result["summary"] = table(result)
     save_results("scalar_mix", result)
     print(json.dumps(result, indent=2))
 
 
+def kept_layers(archive: Path) -> Dict[str, List[int]]:
+    """The LM layers a (pruned) tagger archive runs, per direction."""
+    from allennlp.models.archival import load_archive
+
+    from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
+
+    model = load_archive(str(archive)).model
+    ((_, bilm),) = find_dense_bilms(model)
+    return {direction: list(kept) for direction, kept in bilm.kept_layers.items()}
+
+
 def table(result: Dict[str, Any]) -> Dict[str, Any]:
-    """The file's summary table: per tagger its config, epochs, test and dev F1, words/s."""
+    """The file's summary table: per tagger its test and dev F1 (mean of the seeds, or the one
+    pruned tagger) and words/s."""
     rows = [
         [
             name,
-            result["configs"][name],
-            result["epochs_each"],
             result[f"conll03_test_f1_{name}"],
             result[f"conll03_dev_f1_{name}"],
             result[f"words_per_sec_{name}"],
         ]
-        for name in TAGGERS
+        for name in CONFIGS
     ]
-    return {"columns": ["tagger", "config", "epochs", "test F1", "dev F1", "words/s"], "rows": rows}
+    pruned = result["scalar_mix_pruned"]
+    rows.append(
+        [
+            "scalar_mix_pruned",
+            pruned["test_f1"],
+            pruned["dev_f1"],
+            result["words_per_sec_scalar_mix_pruned"],
+        ]
+    )
+    columns = ["tagger", "test F1 (mean of 2 seeds)", "dev F1", "words/s"]
+    return {"columns": columns, "rows": rows}
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
-    """Test F1 and words/s (one thread) of the three taggers at the same epochs."""
-    epochs = results["epochs_each"]
-    lines = []
-    for name in TAGGERS:
-        figure = f"{name}: CoNLL-03 test F1 after {epochs} epoch(s)"
-        lines.append(headline(results, figure, f"conll03_test_f1_{name}"))
-    for name in TAGGERS:
-        lines.append(headline(results, f"{name}: words/s", f"words_per_sec_{name}"))
+    """The goals: scalar mix within 0.5 test F1 of LD-Net's features, pruning loss <= 0.3."""
+    gap = results["test_f1_gap_ldnet_minus_scalar_mix"]
+    loss = results["conll03_f1_loss_scalar_mix_pruned"]
+    lines = [
+        headline(results, f"{name}: CoNLL-03 test F1, mean of 2 seeds", f"conll03_test_f1_{name}")
+        for name in CONFIGS
+    ]
+    lines.append(
+        Headline(
+            "LD-Net minus scalar mix, test F1",
+            gap,
+            "test_f1_gap_ldnet_minus_scalar_mix",
+            goal="<= 0.5",
+            met=gap <= 0.5,
+        )
+    )
+    lines.append(
+        Headline(
+            "scalar mix pruned to 2 LM layers: test F1 loss",
+            loss,
+            "conll03_f1_loss_scalar_mix_pruned",
+            goal="<= 0.3",
+            met=loss <= 0.3,
+        )
+    )
+    lines.append(
+        headline(
+            results, "LD-Net pruned to 2 LM layers: test F1 loss", "conll03_f1_loss_ldnet_pruned"
+        )
+    )
+    for name in ("ldnet", "scalar_mix"):
+        lines.append(headline(results, f"{name} pruned: speed-up", f"speedup_{name}_pruned"))
     return lines
 
 
 STUDY = Study(
     name="scalar_mix",
-    description="Scalar-mix ELMo vs LD-Net vs no LM on CoNLL-03 NER at an equal epoch budget: "
-    "test F1 and words/s.",
+    description="Scalar-mix ELMo vs LD-Net vs no LM on CoNLL-03 NER (final recipe), and the "
+    "scalar-mix tagger pruned to 2 LM layers: test F1 and words/s.",
     results_file="scalar_mix.json",
     stages=[
-        Stage("train", train, "the three taggers for --epochs epochs (not with --speed-only)"),
+        Stage("train", train, "the scalar-mix tagger, seeds 1 and 2, side by side"),
+        Stage("prune", prune, "phase 2 (budget 2) on the seed best on dev, then ldnet-prune"),
         Stage("measure", measure, "test and dev F1, words/s; writes scalar_mix.json"),
     ],
     add_arguments=add_arguments,

@@ -51,6 +51,8 @@ DIMENSION_ERRORS = {
     "elmo/ner_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_scalar_mix_prune.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     "elmo/ner_ldnet_shape_scalar_mix.jsonnet": ("model.encoder.input_size", CRF_DIMS),
+    "elmo/ner_scalar_mix_glove_sgd.jsonnet": ("model.encoder.input_size", CRF_DIMS),
+    "elmo/ner_scalar_mix_glove_sgd_prune.jsonnet": ("model.encoder.input_size", CRF_DIMS),
     **{
         f"distillation/{task}_{kind}.jsonnet": ("model.encoder.input_size", STUDENT_DIMS)
         for task in ["sst2", "sick"]
@@ -94,6 +96,7 @@ def ext_vars(data_ext_vars, ldnet_run, tmp_path_factory) -> Dict[str, str]:
         "NER_LDNET_GLOVE_PHASE1_DIR": str(ldnet_run),
         "CHUNK_LDNET_GLOVE_PHASE1_DIR": str(ldnet_run),
         "NER_SCALAR_MIX_PHASE1_DIR": str(ldnet_run),
+        "NER_SCALAR_MIX_GLOVE_PHASE1_DIR": str(ldnet_run),
         "LM_FINETUNE_TRAIN_PATH": FIXTURE_EXT_VARS["LM_TRAIN_DATA_PATH"],
         "LM_FINETUNE_DEV_PATH": FIXTURE_EXT_VARS["LM_VALIDATION_DATA_PATH"],
         # the online student loads its teacher at its first batch, never at construction

@@ -8,14 +8,14 @@
 // (docs/scalar_mix.md); the L2 pull of the mixing weights stays. Phase 1's feature cache is
 // bypassed here (the trained masks change the features).
 //
-// Set what ner_scalar_mix_glove_sgd.jsonnet needs, plus NER_SCALAR_MIX_PHASE1_DIR = its
+// Set what ner_scalar_mix_glove_sgd.jsonnet needs, plus NER_SCALAR_MIX_GLOVE_PHASE1_DIR = its
 // serialization dir (vocabulary/ and best.th). Then `allennlp ldnet-prune <run>/model.tar.gz
 // -o pruned.tar.gz` cuts out the removed layers (python -m benchmarks scalar_mix --stage prune).
 local ldnet = import '../tagging/ldnet_prune.libsonnet';
 
 ldnet.prune(
   import 'ner_scalar_mix_glove_sgd.jsonnet',
-  std.extVar('NER_SCALAR_MIX_PHASE1_DIR'),
+  std.extVar('NER_SCALAR_MIX_GLOVE_PHASE1_DIR'),
   sticky_zeros=true,
   tagger_lr=0.006,
   embedder='lm',
