@@ -32,7 +32,8 @@ def test_the_committed_results_render_to_their_table_and_headlines():
     assert gap.met == (gap.value <= 0.5)
 
 
-def test_a_stubbed_study_trains_prunes_and_measures(tmp_path, monkeypatch):
+def stub_the_study(tmp_path, monkeypatch):
+    """`allennlp` and the timing stubbed; returns the lists of trainings and commands run."""
     trained, commands = [], []
     dev = {"scalar_mix_seed1": 0.93, "scalar_mix_seed2": 0.94, "scalar_mix_pruned": 0.935}
     test = {"scalar_mix_seed1": 0.90, "scalar_mix_seed2": 0.91, "scalar_mix_pruned": 0.908}
@@ -57,7 +58,8 @@ def test_a_stubbed_study_trains_prunes_and_measures(tmp_path, monkeypatch):
 
     def fake_speed(args, archives):
         speeds = {"no_lm": 5.0, "ldnet": 1.0, "ldnet_pruned": 4.0, "scalar_mix": 1.0}
-        return dict(speeds, scalar_mix_pruned=3.0)
+        speeds["scalar_mix_pruned"] = 3.0
+        return {name: speeds[name] for name in ["no_lm", *archives]}
 
     monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path / "results")
     monkeypatch.setattr(scalar_mix, "load_results", lambda name: load_results(name, REAL_RESULTS))
@@ -66,6 +68,11 @@ def test_a_stubbed_study_trains_prunes_and_measures(tmp_path, monkeypatch):
     monkeypatch.setattr(harness_allennlp, "evaluate", fake_evaluate)
     monkeypatch.setattr(scalar_mix, "words_per_sec", fake_speed)
     monkeypatch.setattr(scalar_mix, "kept_layers", lambda a: {"forward": [4], "backward": [3]})
+    return trained, commands
+
+
+def test_a_stubbed_study_trains_prunes_and_measures(tmp_path, monkeypatch):
+    trained, commands = stub_the_study(tmp_path, monkeypatch)
     argv = ["scalar_mix", "--out", str(tmp_path / "runs")]
     monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
     main()
@@ -98,3 +105,18 @@ def test_a_stubbed_study_trains_prunes_and_measures(tmp_path, monkeypatch):
     assert written["summary"] == scalar_mix.table(written)
     figures = {line.key: line for line in scalar_mix.summary(written)}
     assert figures["conll03_f1_loss_scalar_mix_pruned"].met is True
+
+
+def test_measured_before_the_pruning_finished_it_says_so(tmp_path, monkeypatch):
+    trained, _ = stub_the_study(tmp_path, monkeypatch)
+    argv = ["scalar_mix", "--out", str(tmp_path / "runs"), "--stage", "train", "measure"]
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
+    main()
+    assert len(trained) == 2  # the two seeds, no pruning
+    written = json.loads((tmp_path / "results" / "scalar_mix.json").read_text())
+    assert written["scalar_mix_pruned"]["status"].startswith("not measured")
+    assert "conll03_f1_loss_scalar_mix_pruned" not in written
+    assert "words_per_sec_scalar_mix_pruned" not in written and written["words_per_sec_no_lm"] == 5
+    assert [row[0] for row in written["summary"]["rows"]] == ["no_lm", "ldnet", "scalar_mix"]
+    figures = {line.key: line for line in scalar_mix.summary(written)}
+    assert figures["conll03_f1_loss_scalar_mix_pruned"].met is None
