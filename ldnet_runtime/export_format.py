@@ -14,6 +14,9 @@ The folder `allennlp ldnet-export` writes, and reading it back with its checks.
   `end_transitions` (null without), `constraint_mask`, and `viterbi_transitions`, the
   `(num_tags + 2, num_tags + 2)` matrix the decoder uses (`ldnet_allennlp.tagging.viterbi.
   viterbi_transitions`, bitwise).
+- `tokenizer.json` (optional; older exports lack it): the rules of the spaCy model's tokenizer,
+  which `rule_tokenizer.RuleTokenizer` replays without spaCy to tokenise raw sentences
+  (`rule_tokenizer.tokenizer_rules`); without it the runtime tokenises with spaCy.
 
 Indexers (`inputs[i].indexer`): `single_id` and `dense_lm_tokens` (`namespace`,
 `lowercase_tokens`, `oov_id`: one id per token), `characters` (`namespace`,
@@ -35,6 +38,7 @@ TAGGER_FILE = "tagger.json"
 VOCABULARIES_FILE = "vocabularies.json"
 CRF_FILE = "crf.json"
 FILES = (GRAPH_FILE, TAGGER_FILE, VOCABULARIES_FILE, CRF_FILE)
+TOKENIZER_FILE = "tokenizer.json"  # optional: exports made before it lack it
 
 MASK_INPUT = "mask"
 LOGITS_OUTPUT = "logits"

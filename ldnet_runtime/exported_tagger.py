@@ -3,9 +3,10 @@
 
 The same input and output as the predictor under `allennlp predict`:
 
-- input: `{"sentence": "raw text"}` (tokenised with the predictor's spaCy model) or
-  `{"tokens": ["pre", "tokenised"]}`; bad input is an `InputError` (a `ValueError`) with the
-  predictor's message;
+- input: `{"sentence": "raw text"}` (tokenised as the predictor's spaCy model does: by
+  `rule_tokenizer.RuleTokenizer` from the export's `tokenizer.json`, without spaCy, or by spaCy
+  for an export without it) or `{"tokens": ["pre", "tokenised"]}`; bad input is an
+  `InputError` (a `ValueError`) with the predictor's message;
 - output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, `end`
   inclusive, spans in order; an empty sentence gives empty lists.
 
@@ -21,8 +22,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import onnxruntime
 
-from ldnet_runtime.export_format import LOGITS_OUTPUT, MASK_INPUT, ExportFormatError, read_export
+from ldnet_runtime.export_format import (
+    LOGITS_OUTPUT,
+    MASK_INPUT,
+    TOKENIZER_FILE,
+    ExportFormatError,
+    read_export,
+)
 from ldnet_runtime.indexing import build_indexer
+from ldnet_runtime.rule_tokenizer import RuleTokenizer
 from ldnet_runtime.spans import SPAN_DECODERS
 from ldnet_runtime.tokenizer import SpacyTokenizer
 from ldnet_runtime.viterbi import viterbi_tags
@@ -124,7 +132,7 @@ class Tagger:
                 f"{self.export_dir}: model.onnx takes {graph_inputs}, but tagger.json describes "
                 f"{expected}."
             )
-        self._tokenizer: Optional[SpacyTokenizer] = None
+        self._tokenizer: Optional[Union[RuleTokenizer, SpacyTokenizer]] = None
 
     # ------------------------------------------------------------------ the predictor's API
 
@@ -164,12 +172,28 @@ class Tagger:
             if not isinstance(sentence, str):
                 raise InputError(f'{where}"sentence" must be a string, got {sentence!r:.100}')
             if self._tokenizer is None:
-                self._tokenizer = SpacyTokenizer(self.spacy_model)
+                self._tokenizer = self._load_tokenizer()
             return self._tokenizer.tokenize(sentence)
         raise InputError(
             f'{where}each input line needs a "sentence" or a "tokens" key; got keys '
             f"{sorted(json_dict)}"
         )
+
+    def _load_tokenizer(self) -> Union[RuleTokenizer, SpacyTokenizer]:
+        """
+        The raw sentences' tokenizer, made on the first one: the spaCy model's rules from the
+        export's `tokenizer.json` (`RuleTokenizer`, no spaCy), else the spaCy model itself.
+        """
+        path = self.export_dir / TOKENIZER_FILE
+        if not path.is_file():
+            return SpacyTokenizer(self.spacy_model)
+        tokenizer = RuleTokenizer.from_file(path)
+        if tokenizer.model.get("name") != self.spacy_model:
+            raise ExportFormatError(
+                f"{path} holds the tokenizer of {tokenizer.model.get('name')!r}, but tagger.json "
+                f"names the spaCy model {self.spacy_model!r} (export the tagger again)."
+            )
+        return tokenizer
 
     def emissions(self, sentences: Sequence[Sequence[str]]) -> Tuple[np.ndarray, List[int]]:
         """
