@@ -10,6 +10,8 @@ without torch or AllenNLP (the folder's files: `ldnet_runtime/export_format.py`)
   GloVe vectors stay in the installed package, which the runtime reads, as the model does);
 - the CRF: the tag set, its transitions and constraints, and the exact transition matrix its
   Viterbi decodes with.
+- the predictor's spaCy tokenizer as rules (`tokenizer.json`, `_write_tokenizer_rules`), which
+  the runtime replays on raw sentences without spaCy.
 
 The exporter then checks its own output: the runtime, loaded from the new folder, must give the
 tagger's tags on a few sentences, with emissions within `MAX_LOGIT_DIFFERENCE` of the
@@ -142,6 +144,7 @@ def export_tagger(
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.partial-", dir=output.parent))
     try:
         tagger = _write_folder(staging, network, inputs, model, label_encoding)
+        _write_tokenizer_rules(staging)
         tagger["made_by"] = _made_by(archive_file, archive_path)
         _write_json(staging / export_format.TAGGER_FILE, tagger)
         difference = _check(staging, model, reader, archive_file)
@@ -238,6 +241,19 @@ def _write_folder(
         "spacy_model": SPACY_MODEL,
         "inputs": inputs,
     }
+
+
+def _write_tokenizer_rules(folder: Path) -> None:
+    """
+    Writes `tokenizer.json`: the rules of the predictor's spaCy tokenizer (`SPACY_MODEL`, loaded
+    without its components as the runtime's `SpacyTokenizer` loads it), which the runtime's
+    `RuleTokenizer` replays on raw sentences without importing spaCy.
+    """
+    from ldnet_runtime.rule_tokenizer import tokenizer_rules
+    from ldnet_runtime.tokenizer import SpacyTokenizer
+
+    rules = tokenizer_rules(SpacyTokenizer(SPACY_MODEL).nlp)
+    _write_json(folder / export_format.TOKENIZER_FILE, rules)
 
 
 def _made_by(archive_file: str, archive_path: str) -> Dict[str, Any]:
