@@ -136,6 +136,7 @@ def test_the_command_writes_the_folder_and_says_how_to_use_it(tmp_path, capsys):
         "crf.json",
         "model.onnx",
         "tagger.json",
+        "tokenizer.json",
         "vocabularies.json",
     ]
     tagger_json = json.loads((output_dir / "tagger.json").read_text())
