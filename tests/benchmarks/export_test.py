@@ -56,8 +56,9 @@ def test_without_the_unpruned_tagger_its_ratios_and_goals_are_left_out():
 
 
 def committed_args(*extra):
-    """The arguments of the committed run (its defaults), with `extra`."""
-    return build_parser([export.STUDY]).parse_args(["export", *extra])
+    """The arguments of the committed run (its defaults and its rounds), with `extra`."""
+    rounds = ["--rounds", str(COMMITTED["rounds"])]
+    return build_parser([export.STUDY]).parse_args(["export", *rounds, *extra])
 
 
 def test_the_summary_table_and_notes_of_the_committed_figures_are_the_committed_ones():
@@ -133,7 +134,9 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
     for name, value in stub.items():
         monkeypatch.setattr(export_runtime_venv, name, value)
     monkeypatch.setattr(sys, "argv", ["benchmarks", "export", "--stage", "runtime_venv"])
-    args = committed_args("--output", str(output), "--export-dir", str(tmp_path / "export"))
+    args = committed_args(
+        "--output", str(output), "--export-dir", str(tmp_path / "export"), "--rounds", "5"
+    )
     export_runtime_venv.run(args)
     results = json.loads(output.read_text())
     assert set(results) == {"kept", *export_runtime_venv.KEYS}
