@@ -287,8 +287,6 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     return [
         headline(results, "words/s, runtime, batch 1", "words_per_sec_runtime_b1"),
         headline(results, "words/s, runtime, batch 32", "words_per_sec_runtime_b32"),
-        headline(results, "words/s, AllenNLP predictor, batch 32", "words_per_sec_allennlp_b32"),
-        headline(results, "words/s, spaCy sm, batch 32", "words_per_sec_spacy_sm_b32"),
         judged("runtime / AllenNLP words/s, batch 1", "runtime_speedup_b1"),
         judged("runtime / spaCy sm words/s, batch 32", "runtime_vs_spacy_b32"),
         judged("runtime, pruned / un-pruned words/s, batch 32", "runtime_pruned_vs_unpruned_b32"),
