@@ -36,6 +36,24 @@ def loss_as_gain(value: float) -> str:
 # "rows[run=<name>]" is the row of that run
 QUOTES = [
     (
+        "scalar_mix.md",
+        "The scalar mix scores {} test F1",
+        "scalar_mix",
+        "conll03_test_f1_scalar_mix",
+        two,
+    ),
+    (
+        "scalar_mix.md",
+        "{} below LD-Net's features",
+        "scalar_mix",
+        "test_f1_gap_ldnet_minus_scalar_mix",
+        two,
+    ),
+    ("scalar_mix.md", "| scalar mix | {} |", "scalar_mix", "conll03_test_f1_scalar_mix", two),
+    ("scalar_mix.md", "| LD-Net `r_t` | {} |", "scalar_mix", "conll03_test_f1_ldnet", two),
+    ("scalar_mix.md", "| no LM | {} |", "scalar_mix", "conll03_test_f1_no_lm", two),
+    ("scalar_mix.md", "loses {} test F1 for", "scalar_mix", "conll03_f1_loss_ldnet_pruned", two),
+    (
         "distillation.md",
         "scores {} test F1 (mean of 2 seeds)",
         "pruned_students",
