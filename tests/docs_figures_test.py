@@ -52,7 +52,14 @@ QUOTES = [
     ("scalar_mix.md", "| scalar mix | {} |", "scalar_mix", "conll03_test_f1_scalar_mix", two),
     ("scalar_mix.md", "| LD-Net `r_t` | {} |", "scalar_mix", "conll03_test_f1_ldnet", two),
     ("scalar_mix.md", "| no LM | {} |", "scalar_mix", "conll03_test_f1_no_lm", two),
-    ("scalar_mix.md", "loses {} test F1 for", "scalar_mix", "conll03_f1_loss_ldnet_pruned", two),
+    (
+        "scalar_mix.md",
+        "`ner_pruned` loses {} for",
+        "scalar_mix",
+        "conll03_f1_loss_ldnet_pruned",
+        two,
+    ),
+    ("scalar_mix.md", "a loss of {} (", "scalar_mix", "conll03_f1_loss_scalar_mix_pruned", two),
     (
         "distillation.md",
         "scores {} test F1 (mean of 2 seeds)",
