@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Callable, Dict, List
 
 import pytest
+import torch
 
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 from allennlp.common.params import with_overrides
+from allennlp.models.archival import load_archive
 from allennlp.training.util import HasBeenWarned
 
 from ldnet_allennlp.lm import write_word_vector_file
@@ -181,6 +183,34 @@ def test_config_trains_on_fixtures(config: Path, ext_vars, tmp_path):
     train_model(params, serialization_dir=str(tmp_path / "run"))
     assert (tmp_path / "run" / "model.tar.gz").exists()
     assert user_warnings(tmp_path / "run") == []
+
+
+@pytest.mark.parametrize(
+    "config", ["elmo/ner_scalar_mix.jsonnet", "elmo/ner_scalar_mix_prune.jsonnet"]
+)
+def test_scalar_mix_fine_tuning_its_lms_trains_on_fixtures(config: str, ext_vars, tmp_path):
+    """
+    The scalar mix with `requires_grad` LMs, and its pruning: autograd goes back through the
+    LMs' LSTMs (which the suite's cuDNN rule checks, `tests/cudnn_rule.py`), and the LM weights
+    the tagger ends with are no longer the LM archive's.
+    """
+    params = load_config(CONFIGS_ROOT / config, ext_vars)
+    overrides = {
+        "trainer.num_epochs": 1,
+        "model.text_field_embedder.token_embedders.elmo.requires_grad": True,
+    }
+    params = Params(with_overrides(params.as_dict(quiet=True), overrides))
+    train_model(params, serialization_dir=str(tmp_path / "run"))
+    tagger = torch.load(tmp_path / "run" / "best.th")
+    lm = load_archive(ext_vars["FORWARD_LM_ARCHIVE"]).model.state_dict()
+    tuned = {name: weights for name, weights in tagger.items() if "._elmo_lstm.forward_lm." in name}
+    assert tuned
+    changed = [
+        name
+        for name, weights in tuned.items()
+        if not torch.equal(weights, lm[name.split("._elmo_lstm.forward_lm.")[1]])
+    ]
+    assert any("weight_hh" in name for name in changed), changed
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import torch
 from allennlp.common.plugins import import_plugins
 
 import ldnet_allennlp  # noqa: F401  (registers our components, applies ldnet_allennlp.patches)
+from tests.cudnn_rule import enforce_cudnn_rnn_rule
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES_ROOT = PROJECT_ROOT / "fixtures"
@@ -18,6 +19,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # allennlp-models' components (crf_tagger, conll2003 reader, ...), as `allennlp` itself loads them
 import_plugins()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cudnn_rnn_rule():
+    """
+    Every test runs under cuDNN's rule for RNNs (`tests/cudnn_rule.py`): a backward through an
+    RNN that ran in eval mode raises, as it does on a GPU.
+    """
+    with enforce_cudnn_rnn_rule():
+        yield
 
 
 @pytest.fixture(scope="session")

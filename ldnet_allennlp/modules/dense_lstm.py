@@ -127,6 +127,16 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
         draws = torch.rand(self.num_layers)
         return [bool(d >= self.layer_dropout) for d in draws]
 
+    def _autograd_reaches_layers(
+        self, inputs: torch.Tensor, layer_mask: Optional[torch.Tensor]
+    ) -> bool:
+        """Whether autograd will go back through this call's LSTMs."""
+        if not torch.is_grad_enabled():
+            return False
+        if inputs.requires_grad or (layer_mask is not None and layer_mask.requires_grad):
+            return True
+        return any(parameter.requires_grad for parameter in self.parameters())
+
     def forward_layers(
         self,
         inputs: torch.Tensor,
@@ -135,6 +145,13 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
     ) -> List[torch.Tensor]:
         """
         Runs the stack and returns its pieces `[x, h_0, ..., h_{L-1}]` separately.
+
+        The stack's mode decides dropout and layer dropout. Its LSTMs run in training mode
+        whenever the stack trains or autograd will go back through them (inputs, `layer_mask` or
+        weights that require grad, grad mode on): cuDNN keeps what an RNN's backward needs only
+        in training mode, and a one-layer `torch.nn.LSTM` computes the same in either mode, so a
+        stack in eval mode (a frozen LM under a trained layer mask, a fine-tuned LM) gives the
+        same numbers on every device and can be backpropagated through on a GPU.
 
         # Parameters
 
@@ -166,9 +183,10 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
         # All layers share the packing, so we work on the packed data (num_real_tokens, dim).
         layer_input = packed.data
         outputs = []
+        lstm_training = self.training or self._autograd_reaches_layers(inputs, z)
         for i, lstm in enumerate(self.layers):
             dropped = torch.nn.functional.dropout(layer_input, self.dropout, self.training)
-            hidden, _ = lstm(repack(dropped))
+            hidden, _ = run_lstm(lstm, repack(dropped), lstm_training)
             hidden = hidden.data if z is None else hidden.data * z[i]
             outputs.append(hidden)
             if i + 1 < self.num_layers:
@@ -284,6 +302,21 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
                 new.bias_hh_l0.copy_(old.bias_hh_l0)
         smaller.train(self.training)
         return smaller
+
+
+def run_lstm(lstm: torch.nn.LSTM, inputs, training: bool):
+    """
+    `lstm(inputs)` with `lstm` in training mode or not for this call only. For the stack's
+    one-layer, dropout-free LSTMs the mode changes nothing but what cuDNN keeps for backward.
+    """
+    previous = lstm.training
+    if previous == training:
+        return lstm(inputs)
+    lstm.training = training
+    try:
+        return lstm(inputs)
+    finally:
+        lstm.training = previous
 
 
 def _drop_legacy_layer_mask(state_dict, prefix, *args) -> None:

@@ -5,6 +5,7 @@ LD-Net's pruning phase as an AllenNLP `TrainerCallback`.
 import json
 import logging
 import os
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -186,6 +187,17 @@ class LayerPruningCallback(TrainerCallback):
     def on_end(self, trainer, metrics=None, epoch=None, is_primary=True, **kwargs) -> None:
         if is_primary and self.history:
             self.plot()
+        # The trainer calls `on_end` from a `finally` block: an exception in flight means the
+        # run stopped there, and its masks say nothing about the budget.
+        error = sys.exc_info()[1]
+        if error is not None:
+            logger.error(
+                "layer_pruning: training stopped by %s after %d epochs, with %s",
+                type(error).__name__,
+                len(self.epochs),
+                self.describe(),
+            )
+            return
         if self._budget is not None and self.live_layers() > self._budget:
             logger.warning(
                 "layer_pruning: training ended with %d live layers, over the budget of %d: "

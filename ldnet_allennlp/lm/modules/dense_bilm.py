@@ -49,7 +49,9 @@ class DenseBiLm(torch.nn.Module):
     (`add_sentence_boundaries`); `lm_dropout` (training only) drops out the LMs' input word
     embeddings; each LM's layer `l` is multiplied by `layer_mask[row, l]` (row 0 forward, row 1
     backward). The LMs always stay in eval mode (no LM dropout or layer dropout) and, unless
-    `requires_grad` or a trainable `layer_mask`, run without building a graph.
+    `requires_grad` or a trainable `layer_mask`, run without building a graph. When they do build
+    one, their LSTMs run in training mode, which changes no number but lets cuDNN backpropagate
+    through them (`DenseLSTMStack.forward_layers`).
 
     Pruned shape: `forward_kept_layers` / `backward_kept_layers` keep only those layers of the
     loaded LMs (`DenseLSTMStack.pruned`); `layer_mask` keeps its `(2, num_lm_layers)` shape, the
@@ -74,7 +76,7 @@ class DenseBiLm(torch.nn.Module):
     lm_dropout : `float`, optional (default = `0.0`)
     add_sentence_boundaries : `bool`, optional (default = `True`)
     requires_grad : `bool`, optional (default = `False`)
-        Fine-tune the LMs with the task (they still run in eval mode).
+        Fine-tune the LMs with the task (still without their dropout or layer dropout).
     store_lm_weights : `bool`, optional (default = `True`)
         With `False`, the frozen LMs' weights are left out of the task model's `state_dict` (so
         out of its checkpoints and archive, ~10M parameters for 40k-word LMs): the archive refers
@@ -226,7 +228,10 @@ class DenseBiLm(torch.nn.Module):
         self.feature_cache = LmFeatureCache() if on else None
 
     def train(self, mode: bool = True) -> "DenseBiLm":
-        """The LMs stay in eval mode whatever the task model does."""
+        """
+        The LMs stay in eval mode whatever the task model does: no dropout and no layer dropout
+        inside them (their LSTMs still run in training mode when autograd goes through them).
+        """
         super().train(mode)
         self.forward_lm.eval()
         self.backward_lm.eval()
