@@ -3,12 +3,12 @@
 rewritten with operations that trace into one ONNX graph whose batch size, sentence length and
 word length are all dynamic. What `allennlp ldnet-export` exports.
 
-The tagger computes the same things with code that does not trace: AllenNLP's
-`add_sentence_boundary_token_ids` / `remove_sentence_boundaries` loop over the batch in
-Python and numpy, and its LSTMs (`PytorchSeq2SeqWrapper`, `DenseLSTMStack`) run on packed
-sequences, whose lengths a trace would freeze. Here:
+The tagger computes the same things with code that does not trace: its LSTMs
+(`PytorchSeq2SeqWrapper`, `DenseLSTMStack`) run on packed sequences, whose lengths a trace would
+freeze. Here:
 
-- sentence boundaries are put in and taken out with `where` and slicing;
+- sentence boundaries are put in and taken out as the dense biLM does it
+  (`modules/sentence_boundaries.py`, with `where` and slicing);
 - every LSTM runs unpacked, left to right over the padded batch (the dense LMs through
   `DenseLSTMStack.forward_layers_unpacked`, the stack's own traceable form): a real position
   never reads a later one, so its outputs are the packed LSTM's (up to float rounding); a
@@ -50,6 +50,10 @@ from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
 from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm
 from ldnet_allennlp.lm.token_embedders.layer_selection import LayerSelectionTokenEmbedder
 from ldnet_allennlp.lm.token_embedders.scalar_mix import DenseLMScalarMixEmbedder, masked_layer_norm
+from ldnet_allennlp.modules.sentence_boundaries import (
+    add_sentence_boundaries,
+    remove_sentence_boundaries,
+)
 from ldnet_runtime.export_format import MASK_INPUT
 
 SUPPORTED_EMBEDDERS = (
@@ -193,21 +197,14 @@ class _BiLmLayers(torch.nn.Module):
         self, ids: torch.Tensor
     ) -> Tuple[List[torch.Tensor], List[torch.Tensor], torch.Tensor]:
         if self.add_sentence_boundaries:
-            lengths = (ids != 0).sum(dim=1, keepdim=True)
-            positions = torch.arange(ids.size(1) + 2, device=ids.device).unsqueeze(0)
-            padded = functional.pad(ids, (1, 1))
-            ids = torch.where(
-                positions == 0,
-                torch.full_like(padded, self.bos),
-                torch.where(positions == lengths + 1, torch.full_like(padded, self.eos), padded),
-            )
+            ids = add_sentence_boundaries(ids, self.bos, self.eos)
         lm_mask = ids != 0
         return self.forward_lm(ids, lm_mask), self.backward_lm(ids, lm_mask), lm_mask
 
     def without_boundaries(self, tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """`(batch, num_tokens', dim)` -> `(batch, num_tokens, dim)`, zero at padding."""
         if self.add_sentence_boundaries:
-            tensor = tensor[:, 1:-1]
+            return remove_sentence_boundaries(tensor, mask)
         return tensor * mask.unsqueeze(-1).to(tensor.dtype)
 
 

@@ -7,7 +7,7 @@ ensemble, and a silver tag sequence decoded from them.
 transfer-set builder or a config can name the teacher.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 import numpy
 import torch
@@ -17,9 +17,11 @@ from allennlp.data import Batch, Instance, Token
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
 from allennlp.modules.conditional_random_field import allowed_transitions
+from allennlp.nn.util import move_to_device
 
 from ldnet_allennlp.pretrained import resolve_archive
 from ldnet_allennlp.tagging.crf_marginals import crf_marginals
+from ldnet_allennlp.tagging.models.crf_tagger import crf_tagger_emissions
 from ldnet_allennlp.tagging.viterbi import viterbi_tags, viterbi_transitions
 
 
@@ -119,29 +121,17 @@ class CrfEnsembleTeacher(TaggerTeacher):
         for model, reader, columns in zip(self.models, self.readers, self.columns):
             batch = Batch(self._instances(reader, sentences))
             batch.index_instances(model.vocab)
-            tensors = batch.as_tensor_dict()
-            logits, mask = _emissions(model, tensors["tokens"])
+            device = next(model.parameters()).device
+            tensors = move_to_device(batch.as_tensor_dict(), device)
+            logits, mask = crf_tagger_emissions(model, tensors["tokens"])
             own = crf_marginals(model.crf, logits, mask)
             padded = torch.cat([own, own.new_zeros(own.shape[:2] + (1,))], dim=2)
-            probabilities = padded[:, :, columns]
+            probabilities = padded[:, :, columns.to(device)]
             total = probabilities if total is None else total + probabilities
         assert total is not None and mask is not None
-        average = (total / len(self.models)).float().numpy()
+        average = (total / len(self.models)).float().cpu().numpy()
         lengths = mask.sum(dim=1).tolist()
         return [average[i, :length] for i, length in enumerate(lengths)]
-
-
-def _emissions(model: Model, tokens) -> Tuple[torch.Tensor, torch.BoolTensor]:
-    """The CRF's input `(batch, length, num_tags)` and the mask, as `CrfTagger.forward` computes
-    them (no Viterbi decoding)."""
-    from allennlp.nn import util
-
-    embedded = model.text_field_embedder(tokens)
-    mask = util.get_text_field_mask(tokens)
-    encoded = model.encoder(embedded, mask)
-    if model._feedforward is not None:
-        encoded = model._feedforward(encoded)
-    return model.tag_projection_layer(encoded), mask
 
 
 def silver_tags(

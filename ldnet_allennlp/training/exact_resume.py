@@ -23,7 +23,7 @@ failed (`EOFError`). Two pieces fix all five:
 
 - `ExactResumeCallback` (`"exact_resume"`, this module), which
   `ldnet_allennlp.patches.default_callbacks` adds to AllenNLP's default trainer callbacks,
-  saves with every checkpoint the random generators (python, numpy, torch CPU), where training
+  saves with every checkpoint the random generators (python, numpy, torch CPU and CUDA), where training
   was, and which epochs validated. On `--recover` it also re-reads the validation loader after
   each skipped epoch that validated, sets the saved generators back at exactly the
   checkpoint's batch, and, resuming from an epoch's checkpoint, redoes that epoch's `best.th`.
@@ -35,9 +35,9 @@ Still not exact (AllenNLP keeps them in local variables): the `training_*` metri
 the run was resumed in cover only the batches trained after the resume (the loss is their sum
 divided by all batches of the epoch). The weights, validation metrics and best epoch are
 exact, as is everything in later epochs. Draws from python's `random` outside the data loaders
-(e.g. in a model's `forward`) are not replayed: a warning says so when it happens. CUDA
-generators are not saved; under `"distributed"` only the primary writes checkpoints, so every
-worker resumes with the primary's generators.
+(e.g. in a model's `forward`) are not replayed: a warning says so when it happens. Under
+`"distributed"` only the primary writes checkpoints, so every worker resumes with the primary's
+generators.
 """
 
 import logging
@@ -56,10 +56,16 @@ logger = logging.getLogger(__name__)
 
 
 def get_random_state() -> Dict[str, Any]:
-    """Python's, numpy's (global) and torch's (CPU) generators, as `weights_only`-loadable data."""
+    """
+    Python's, numpy's (global) and torch's (CPU) generators, and every CUDA device's once CUDA
+    is in use, as `weights_only`-loadable data.
+    """
     numpy_state = numpy.random.get_state(legacy=False)
     numpy_state["state"]["key"] = numpy_state["state"]["key"].tolist()
-    return {"python": random.getstate(), "numpy": numpy_state, "torch": torch.get_rng_state()}
+    state = {"python": random.getstate(), "numpy": numpy_state, "torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def set_random_state(state: Dict[str, Any]) -> None:
@@ -68,6 +74,8 @@ def set_random_state(state: Dict[str, Any]) -> None:
     numpy_state["state"]["key"] = numpy.array(numpy_state["state"]["key"], dtype=numpy.uint32)
     numpy.random.set_state(numpy_state)
     torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 @TrainerCallback.register("exact_resume")

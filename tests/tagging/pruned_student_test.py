@@ -22,7 +22,8 @@ from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_allennlp.pruning.cut_layers import prune_archive
 from ldnet_allennlp.tagging.crf_marginals import crf_distillation_kl, crf_marginals
 from ldnet_allennlp.tagging.dataset_readers.distillation import TaggingDistillationReader
-from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, _emissions, silver_tags
+from ldnet_allennlp.tagging.models.crf_tagger import crf_tagger_emissions
+from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, silver_tags
 from ldnet_allennlp.tagging.transfer_set import build_tagging_transfer_set
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.pruning.cut_layers_test import data_ext_vars, masked_archive, phase1  # noqa: F401
@@ -62,7 +63,7 @@ def test_an_ensemble_of_one_tagger_is_that_tagger(teacher, one_torch_thread):
         batch = Batch(ensemble._instances(reader, [words]))
         batch.index_instances(model.vocab)
         with torch.no_grad():
-            logits, mask = _emissions(model, batch.as_tensor_dict()["tokens"])
+            logits, mask = crf_tagger_emissions(model, batch.as_tensor_dict()["tokens"])
             expected = crf_marginals(model.crf, logits, mask)[0].numpy()
         assert mine.shape == (len(words), len(ensemble.labels))
         numpy.testing.assert_allclose(mine, expected, atol=1e-6)
@@ -272,4 +273,4 @@ def test_the_decoded_paths_as_class_probabilities_are_crf_taggers():
     for i, path in enumerate(paths):
         for j, tag in enumerate(path):
             expected[i, j, tag] = 1
-    assert torch.equal(_one_hot_paths(paths, logits), expected)
+    assert torch.equal(_one_hot_paths(paths, 4, 3, logits.dtype), expected)

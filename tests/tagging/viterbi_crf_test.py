@@ -79,3 +79,24 @@ def test_adopt_keeps_parameters_and_draws_no_random_numbers():
 def test_adopt_refuses_weighted_crfs():
     with pytest.raises(TypeError, match="ConditionalRandomFieldWeightEmission"):
         BatchedViterbiCrf.adopt(ConditionalRandomFieldWeightEmission(3, [1.0, 2.0, 1.0]))
+
+
+@pytest.mark.parametrize("include_start_end_transitions", [True, False])
+def test_log_likelihood_and_its_gradients_are_allennlps(include_start_end_transitions):
+    reference, batched = twins(False, include_start_end_transitions)
+    for seed in range(3):
+        logits, mask = batch(seed)
+        tags = torch.randint(len(NAMES), mask.shape, generator=torch.Generator().manual_seed(seed))
+        for each_mask in (mask, None):
+            values, grads = [], []
+            for crf in (reference, batched):
+                crf.zero_grad()
+                inputs = logits.clone().requires_grad_(True)
+                likelihood = crf(inputs, tags, each_mask)
+                likelihood.backward()
+                values.append(likelihood.detach())
+                grads.append([inputs.grad] + [p.grad for p in crf.parameters() if p.requires_grad])
+            assert torch.allclose(values[0], values[1], rtol=1e-6, atol=1e-5)
+            for expected, got in zip(*grads):
+                assert torch.allclose(expected, got, rtol=1e-5, atol=1e-5)
+    assert values[0] < -1.0  # a real log-likelihood, not a degenerate 0

@@ -14,6 +14,7 @@ from allennlp.modules.text_field_embedders import TextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
 from allennlp.nn import util
 
+from ldnet_allennlp.modules import sentence_boundaries
 from ldnet_allennlp.modules.dense_lstm import DenseLSTMStack, run_backward
 
 DIRECTIONS = ("forward", "backward")
@@ -196,17 +197,16 @@ class DenseLanguageModel(Model):
     ) -> List[torch.Tensor]:
         """`[x, h_1, ..., h_L]`, each `(batch_size, num_tokens, dim)`; see the class docstring."""
         token_ids, mask = self._token_ids_and_mask(tokens, mask)
-        if add_sentence_boundaries:
-            token_ids, mask = util.add_sentence_boundary_token_ids(
-                token_ids,
-                mask,
-                self.vocab.get_token_index("<S>", "tokens"),
-                self.vocab.get_token_index("</S>", "tokens"),
-            )
-        layers = self.dense_layers(self.embed_tokens(token_ids), mask, layer_mask)
-        if add_sentence_boundaries:
-            layers = [util.remove_sentence_boundaries(layer, mask)[0] for layer in layers]
-        return layers
+        if not add_sentence_boundaries:
+            return self.dense_layers(self.embed_tokens(token_ids), mask, layer_mask)
+        with_boundaries = sentence_boundaries.add_sentence_boundaries(
+            token_ids * mask,
+            self.vocab.get_token_index("<S>", "tokens"),
+            self.vocab.get_token_index("</S>", "tokens"),
+        )
+        embedded = self.embed_tokens(with_boundaries)
+        layers = self.dense_layers(embedded, with_boundaries != 0, layer_mask)
+        return [sentence_boundaries.remove_sentence_boundaries(layer, mask) for layer in layers]
 
     def contextual_embeddings(
         self,

@@ -13,10 +13,13 @@ import torch
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
-from allennlp.nn.util import add_sentence_boundary_token_ids, remove_sentence_boundaries
 
 from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS, DenseLanguageModel
 from ldnet_allennlp.lm.modules.feature_cache import LmFeatureCache
+from ldnet_allennlp.modules.sentence_boundaries import (
+    add_sentence_boundaries,
+    remove_sentence_boundaries,
+)
 from ldnet_allennlp.lm.modules.lm_archives import (
     BOS_TOKEN,
     EOS_TOKEN,
@@ -259,11 +262,9 @@ class DenseBiLm(torch.nn.Module):
                 f"DenseBiLm expects (batch_size, num_tokens) token ids, got shape "
                 f"{tuple(tokens.shape)}."
             )
-        mask = tokens != 0
         if self.add_sentence_boundaries:
-            tokens, mask = add_sentence_boundary_token_ids(
-                tokens, mask, self.bos_index, self.eos_index
-            )
+            tokens = add_sentence_boundaries(tokens, self.bos_index, self.eos_index)
+        mask = tokens != 0
         needs_graph = self.requires_grad or self.layer_mask.requires_grad
         dropout = self.training and self.lm_dropout > 0.0
         with torch.set_grad_enabled(torch.is_grad_enabled() and needs_graph):
@@ -288,11 +289,11 @@ class DenseBiLm(torch.nn.Module):
         `[h_t ; h^r_t]`: both LMs' dense outputs, sentence boundaries removed,
         `(batch_size, num_tokens, dense_output_dim())`, zero at padding.
         """
-        layers, mask = self.layers(tokens)
-        pieces = [layer for d in DIRECTIONS for layer in layers[d]]
+        layers, _ = self.layers(tokens)
+        features = torch.cat([layer for d in DIRECTIONS for layer in layers[d]], dim=-1)
         if self.add_sentence_boundaries:
-            pieces = [remove_sentence_boundaries(piece, mask)[0] for piece in pieces]
-        return torch.cat(pieces, dim=-1)
+            features = remove_sentence_boundaries(features, tokens != 0)
+        return features
 
     def forward(  # type: ignore
         self, inputs: torch.LongTensor, word_inputs: Optional[torch.Tensor] = None

@@ -46,6 +46,9 @@ class TaggingTransferSet(Subcommand):
         subparser.add_argument(
             "--threads", type=int, default=None, help="torch threads (default: torch's own)"
         )
+        subparser.add_argument(
+            "--cuda-device", type=int, default=-1, help="the GPU that runs the teachers (-1: CPU)"
+        )
         subparser.set_defaults(func=_run)
         return subparser
 
@@ -53,7 +56,7 @@ class TaggingTransferSet(Subcommand):
 def _run(args: argparse.Namespace) -> None:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    teacher = CrfEnsembleTeacher(args.archives)
+    teacher = CrfEnsembleTeacher(args.archives, cuda_device=args.cuda_device)
     summary = build_tagging_transfer_set(
         teacher,
         args.input,

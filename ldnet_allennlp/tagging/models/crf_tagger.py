@@ -4,6 +4,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors
 from allennlp.models import Model
+from allennlp.nn import util
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
@@ -98,25 +99,82 @@ class LdnetCrfTagger(CrfTagger):
         **kwargs,
     ) -> Dict[str, Any]:
         """
-        `CrfTagger.forward`; with `teacher_marginals` `(batch, num_tokens, num_teacher_tags)` and
-        `transfer` `(batch,)` (1 for a transfer sentence), the distillation loss of the class doc.
+        `CrfTagger.forward`, with the same outputs, loss and metrics; with `teacher_marginals`
+        `(batch, num_tokens, num_teacher_tags)` and `transfer` `(batch,)` (1 for a transfer
+        sentence), the distillation loss of the class doc.
+
+        The metrics are computed on the CPU from the decoded paths (which the decoder hands
+        back as lists) and the gold tags, copied over once per batch: on a GPU that is one
+        host-device copy where `CrfTagger` writes every token's tag into a device tensor and
+        its metrics sync once per sentence.
         """
-        if transfer is None or teacher_marginals is None or tags is None:
-            return super().forward(tokens, tags, metadata, ignore_loss_on_o_tags, **kwargs)
-        output = super().forward(tokens, None, metadata, ignore_loss_on_o_tags, **kwargs)
-        logits, mask = output["logits"], output["mask"]
+        logits, mask = crf_tagger_emissions(self, tokens)
+        best_paths = self.crf.viterbi_tags(logits, mask, top_k=self.top_k)
+        predicted = [paths[0][0] for paths in best_paths]
+        output: Dict[str, Any] = {"logits": logits, "mask": mask, "tags": predicted}
+        if self.top_k > 1:
+            output["top_k_tags"] = best_paths
+        if tags is not None:
+            distilling = transfer is not None and teacher_marginals is not None
+            if distilling:
+                output["loss"] = self._distillation_loss(
+                    logits, mask, tags, metadata, teacher_marginals, transfer, predicted
+                )
+            else:
+                output["loss"] = -self.crf(
+                    logits, tags, self._crf_mask(tags, mask, ignore_loss_on_o_tags)
+                )
+                self._update_metrics(predicted, logits, tags, mask)
+        if metadata is not None:
+            output["words"] = [x["words"] for x in metadata]
+        return output
+
+    def _crf_mask(
+        self, tags: torch.Tensor, mask: torch.BoolTensor, ignore_loss_on_o_tags: Optional[bool]
+    ) -> torch.BoolTensor:
+        if ignore_loss_on_o_tags is None:
+            ignore_loss_on_o_tags = self.ignore_loss_on_o_tags
+        if not ignore_loss_on_o_tags:
+            return mask
+        o_tag_index = self.vocab.get_token_index("O", namespace=self.label_namespace)
+        return mask & (tags != o_tag_index)
+
+    def _update_metrics(
+        self,
+        paths: List[List[int]],
+        logits: torch.Tensor,
+        tags: torch.Tensor,
+        mask: torch.BoolTensor,
+    ) -> None:
+        """`CrfTagger`'s metrics of the decoded `paths` against `tags`, on the CPU."""
+        gold = torch.stack([tags.long(), mask.long()]).cpu()
+        predicted = _one_hot_paths(paths, gold.size(2), logits.size(2), logits.dtype)
+        gold_tags, gold_mask = gold[0], gold[1].bool()
+        for metric in self.metrics.values():
+            metric(predicted, gold_tags, gold_mask)
+        if self.calculate_span_f1:
+            self._f1_metric(predicted, gold_tags, gold_mask)
+        elif self._verbose_metrics:
+            self._f_beta_measure(predicted, gold_tags, gold_mask)
+
+    def _distillation_loss(
+        self,
+        logits: torch.Tensor,
+        mask: torch.BoolTensor,
+        tags: torch.Tensor,
+        metadata: Optional[List[Dict[str, Any]]],
+        teacher_marginals: torch.Tensor,
+        transfer: torch.Tensor,
+        predicted: List[List[int]],
+    ) -> torch.Tensor:
+        """The class doc's loss; the metrics count the gold sentences only."""
         is_transfer = transfer > 0.5
         gold = ~is_transfer
         loss = logits.new_zeros(())
         if gold.any():
             loss = loss - self.crf(logits[gold], tags[gold], mask[gold])
-            predicted = _one_hot_paths(
-                [output["tags"][row] for row in gold.nonzero().view(-1).tolist()], logits
-            )
-            for metric in self.metrics.values():
-                metric(predicted, tags[gold], mask[gold])
-            if self.calculate_span_f1:
-                self._f1_metric(predicted, tags[gold], mask[gold])
+            rows = gold.nonzero().view(-1).tolist()
+            self._update_metrics([predicted[row] for row in rows], logits, tags[gold], mask[gold])
         if is_transfer.any() and self.distillation_weight > 0:
             if self.distillation_loss == "kl":
                 assert metadata is not None
@@ -128,8 +186,7 @@ class LdnetCrfTagger(CrfTagger):
             else:
                 term = -self.crf(logits[is_transfer], tags[is_transfer], mask[is_transfer])
             loss = loss + self.distillation_weight * term
-        output["loss"] = loss
-        return output
+        return loss
 
     def _teacher_order(self, teacher_labels: List[str]) -> torch.Tensor:
         """Column j: the position of this model's tag j in the teacher's tag order."""
@@ -147,13 +204,34 @@ class LdnetCrfTagger(CrfTagger):
         return self._teacher_columns[key]
 
 
-def _one_hot_paths(paths: List[List[int]], logits: torch.Tensor) -> torch.Tensor:
-    """The decoded `paths` as "class probabilities" `(len(paths), num_tokens, num_tags)`: 1 at
-    each path's tag, 0 elsewhere and past its end (what `CrfTagger` feeds its metrics)."""
-    ids = torch.zeros(len(paths), logits.size(1), dtype=torch.long, device=logits.device)
-    kept = torch.zeros(len(paths), logits.size(1), dtype=torch.bool, device=logits.device)
-    for i, path in enumerate(paths):
-        ids[i, : len(path)] = torch.tensor(path, dtype=torch.long)
-        kept[i, : len(path)] = True
-    one_hot = torch.nn.functional.one_hot(ids, logits.size(2)).to(logits.dtype)
-    return one_hot * kept.unsqueeze(2).to(logits.dtype)
+def crf_tagger_emissions(
+    model: CrfTagger, tokens: TextFieldTensors
+) -> Tuple[torch.Tensor, torch.BoolTensor]:
+    """
+    A `CrfTagger`'s network, as its `forward` runs it (dropout in training): the CRF's input
+    `(batch, num_tokens, num_tags)` and the mask `(batch, num_tokens)`. For any `crf_tagger`,
+    ours or allennlp-models'.
+    """
+    embedded = model.text_field_embedder(tokens)
+    mask = util.get_text_field_mask(tokens)
+    if model.dropout:
+        embedded = model.dropout(embedded)
+    encoded = model.encoder(embedded, mask)
+    if model.dropout:
+        encoded = model.dropout(encoded)
+    if model._feedforward is not None:
+        encoded = model._feedforward(encoded)
+    return model.tag_projection_layer(encoded), mask
+
+
+def _one_hot_paths(
+    paths: List[List[int]], num_tokens: int, num_tags: int, dtype: torch.dtype
+) -> torch.Tensor:
+    """
+    The decoded `paths` as "class probabilities" `(len(paths), num_tokens, num_tags)` on the
+    CPU: 1 at each path's tag, 0 elsewhere and past its end (what `CrfTagger` feeds its metrics).
+    """
+    ids = torch.tensor([path + [0] * (num_tokens - len(path)) for path in paths], dtype=torch.long)
+    kept = torch.tensor([[True] * len(path) + [False] * (num_tokens - len(path)) for path in paths])
+    one_hot = torch.nn.functional.one_hot(ids, num_tags).to(dtype)
+    return one_hot * kept.unsqueeze(2).to(dtype)

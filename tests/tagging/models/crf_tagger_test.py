@@ -70,3 +70,49 @@ def test_archive_predicts_and_evaluates_as_with_allennlps_viterbi(name, monkeypa
         reference_forward = model.forward_on_instances(instances)
     assert [o["tags"] for o in batched_forward] == [o["tags"] for o in reference_forward]
     assert [len(tags) for tags, _ in batched] == [len(i["tokens"]) for i in instances]
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
+def test_forward_is_allennlp_models_crf_tagger_forward(training, monkeypatch):
+    """Our `forward` (metrics on the CPU from the decoded lists) against allennlp-models'
+    `CrfTagger.forward` on the same batches and dropout draws: logits, tags, loss, the
+    gradients in training, and the metrics accumulated over several batches."""
+    import torch
+    from allennlp_models.tagging.models.crf_tagger import CrfTagger
+
+    monkeypatch.chdir(PROJECT_ROOT)
+    archive = load_archive(str(LEGACY / "ner_ldnet.tar.gz"))
+    model = archive.model.train(training)
+    instances = list(archive.validation_dataset_reader.read(str(DEV)))
+    batches = []
+    for start, size in ((0, 3), (3, 1), (4, 4)):
+        batch = Batch(instances[start : start + size])
+        batch.index_instances(model.vocab)
+        batches.append(batch.as_tensor_dict())
+
+    def run(forward):
+        results = []
+        for seed, tensors in enumerate(batches):
+            model.zero_grad()
+            torch.manual_seed(seed)
+            with torch.set_grad_enabled(training):
+                output = forward(model, **tensors)
+            grads = []
+            if training:
+                output["loss"].backward()
+                grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+            results.append(
+                (output["logits"].detach(), output["tags"], output["loss"].item(), grads)
+            )
+        return results, model.get_metrics(reset=True)
+
+    ours, our_metrics = run(type(model).forward)
+    theirs, their_metrics = run(CrfTagger.forward)
+    assert our_metrics == their_metrics and our_metrics["accuracy"] > 0
+    if training:
+        assert len(ours[0][3]) > 10
+    for (logits, tags, loss, grads), (logits2, tags2, loss2, grads2) in zip(ours, theirs):
+        assert torch.equal(logits, logits2)
+        assert tags == tags2
+        assert loss == loss2
+        assert len(grads) == len(grads2) and all(torch.equal(a, b) for a, b in zip(grads, grads2))
