@@ -24,6 +24,7 @@ STUDY_MODULES: tuple = (
     "distillation",
     "transfer_set",
     "pruned_students",
+    "gpu",
 )
 
 

@@ -1,0 +1,316 @@
+"""
+Every training path of the package, on the fixtures, on one device, for the `gpu` study: the
+dense LMs, the LD-Net taggers and their pruning (NER and chunking), AMP, the scalar mix
+fine-tuning its LMs and its pruning, `ldnet-prune`, `evaluate` and `predict` of the pruned
+tagger, both transfer sets, the tagging student, the distillation teacher and student, and an
+exact `--recover`. Each path records `{"ok": true, "seconds"}` or `{"ok": false, "error"}`; a
+path whose input failed is not run (its error names the input). The commands run in this
+process (`allennlp.commands.main`), as `allennlp <command> --include-package ldnet_allennlp`.
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from allennlp.training.callbacks import TrainerCallback
+
+from benchmarks.harness.data import ROOT
+
+FIXTURES = ROOT / "fixtures"
+CONFIGS = ROOT / "training_configs"
+TAGGING = FIXTURES / "tagging"
+DISTILLATION = FIXTURES / "distillation"
+FIXTURE_DATA = {
+    "CONLL03_TRAIN_DATA_PATH": str(TAGGING / "conll2003_train.txt"),
+    "CONLL03_DEV_DATA_PATH": str(TAGGING / "conll2003_dev.txt"),
+    "CONLL03_TEST_DATA_PATH": str(TAGGING / "conll2003_dev.txt"),
+    "CONLL00_TRAIN_DATA_PATH": str(TAGGING / "conll2000_train.txt"),
+    "CONLL00_TEST_DATA_PATH": str(TAGGING / "conll2000_test.txt"),
+    "LM_TRAIN_DATA_PATH": str(FIXTURES / "lm" / "lm_fixture_train.txt"),
+    "LM_VALIDATION_DATA_PATH": str(FIXTURES / "lm" / "lm_fixture_dev.txt"),
+    "DISTILLATION_FIXTURES": str(DISTILLATION),
+    "TEACHER_MODEL_PATH": str(DISTILLATION / "tiny_bert"),
+    "SST2_TRAIN_DATA_PATH": str(DISTILLATION / "sst2" / "sst2_fixture_train.tsv"),
+    "SST2_DEV_DATA_PATH": str(DISTILLATION / "sst2" / "sst2_fixture_dev.tsv"),
+}
+# the real LM configs' softmax cut-offs and vocabulary limits exceed the fixture text
+LM_OVERRIDES = {
+    "model.cutoffs": [10, 20],
+    "vocabulary.min_count.tokens": 1,
+    "vocabulary.max_vocab_size.tokens": 1000,
+    "data_loader.batches_per_epoch": 2,
+}
+# tiny students: the structure stays the config's
+STUDENT_OVERRIDES = {
+    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 8,
+    "model.encoder.input_size": 8,
+    "model.encoder.hidden_size": 8,
+    "model.hidden_dim": 8,
+    "data_loader.batch_sampler.batch_size": 16,
+}
+FINE_TUNED_LMS = {"model.text_field_embedder.token_embedders.elmo.requires_grad": True}
+
+
+class Paths:
+    """Runs the paths in order on `cuda_device` (-1: the CPU), under `work`."""
+
+    def __init__(self, work: Path, cuda_device: int) -> None:
+        self.work = work
+        self.cuda_device = cuda_device
+        self.variables: Dict[str, str] = dict(FIXTURE_DATA)
+        self.results: Dict[str, Dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, name: str, needs: List[str], work: Callable[[], Any]) -> None:
+        """`work` returns nothing, a dict of figures to record, or why it was skipped."""
+        missing = [need for need in needs if not self.results.get(need, {}).get("ok")]
+        if missing:
+            self.results[name] = {"ok": False, "error": f"not run: needs {', '.join(missing)}"}
+            return
+        start = time.perf_counter()
+        try:
+            outcome = work()
+        except (Exception, SystemExit) as error:  # a path's failure is a result
+            lines = traceback.format_exception_only(type(error), error)
+            self.results[name] = {"ok": False, "error": "".join(lines).strip()[-2000:]}
+        else:
+            if isinstance(outcome, str):
+                self.results[name] = {"ok": None, "skipped": outcome}
+            else:
+                seconds = round(time.perf_counter() - start, 2)
+                self.results[name] = {"ok": True, "seconds": seconds, **(outcome or {})}
+        print(f"[gpu paths] {name}: {self.results[name]}", flush=True)
+
+    def train(self, config: Path, name: str, overrides: Dict[str, Any], recover=False) -> Path:
+        from allennlp.commands.train import train_model
+        from allennlp.common import Params
+        from allennlp.common.params import with_overrides
+
+        os.environ.update(self.variables)  # the distillation configs read the environment
+        params = Params.from_file(str(config), ext_vars=self.variables)
+        changes = {"trainer.cuda_device": self.cuda_device, "trainer.num_epochs": 1, **overrides}
+        params = Params(with_overrides(params.as_dict(quiet=True), changes))
+        train_model(params, str(self.work / name), recover=recover)
+        return self.work / name
+
+    def command(self, *arguments: str) -> None:
+        """`allennlp <arguments> --include-package ldnet_allennlp`, in this process."""
+        from allennlp.commands import main
+
+        argv = sys.argv
+        sys.argv = ["allennlp", *arguments, "--include-package", "ldnet_allennlp"]
+        try:
+            main(prog="allennlp")
+        finally:
+            sys.argv = argv
+
+    # ------------------------------------------------------------------ the paths
+
+    def all(self) -> Dict[str, Dict[str, Any]]:
+        self.run("lm_pretraining", [], self.lms)
+        for task in ("ner", "chunk"):
+            self.run(f"{task}_ldnet", ["lm_pretraining"], lambda t=task: self.tagger(t))
+            self.run(f"{task}_ldnet_prune", [f"{task}_ldnet"], lambda t=task: self.prune(t))
+        self.run("ner_ldnet_amp", ["lm_pretraining"], self.amp)
+        self.run("scalar_mix_fine_tuned", ["lm_pretraining"], self.scalar_mix)
+        self.run("scalar_mix_fine_tuned_prune", ["scalar_mix_fine_tuned"], self.scalar_mix_prune)
+        self.run("ldnet_prune", ["ner_ldnet_prune"], self.ldnet_prune)
+        self.run("evaluate_pruned", ["ldnet_prune"], self.evaluate)
+        self.run("predict_pruned", ["ldnet_prune"], self.predict)
+        self.run("tagging_transfer_set", ["ner_ldnet"], self.tagging_transfer_set)
+        self.run("tagging_student", ["tagging_transfer_set"], self.tagging_student)
+        self.run("distillation_teacher", [], self.teacher)
+        self.run("distill_transfer_set", ["distillation_teacher"], self.distill_transfer_set)
+        self.run("distillation_student", ["distill_transfer_set"], self.student)
+        self.run("recover", ["lm_pretraining"], self.recover)
+        return self.results
+
+    def lms(self) -> None:
+        for direction in ("forward", "backward"):
+            config = CONFIGS / "lm" / f"dense_lm_{direction}.jsonnet"
+            run = self.train(config, f"lm_{direction}", LM_OVERRIDES)
+            self.variables[f"{direction.upper()}_LM_ARCHIVE"] = str(run / "model.tar.gz")
+
+    def tagger(self, task: str, overrides: Optional[Dict[str, Any]] = None) -> None:
+        name = f"{task}_ldnet"
+        run = self.train(CONFIGS / "tagging" / f"{name}.jsonnet", name, overrides or {})
+        self.variables[f"{task.upper()}_LDNET_PHASE1_DIR"] = str(run)
+
+    def prune(self, task: str) -> None:
+        self.train(CONFIGS / "tagging" / f"{task}_ldnet_prune.jsonnet", f"{task}_prune", {})
+
+    def amp(self) -> Optional[str]:
+        if self.cuda_device < 0:
+            return "AMP needs CUDA"
+        self.train(CONFIGS / "tagging" / "ner_ldnet.jsonnet", "ner_amp", {"trainer.use_amp": True})
+        return None
+
+    def scalar_mix(self) -> None:
+        overrides = {"model.type": "ldnet_crf_tagger", **FINE_TUNED_LMS}
+        run = self.train(CONFIGS / "elmo" / "ner_scalar_mix.jsonnet", "scalar_mix", overrides)
+        self.variables["NER_SCALAR_MIX_PHASE1_DIR"] = str(run)
+
+    def scalar_mix_prune(self) -> None:
+        config = CONFIGS / "elmo" / "ner_scalar_mix_prune.jsonnet"
+        self.train(config, "scalar_mix_prune", FINE_TUNED_LMS)
+
+    def ldnet_prune(self) -> None:
+        """The pruning run's tagger with masks of 0 beyond layers 0 and 1 (a fixture epoch
+        zeroes none), cut by `ldnet-prune`."""
+        archive = self._masked(self.work / "ner_prune" / "model.tar.gz", [0, 1], [0, 1])
+        self.command("ldnet-prune", str(archive), "-o", str(self.work / "pruned.tar.gz"))
+
+    def _masked(self, archive: Path, forward: List[int], backward: List[int]) -> Path:
+        """`archive` with its layer masks 1 at the `forward` / `backward` layers, 0 elsewhere."""
+        import torch
+        from allennlp.models.archival import load_archive
+
+        from ldnet_allennlp.pruning.cut_layers import write_archive
+
+        loaded = load_archive(str(archive))
+        mask = loaded.model.text_field_embedder.token_embedder_lm.layer_mask
+        with torch.no_grad():
+            mask.zero_()
+            mask[0, forward] = 1.0
+            mask[1, backward] = 1.0
+        masked = archive.with_name("masked.tar.gz")
+        write_archive(loaded.config.as_dict(quiet=True), loaded.model, str(masked))
+        return masked
+
+    def evaluate(self) -> None:
+        pruned, dev = str(self.work / "pruned.tar.gz"), FIXTURE_DATA["CONLL03_DEV_DATA_PATH"]
+        out = str(self.work / "evaluate.json")
+        self.command(
+            "evaluate", pruned, dev, "--cuda-device", str(self.cuda_device), "--output-file", out
+        )
+        json.loads(Path(out).read_text())["f1-measure-overall"]
+
+    def predict(self) -> None:
+        sentences = self.work / "sentences.jsonl"
+        sentences.write_text('{"sentence": "John Smith visited Paris ."}\n')
+        out = self.work / "predictions.jsonl"
+        self.command(
+            "predict",
+            str(self.work / "pruned.tar.gz"),
+            str(sentences),
+            "--silent",
+            "--cuda-device",
+            str(self.cuda_device),
+            "--output-file",
+            str(out),
+        )
+        assert len(json.loads(out.read_text())["tags"]) == 5
+
+    def tagging_transfer_set(self) -> None:
+        sentences = self.work / "news.txt"
+        sentences.write_text("John Smith visited Paris .\nThe EU rejects German beef .\n" * 8)
+        self.command(
+            "ldnet-tagging-transfer-set",
+            str(self.work / "ner_ldnet" / "model.tar.gz"),
+            "--input",
+            str(sentences),
+            "--output",
+            str(self.work / "transfer.jsonl"),
+            "--batch-size",
+            "4",
+            "--cuda-device",
+            str(self.cuda_device),
+        )
+
+    def tagging_student(self) -> None:
+        from benchmarks.studies.pruning_phase2 import phase1_from_archive
+        from ldnet_allennlp.pruning.cut_layers import prune_archive
+
+        # the student starts from the teacher cut to forward layer 1 and backward layer 0
+        masked = self._masked(self.work / "ner_ldnet" / "model.tar.gz", [1], [0])
+        pruned = self.work / "student_start.tar.gz"
+        prune_archive(str(masked), str(pruned))
+        start = phase1_from_archive(pruned, self.work / "student_start")
+        config = self.work / "student.jsonnet"
+        config.write_text(
+            f"local distill = import '{CONFIGS}/tagging/student/distill.libsonnet';\n"
+            f"distill(import '{CONFIGS}/tagging/ner_ldnet.jsonnet', '{start}', "
+            f"'{self.work / 'transfer.jsonl'}', [1], [0], loss='kl', num_epochs=1)\n"
+        )
+        self.train(config, "tagging_student", {})
+
+    def teacher(self) -> None:
+        run = self.train(CONFIGS / "distillation" / "sst2_teacher.jsonnet", "teacher", {})
+        self.variables["SST2_TEACHER_ARCHIVE"] = str(run / "model.tar.gz")
+
+    def distill_transfer_set(self) -> None:
+        self.command(
+            "ldnet-distill-transfer-set",
+            self.variables["SST2_TEACHER_ARCHIVE"],
+            FIXTURE_DATA["SST2_TRAIN_DATA_PATH"],
+            str(self.work / "sst2_aug.jsonl"),
+            "--n-iter",
+            "2",
+            "--cuda-device",
+            str(self.cuda_device),
+        )
+        self.variables["SST2_TRANSFER_SET_AUG"] = str(self.work / "sst2_aug.jsonl")
+
+    def student(self) -> None:
+        config = CONFIGS / "distillation" / "sst2_distilled_aug.jsonnet"
+        self.train(config, "student", {**STUDENT_OVERRIDES, "trainer.num_epochs": 2})
+
+    def recover(self) -> Dict[str, float]:
+        """
+        The NER tagger trained 2 epochs at once, and the same run stopped in its second epoch
+        and resumed with `--recover`: the same weights (`exact_resume`, the device's random
+        generators included).
+        """
+        import torch
+
+        config = CONFIGS / "tagging" / "ner_ldnet.jsonnet"
+        overrides = {"trainer.num_epochs": 2, "trainer.callbacks": [{"type": INTERRUPT}]}
+        whole = self.train(config, "whole", overrides)
+        os.environ[INTERRUPT_AT] = "1"
+        try:
+            self.train(config, "resumed", overrides)
+        except Interrupted:
+            pass
+        finally:
+            del os.environ[INTERRUPT_AT]
+        resumed = self.train(config, "resumed", overrides, recover=True)
+        a, b = torch.load(whole / "best.th"), torch.load(resumed / "best.th")
+        gap = max(float((a[k].float() - b[k].float()).abs().max()) for k in a)
+        if gap > 1e-4:
+            raise AssertionError(f"resumed weights differ from an uninterrupted run by {gap:g}")
+        return {"max_weight_difference": gap}
+
+
+INTERRUPT = "benchmarks_interrupt"
+INTERRUPT_AT = "LDNET_GPU_CHECK_INTERRUPT_AT_EPOCH"
+
+
+class Interrupted(RuntimeError):
+    pass
+
+
+@TrainerCallback.register(INTERRUPT, exist_ok=True)
+class Interrupt(TrainerCallback):
+    """Stops training at the second batch of the epoch in `$LDNET_GPU_CHECK_INTERRUPT_AT_EPOCH`
+    (unset: never), as a crash would; the config is the same either way, so it resumes."""
+
+    def on_batch(
+        self,
+        trainer,
+        batch_inputs,
+        batch_outputs,
+        batch_metrics,
+        epoch,
+        batch_number,
+        is_training,
+        is_primary=True,
+        **kwargs,
+    ) -> None:
+        stop_at = os.environ.get(INTERRUPT_AT)
+        if is_training and stop_at is not None and epoch == int(stop_at) and batch_number == 2:
+            raise Interrupted(f"stopped at epoch {epoch}, batch {batch_number}")
