@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: venv demo test lint format lock clean-venv
+.PHONY: venv demo test lint format lock clean-venv gpu-check
 
 venv: $(VENV)/.installed
 
@@ -32,6 +32,14 @@ format: venv
 
 test: venv lint
 	$(BIN)/pytest -q -p no:cacheprovider tests
+
+# Every training path, the NER epoch and a profiled step on a CUDA GPU -> benchmarks/results/gpu.json
+# (docs/training.md, "On a GPU"). On a machine with torch but no AllenNLP, point GPU_PYTHON at a
+# Python that sees the bundle of scripts/bundle_dependencies.py, e.g.
+#   make gpu-check GPU_PYTHON="env PYTHONPATH=bundle/site-packages:. python3"
+GPU_PYTHON ?= $(BIN)/python
+gpu-check:
+	$(GPU_PYTHON) -m benchmarks gpu --device cuda
 
 lock:
 	bash scripts/lock.sh
