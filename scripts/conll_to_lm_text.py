@@ -1,7 +1,7 @@
 """
 Writes the words of a CoNLL file (CoNLL-2003 or CoNLL-2000 columns; `-DOCSTART-` lines skipped),
 one sentence per line, separated by spaces: the `dense_lm_text` reader's input, for fine-tuning
-the dense LMs on a tagging task's own text (ELMo's domain transfer; issue 4 item 5).
+the dense LMs on a tagging task's own text (ELMo's domain transfer).
 
     python scripts/conll_to_lm_text.py ../shared/data/conll2003/eng.train \
         runs/lm_finetune/conll03_train.txt

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """
-The unlabelled news sentences of the pruned-student transfer sets (issue 33): Reuters-21578 and
+The unlabelled news sentences of the pruned-student transfer sets: Reuters-21578 and
 BBC News from `lm_text/`, tokenized like CoNLL-03 by `scripts/prepare_lm_corpus.py`'s tokenizer,
 sentences of 5 to 60 tokens, exact duplicates removed, shuffled with a fixed seed, one sentence
 per line (the input of `allennlp ldnet-tagging-transfer-set`). A prefix of the file is a random

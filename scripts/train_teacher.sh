@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A teacher tagger for the pruned students (issue 33): the shipped tagger's recipe with another
+# A teacher tagger for the pruned students: the shipped tagger's recipe with another
 # seed, trained without reading any test file (test_data_path null), then shipped small
 # (fp16, LMs by reference) under pretrained/teachers/. Resumable: re-run the same command.
 #

@@ -9,7 +9,7 @@ own method that first refuses a name that is not registered but is a module path
 model archive's `config.json` is read that way by `load_archive` (and `allennlp evaluate` builds
 its data loader from it), so an archive whose config said `{"dataset_reader": {"type":
 "subprocess.Popen", "args": [...]}}` ran that command on `allennlp predict`, with nothing unusual
-in its members or its weights (found while fixing issue 19). An archive is data, never code: a
+in its members or its weights. An archive is data, never code: a
 config may only name registered components (`--include-package` / `.allennlp_plugins` register a
 package's own). Nothing in this repository, AllenNLP or allennlp-models uses class paths; for a
 config you trust that does, `LDNET_ALLOW_CLASS_PATHS=1` restores AllenNLP's behaviour.

@@ -34,7 +34,7 @@ code in the process that extracts tar files (trusted or not) behaves as before.
 **Why**: Python 3.11's tarfile trusts member names unless a filter is given, so a
 `model.tar.gz` with a member `../../../../home/user/.bashrc`, an absolute member or a symlink
 member pointing outside was loaded by `allennlp predict` and wrote that file outside its
-temporary directory (issue 19). An archive is data, never code. (A `weights.th` carrying a
+temporary directory. An archive is data, never code. (A `weights.th` carrying a
 malicious pickle is refused by torch's `weights_only` loading, `torch_safe_globals`.)
 
 **Targets**: AllenNLP 2.10.1, cached-path 1.1.6, Python >= 3.11.4 (`tarfile.data_filter`; on an

@@ -1,4 +1,4 @@
-// The scalar-mix "ELMo" in the LD-Net tagger's shape, for the equal-budget comparison of issue 6
+// The scalar-mix "ELMo" in the LD-Net tagger's shape, for the equal-budget comparison
 // (python -m benchmarks scalar_mix): training_configs/tagging/ner_ldnet.jsonnet with ONLY its
 // "lm" embedder swapped, so that the two taggers differ in how they read the same frozen LMs:
 //   ner_ldnet:   r_t = ReLU(W_cr · dropout([h_t; h^r_t]) + b_cr)            (layer_selection)

@@ -1,4 +1,4 @@
-// The scalar-mix "ELMo" with the final NER recipe (issue 34's study, python -m benchmarks
+// The scalar-mix "ELMo" with the final NER recipe (the scalar_mix study, python -m benchmarks
 // scalar_mix): ../tagging/recipe/ner_ldnet_glove_sgd.jsonnet (GloVe 6B 50d + char CNN + the
 // shipped LMs' features, word BiLSTM 150, CRF; LD-Net's SGD recipe: lr 0.015, momentum 0.9,
 // lr / (1 + 0.05 · epoch), batch 10, clipping 5, 30 epochs, patience 5) with ONLY its "lm"

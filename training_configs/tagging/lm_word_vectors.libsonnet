@@ -1,6 +1,6 @@
 // `with_lm_word_vectors(config)`: a tagging config whose word embeddings w_t start from the forward
-// dense LM's input embeddings instead of at random: the nearest thing to GloVe on this machine
-// (there is none). Used to measure how much of the gap to the published F1 comes from having no
+// dense LM's input embeddings instead of at random: pretrained word vectors
+// without GloVe. Used to measure how much of the gap to the published F1 comes from having no
 // pretrained word vectors (python -m benchmarks tagging --runs ner_ldnet_lm_init ...).
 //
 // Everything else is the given config. w_t becomes 128-d (the LM's embedding dim) and the word

@@ -2,13 +2,13 @@
 // v_t = [c_t; r_t; w_t] -> word BiLSTM -> CRF, with r_t = ReLU(W_cr · dropout([h_t; h^r_t]) + b_cr)
 // from our frozen forward and backward dense LMs (`layer_selection` embedder).
 // Published (official LD-Net, GloVe 100d, 10x300 LMs on One Billion Word): 91.86 ± 0.15 F1 unpruned;
-// no-LM baseline 90.78. What this config reached on this machine: see benchmarks/results/tagging.json
-// (key conll03_test_f1_ldnet; the header of the README/BENCHMARKS table says which LMs and epochs).
+// no-LM baseline 90.78. What this config reaches: benchmarks/results/tagging.json (key
+// conll03_test_f1_ldnet; the header of the README/BENCHMARKS table says which LMs and epochs).
 //
-// Differences from the paper, all forced by the machine: LMs are 6 x 128 dense layers that saw
-// ~1.55M tokens of pre-training (a quarter of our 5.9M-token corpus, benchmarks/results/lm.json; the
-// runs in tagging.json used a snapshot after ~1.2M), not 10 x 300 on 1B words; word embeddings
-// w_t are trained from scratch (no GloVe here) over the lowercased training words; the character
+// Differences from the paper: the shipped LMs (pretrained/lm_{forward,backward}) are 6 x 128 dense
+// layers pre-trained for 30 passes over a 5.9M-token corpus (benchmarks/results/lm.json), not
+// 10 x 300 on 1B words; word embeddings w_t are trained from scratch (this config has no GloVe;
+// ner_ldnet_glove.jsonnet adds it) over the lowercased training words; the character
 // features c_t are the same char CNN as ner_vanilla.jsonnet (so the only difference to the
 // baseline is r_t); Adam instead of SGD. Everything else is the baseline's budget (same epochs,
 // batch size, BiLSTM 150 per direction, BIOUL = IOBES with constrained Viterbi decoding).

@@ -1,6 +1,6 @@
 // CoNLL-2003 NER without a language model: the "no LM" baseline of LD-Net (Liu et al., 2018),
-// PAPERS.md §1 (published: 90.78 ± 0.24 F1 with GloVe 100d; there is no GloVe on this machine, so
-// word embeddings are trained from scratch here).
+// PAPERS.md §1 (published: 90.78 ± 0.24 F1 with GloVe 100d; this config has no GloVe, so
+// word embeddings are trained from scratch here; ner_vanilla_glove.jsonnet adds GloVe 6B 50d).
 //
 // Data: the original 4-column CoNLL-2003 files (IOB1). Set
 //   CONLL03_TRAIN_DATA_PATH=../shared/data/conll2003/eng.train

@@ -1,4 +1,4 @@
-// The LD-Net chunker (issue 13's final chunking config): chunk_ldnet_glove (GloVe 50d + char CNN +
+// The LD-Net chunker (the final chunking config): chunk_ldnet_glove (GloVe 50d + char CNN +
 // LD-Net features of the shipped LMs) trained with LD-Net's recipe (paper_recipe.libsonnet: SGD
 // 0.015, momentum 0.9, lr / (1 + 0.05 · epoch), batch 10, gradient clipping 5), 20 epochs,
 // patience 5. Model picked on the held-out tenth of CoNLL-00 train.txt (every 10th sentence,

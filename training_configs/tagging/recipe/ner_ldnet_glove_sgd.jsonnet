@@ -1,4 +1,4 @@
-// The LD-Net NER tagger (issue 13's final config): ner_ldnet_glove (GloVe 50d + char CNN + LD-Net
+// The LD-Net NER tagger (the final NER config): ner_ldnet_glove (GloVe 50d + char CNN + LD-Net
 // features of the shipped LMs) trained with LD-Net's recipe (paper_recipe.libsonnet: SGD 0.015,
 // momentum 0.9, lr / (1 + 0.05 · epoch), batch 10, gradient clipping 5), 30 epochs, patience 5.
 // What chose it, on CoNLL-03 dev (eng.testa) F1 (benchmarks/results/tagging.json, recipe_search):

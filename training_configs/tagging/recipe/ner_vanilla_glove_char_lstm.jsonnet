@@ -1,4 +1,4 @@
-// Recipe search (issue 13): ner_vanilla_glove with a character BiLSTM (30-d characters, 75 per
+// Recipe search: ner_vanilla_glove with a character BiLSTM (30-d characters, 75 per
 // direction = 150, LD-Net's sizes) in place of the char CNN (25-d, 50 filters); the word
 // BiLSTM's input grows by 100. Dev F1 only: benchmarks/results/tagging.json, recipe_search.
 local base = import '../ner_vanilla_glove.jsonnet';

@@ -1,4 +1,4 @@
-// Recipe search (issue 13): ner_vanilla_glove without the trainable `tokens` embedding: words are
+// Recipe search: ner_vanilla_glove without the trainable `tokens` embedding: words are
 // frozen GloVe (its OOV vector trained) + characters (glove_words.libsonnet). Dev F1 only:
 // benchmarks/results/tagging.json, recipe_search.
 local with_glove = import '../glove_words.libsonnet';

@@ -1,4 +1,4 @@
-// LD-Net's training recipe (Liu et al., 2018; the official train_seq.py), for issue 13's recipe
+// LD-Net's training recipe (Liu et al., 2018; the official train_seq.py), for the recipe
 // search: SGD with momentum 0.9, lr 0.015 decayed as lr / (1 + 0.05 · epoch)
 // (`inverse_time_decay`), batch 10, gradient norm clipped at 5. The paper trains up to 200
 // epochs with patience 15; `num_epochs` here is what the search could afford.

@@ -1,4 +1,4 @@
-// The pruned chunking student (issue 33): recipe/chunk_ldnet_glove_sgd.jsonnet's tagger with the
+// The pruned chunking student: recipe/chunk_ldnet_glove_sgd.jsonnet's tagger with the
 // LM layers of the shipped chunk_pruned (forward [0, 1, 4], backward [4]), started from
 // chunk_pruned's weights with a training-file vocabulary (the `pruned_students` study drops the
 // rows of test-only words and characters, which were never trained:

@@ -1,4 +1,4 @@
-// A pruned student tagger distilled from a teacher's CRF marginals (issue 33; LD-Net pruning x
+// A pruned student tagger distilled from a teacher's CRF marginals (LD-Net pruning x
 // Tang et al.'s soft targets over a transfer set): `student(base, start_dir, ...)` is the tagger
 // config `base` (e.g. recipe/ner_ldnet_glove_sgd.jsonnet) with
 // - its LMs cut to `forward_kept_layers` / `backward_kept_layers` (those of the pruned tagger it

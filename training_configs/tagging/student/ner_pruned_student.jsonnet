@@ -1,4 +1,4 @@
-// The pruned NER student (issue 33): recipe/ner_ldnet_glove_sgd.jsonnet's tagger with the LM
+// The pruned NER student: recipe/ner_ldnet_glove_sgd.jsonnet's tagger with the LM
 // layers of the shipped ner_pruned (forward [4], backward [4]), started from ner_pruned's weights
 // and trained on eng.train plus a transfer set of news sentences labelled by the teachers
 // (`allennlp ldnet-tagging-transfer-set`). Picked on eng.testa; no test file is read.
