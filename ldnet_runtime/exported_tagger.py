@@ -115,6 +115,8 @@ class Tagger:
                 f"{self.transitions.shape}, not ({states}, {states}) for {len(self.tags)} tags."
             )
         self.label_encoding: str = tagger["label_encoding"]
+        # how the graph was quantised to int8 and its check (`tagger.json`'s `int8`), or None
+        self.int8: Optional[Dict[str, Any]] = tagger.get("int8")
         self.spacy_model: str = tagger["spacy_model"]
         self._tags_to_spans = SPAN_DECODERS[self.label_encoding]
         self._indexers = [

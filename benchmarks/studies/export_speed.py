@@ -75,7 +75,7 @@ def read_conll(path: Path) -> List[Tuple[List[str], List[str]]]:
 
 def export_command(archive: str, folder: str, int8: bool) -> List[str]:
     """`allennlp ldnet-export` into `folder` if it holds no export yet; returns the command."""
-    command = [ALLENNLP, "ldnet-export", archive, "-o", folder] + (["--int8"] if int8 else [])
+    command = [ALLENNLP, "ldnet-export", archive, "-o", folder] + ([] if int8 else ["--fp32"])
     if not (ROOT / folder / "tagger.json").is_file():
         env = dict(thread_env(1), HF_HUB_OFFLINE="1")
         process = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)

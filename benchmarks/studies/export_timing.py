@@ -122,12 +122,13 @@ def cold_start_commands(runs: ColdRuns, threads: int) -> Dict[str, str]:
 
 
 def export_tagger(archive: str, folder: str, threads: int) -> List[str]:
-    """`allennlp ldnet-export archive -o folder` into a fresh `folder`; returns the command."""
+    """`allennlp ldnet-export archive -o folder --fp32` (the graph whose tags are AllenNLP's) into
+    a fresh `folder`; returns the command."""
     if (ROOT / folder).exists():
         shutil.rmtree(ROOT / folder)
     env = thread_env(threads)
     env["HF_HUB_OFFLINE"] = "1"
-    command = [ALLENNLP, "ldnet-export", archive, "-o", folder]
+    command = [ALLENNLP, "ldnet-export", archive, "-o", folder, "--fp32"]
     process = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     if process.returncode != 0:
         raise SystemExit(f"ldnet-export failed:\n{process.stderr[-3000:]}")

@@ -18,13 +18,13 @@ tagger's tags on a few sentences, with emissions within `MAX_LOGIT_DIFFERENCE` o
 tagger's. The folder is written under a temporary name beside `output_dir` and renamed when
 complete, so a failed export leaves nothing behind.
 
-With `int8=True`, the checked fp32 graph is then quantised by onnxruntime's `quantize_dynamic`
-(the weights of its `MatMul` and `LSTM` nodes to int8, activations quantised on the fly) and
-`model.onnx` is the int8 graph. Before the folder is written, the runtime on the int8 graph is
-compared with the runtime on the fp32 graph on a check set (the sentences of the fp32 check,
-`CHECK_SENTENCES`, unless others are given): if the share of its tokens whose tag changes exceeds
-`int8_tolerance` (default `INT8_TOLERANCE`), the export is refused with the measured agreement,
-and nothing is written.
+With `int8=True` (what `allennlp ldnet-export` does unless given `--fp32`), the checked fp32
+graph is then quantised by onnxruntime's `quantize_dynamic` (the weights of its `MatMul` and
+`LSTM` nodes to int8, activations quantised on the fly) and `model.onnx` is the int8 graph.
+Before the folder is written, the runtime on the int8 graph is compared with the runtime on the
+fp32 graph on a check set (the sentences of the fp32 check, `CHECK_SENTENCES`, unless others are
+given): if the share of its tokens whose tag changes exceeds `int8_tolerance` (default
+`INT8_TOLERANCE`), the export is refused with the measured agreement, and nothing is written.
 """
 
 import json
@@ -549,7 +549,7 @@ def _quantize_int8(
             f"({len(sentences)} sentences) differently from the fp32 graph: tag agreement "
             f"{agreement:.4%}, {differing / tokens:.4%} differ, more than the tolerance "
             f"{tolerance:.4%} (--int8-tolerance); largest emission difference "
-            f"{logit_difference:.3g}. Nothing was written: export without --int8, or accept "
+            f"{logit_difference:.3g}. Nothing was written: export with --fp32, or accept "
             "more difference with a larger --int8-tolerance."
         )
     return {

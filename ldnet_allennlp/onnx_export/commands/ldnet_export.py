@@ -1,8 +1,9 @@
 """
-`allennlp ldnet-export model.tar.gz -o DIR [--int8 [--int8-tolerance 0.005] [--int8-check-file
+`allennlp ldnet-export model.tar.gz -o DIR [--fp32 | [--int8-tolerance 0.005] [--int8-check-file
 F]]`: a CRF tagger as an ONNX graph + JSON that `ldnet_runtime` runs without torch or AllenNLP
-(`ldnet_allennlp.onnx_export.exporter.export_tagger`); with `--int8`, the graph's `MatMul` and
-`LSTM` weights quantised to int8, checked against the fp32 graph before anything is written.
+(`ldnet_allennlp.onnx_export.exporter.export_tagger`). By default the graph's `MatMul` and `LSTM`
+weights are quantised to int8, checked against the fp32 graph before anything is written;
+`--fp32` writes the fp32 graph, whose tags are AllenNLP's.
 """
 
 import argparse
@@ -34,12 +35,19 @@ class LdnetExport(Subcommand):
             required=True,
             help="the folder to write (new, or empty)",
         )
-        subparser.add_argument(
+        precision = subparser.add_mutually_exclusive_group()
+        precision.add_argument(
             "--int8",
             action="store_true",
-            help="quantise the graph's MatMul and LSTM weights to int8 (onnxruntime's "
-            "quantize_dynamic); refused, writing nothing, when its tags differ from the fp32 "
-            "graph's on the check set by more than --int8-tolerance",
+            help="(the default) quantise the graph's MatMul and LSTM weights to int8 "
+            "(onnxruntime's quantize_dynamic); refused, writing nothing, when its tags differ "
+            "from the fp32 graph's on the check set by more than --int8-tolerance",
+        )
+        precision.add_argument(
+            "--fp32",
+            action="store_true",
+            help="write the fp32 graph: the same tags as AllenNLP's, sentence for sentence "
+            "(int8 changes a few tags)",
         )
         subparser.add_argument(
             "--int8-tolerance",
@@ -63,7 +71,7 @@ class LdnetExport(Subcommand):
 def export_from_args(args: argparse.Namespace) -> None:
     from ldnet_allennlp.onnx_export.exporter import export_tagger
 
-    int8 = getattr(args, "int8", False)
+    int8 = not getattr(args, "fp32", False)
     check_file = getattr(args, "int8_check_file", None)
     report = export_tagger(
         args.archive_file,
