@@ -9,7 +9,8 @@
   for that line (`{"tokens", "tags", "spans"}`); a list of them gives a list. The
   `Server-Timing` header says how long the server took (`tag;dur=<ms>`).
 - `GET /health`: `{"status": "ok"}` while the predictor's worker runs (503 otherwise).
-- `GET /model`: the model's facts (`tagger.model_facts`).
+- `GET /model`: the model's facts (`loaded_tagger.model_facts`): its name and its archive's file
+  name, never a path on the server's disk.
 
 Input is checked at the edge (`inputs.parse_predict_body`): a bad request gets a 4xx with
 `{"detail": "<what to change>"}`. Any other error gets a 500 with a generic sentence; its

@@ -71,16 +71,18 @@ def model_facts(
     model: Model, archive: str, name: Optional[str], entry: Optional[Dict[str, Any]]
 ) -> Dict[str, Any]:
     """
-    What `GET /model` answers: the archive, its manifest `name` and `entry` (or null), its tags
-    and span types (from the label namespace), the LM layers it runs, its parameters and
-    multiply-adds per token (`tagging/flops.py`), and the manifest's test F1 where there is one.
+    What `GET /model` answers: the archive's file name (`archive`: never its folder, so that
+    the server does not tell its clients where its files are), its manifest `name` and `entry`
+    (or null), its tags and span types (from the label namespace), the LM layers it runs, its
+    parameters and multiply-adds per token (`tagging/flops.py`), and the manifest's test F1
+    where there is one.
     """
     namespace = model.label_namespace
     tags = [model.vocab.get_token_from_index(i, namespace) for i in range(model.num_tags)]
     encoding = getattr(model, "label_encoding", None) or "BIOUL"
     span_types = sorted({tag.partition("-")[2] for tag in tags if "-" in tag})
     facts: Dict[str, Any] = {
-        "archive": str(archive),
+        "archive": Path(archive).name,
         "name": name,
         "task": (entry or {}).get("task") or name,
         "what": (entry or {}).get("what"),

@@ -1,12 +1,13 @@
 """
 `create_app` through FastAPI's test client on the fixture tagger: what `allennlp predict` gives,
 every bad input a 4xx with a sentence to act on, never a traceback; `GET /health`, `GET /model`
-(with and without a manifest entry), the page's files.
+(with and without a manifest entry; the model's name and its archive's file name, no path on the
+server's disk), the page's files.
 """
 
 import json
+import os
 import shutil
-
 import warnings
 
 import pytest
@@ -17,7 +18,7 @@ from ldnet_allennlp.serving.app import INTERNAL_ERROR, create_app
 from ldnet_allennlp.serving.inputs import max_body_bytes
 from ldnet_allennlp.serving.loaded_tagger import load_tagger
 from ldnet_allennlp.tagging.flops import flops_per_token
-from tests.conftest import FIXTURES_ROOT
+from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
 from tests.serving.conftest import ARCHIVE, RECORDED_INPUTS, RECORDED_OUTPUTS
 
 with warnings.catch_warnings():
@@ -153,7 +154,7 @@ def test_health_model_and_page(client, tagger):
     predictor, facts = tagger
     assert client.get("/health").json() == {"status": "ok"}
     model = client.get("/model").json()
-    assert model["archive"] == str(ARCHIVE)
+    assert model["archive"] == ARCHIVE.name  # the file's name, not where it is
     assert model["name"] is None and model["manifest"] is None and model["test_f1"] is None
     assert "no entry in pretrained/MANIFEST.json" in model["note"]
     assert model["label_encoding"] == "BIOUL" and model["span_types"] == [
@@ -180,6 +181,24 @@ def test_health_model_and_page(client, tagger):
         assert "http://" not in response.text and "https://" not in response.text  # offline
 
 
+def absolute_paths(value):
+    """Every string in a JSON value that is an absolute path."""
+    if isinstance(value, dict):
+        return [path for item in value.values() for path in absolute_paths(item)]
+    if isinstance(value, list):
+        return [path for item in value for path in absolute_paths(item)]
+    return [value] if isinstance(value, str) and os.path.isabs(value) else []
+
+
+def test_the_server_does_not_reveal_where_its_files_are(client):
+    # the page shows what /model answers (served_test.py reads it in a browser)
+    model = client.get("/model")
+    assert absolute_paths(model.json()) == []
+    served = [model.text] + [client.get(route).text for route in ["/", "/page.js", "/page.css"]]
+    for folder in [ARCHIVE.parent, PROJECT_ROOT]:
+        assert not any(str(folder) in text for text in served), folder
+
+
 def test_a_shipped_model_is_found_by_name_path_or_pretrained_prefix(tmp_path, monkeypatch):
     shipped = tmp_path / "ner_ldnet_pruned.tar.gz"
     shutil.copy(ARCHIVE, shipped)
@@ -199,6 +218,7 @@ def test_a_shipped_model_is_found_by_name_path_or_pretrained_prefix(tmp_path, mo
     for model in ["ner", "pretrained:ner", str(shipped)]:
         _, facts = load_tagger(model)
         assert facts["name"] == "ner" and facts["manifest"] == entry, model
+        assert facts["archive"] == shipped.name and str(tmp_path) not in json.dumps(facts)
         assert (
             facts["task"] == "ner" and facts["test_f1"] == 12.5 and facts["what"] == entry["what"]
         )

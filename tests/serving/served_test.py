@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-from tests.serving.conftest import MAX_CHARS, RECORDED_INPUTS, RECORDED_OUTPUTS, Served
+from tests.serving.conftest import ARCHIVE, MAX_CHARS, RECORDED_INPUTS, RECORDED_OUTPUTS, Served
 
 SCREENSHOT = PROJECT_ROOT / "runs" / "serve_screenshot.png"
 
@@ -123,6 +123,9 @@ def test_the_page_highlights_the_spans_in_a_browser(served: Served):
         }
         assert sorted(legend) == ["LOC", "MISC", "ORG", "PER"]
         assert len(set(legend.values())) == 4
+        # the model by its archive's file name (not in the manifest), not by its path
+        model_name = driver.find_element(By.ID, "model-name").text
+        assert model_name == f"{ARCHIVE.name} (an archive not in the manifest)"
         facts = driver.find_element(By.ID, "facts").text
         assert "LM layers kept" in facts and "forward [1, 2], backward [0, 1] of 3 each" in facts
         assert "FLOPs per token" in facts and "unknown (no manifest entry)" in facts

@@ -91,7 +91,8 @@ def serve_from_args(args: argparse.Namespace) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    predictor, facts = load_tagger(model_of(args))
+    model = model_of(args)
+    predictor, facts = load_tagger(model)
     # the first forward pass is several times slower than the next ones: not a user's request
     predictor.predict_json({"sentence": "Warm-up sentence from Bonn."})
     app = create_app(predictor, facts, args.max_chars, args.max_sentences, args.max_batch)
@@ -102,8 +103,7 @@ def serve_from_args(args: argparse.Namespace) -> None:
             args.host,
         )
     print(
-        f"Serving {facts['name'] or facts['archive']} at http://{args.host}:{args.port}/ "
-        "(Ctrl+C stops)",
+        f"Serving {facts['name'] or model} at http://{args.host}:{args.port}/ (Ctrl+C stops)",
         flush=True,
     )
     try:

@@ -40,8 +40,9 @@ function formatNumber(value) {
 }
 
 function showFacts(facts) {
-  const name = facts.name ? `shipped model "${facts.name}"` : "an archive not in the manifest";
-  document.getElementById("model-name").textContent = `${name}: ${facts.archive}`;
+  document.getElementById("model-name").textContent = facts.name ?
+    `shipped model "${facts.name}" (${facts.archive})` :
+    `${facts.archive} (an archive not in the manifest)`;
   const rows = [];
   if (facts.what) rows.push(["What", facts.what]);
   rows.push(["Task", facts.task || `tagging (${facts.label_encoding} tags)`]);
