@@ -25,11 +25,24 @@ lowercased words: `package`, `num_words`, `dim`, `fingerprint`, `index_sha256`,
 `unknown_vector`; see `glove.py`). A tagger with GloVe has two more files, GloVe's word index:
 `glove_words.txt` (the words, sorted, one per line) and `glove_rows.npy` (their rows); the
 vectors themselves are read from the installed GloVe package.
+
+An export with word tables (`tagger.json`'s `word_tables`) feeds the graph, for its `embedding`,
+`character_encoding`, `layer_selection` and `dense_lm_scalar_mix` inputs, the vectors that
+depend on the word alone, `(batch, num_tokens, dim)` float32, looked up in `word_tables.npz`
+(one array per table: float32, float16, or int8 with one float32 scale per row in
+`<table>.scale`, the row being `int8 row * scale`): `word_table` (`namespace`,
+`lowercase_tokens`, `oov_id` as `single_id`, and `table`: the row of each id) and
+`character_table` (`namespace`, `min_padding_length`, `oov_id` as `characters`; `words`: the
+vocabularies.json key of the table's words, `table`, and `network`: the graph file of the
+character CNN, character ids `(1, num_words, num_chars)` int64 -> `(1, num_words, dim)`, for
+tokens outside the table).
 """
 
 import json
 from pathlib import Path
 from typing import Any, Dict, Union
+
+import numpy as np
 
 FORMAT = "ldnet-export"
 FORMAT_VERSION = 1
@@ -42,7 +55,16 @@ TOKENIZER_FILE = "tokenizer.json"  # optional: exports made before it lack it
 
 MASK_INPUT = "mask"
 LOGITS_OUTPUT = "logits"
-INDEXER_TYPES = ("single_id", "dense_lm_tokens", "characters", "glove_tokens")
+INDEXER_TYPES = (
+    "single_id",
+    "dense_lm_tokens",
+    "characters",
+    "glove_tokens",
+    "word_table",
+    "character_table",
+)
+WORD_TABLES_FILE = "word_tables.npz"
+TABLE_SCALE_SUFFIX = ".scale"
 LABEL_ENCODINGS = ("BIOUL", "BIO", "IOB1")
 
 
@@ -90,12 +112,53 @@ def read_export(export_dir: Union[str, Path]) -> Dict[str, Any]:
                 f"{folder / TAGGER_FILE}: input {spec.get('name')!r} has indexer type {kind!r}, "
                 f"not one of {', '.join(INDEXER_TYPES)}."
             )
-        namespace = spec["indexer"].get("namespace")
-        if namespace is not None and namespace not in loaded["vocabularies"]:
+        for key in ("namespace", "words"):
+            namespace = spec["indexer"].get(key)
+            if namespace is not None and namespace not in loaded["vocabularies"]:
+                raise ExportFormatError(
+                    f"{folder / VOCABULARIES_FILE} has no namespace {namespace!r} (input "
+                    f"{spec.get('name')!r}, indexer key {key!r})."
+                )
+        network = spec["indexer"].get("network")
+        if network is not None and not (folder / network).is_file():
             raise ExportFormatError(
-                f"{folder / VOCABULARIES_FILE} has no namespace {namespace!r} (input "
-                f"{spec.get('name')!r})."
+                f"{folder} lacks {network}, input {spec.get('name')!r}'s network (export the "
+                "tagger again)."
             )
+    return loaded
+
+
+def read_word_tables(export_dir: Union[str, Path], tagger: Dict[str, Any]) -> Dict[str, Any]:
+    """
+    The word tables that `tagger.json` (`tagger`) names, by name, as float32 arrays `(rows,
+    dim)` (int8 tables multiplied by their row scales); `{}` for an export without them.
+    """
+    tables = [spec["indexer"]["table"] for spec in tagger["inputs"] if "table" in spec["indexer"]]
+    if not tables:
+        return {}
+    path = Path(export_dir) / WORD_TABLES_FILE
+    try:
+        stored = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise ExportFormatError(
+            f"{path} cannot be read ({error}); export the tagger again."
+        ) from error
+    loaded = {}
+    with stored:
+        for name in tables:
+            if name not in stored.files:
+                raise ExportFormatError(f"{path} has no table {name!r} (named in tagger.json).")
+            table = stored[name]
+            if table.ndim != 2:
+                raise ExportFormatError(f"{path}: table {name!r} is not 2-dimensional.")
+            if table.dtype == np.int8:
+                scale_name = name + TABLE_SCALE_SUFFIX
+                if scale_name not in stored.files:
+                    raise ExportFormatError(
+                        f"{path}: the int8 table {name!r} has no {scale_name!r}."
+                    )
+                table = table.astype(np.float32) * stored[scale_name][:, None]
+            loaded[name] = np.ascontiguousarray(table, dtype=np.float32)
     return loaded
 
 

@@ -28,6 +28,7 @@ from ldnet_runtime.export_format import (
     TOKENIZER_FILE,
     ExportFormatError,
     read_export,
+    read_word_tables,
 )
 from ldnet_runtime.indexing import build_indexer
 from ldnet_runtime.rule_tokenizer import RuleTokenizer
@@ -119,8 +120,24 @@ class Tagger:
         self.int8: Optional[Dict[str, Any]] = tagger.get("int8")
         self.spacy_model: str = tagger["spacy_model"]
         self._tags_to_spans = SPAN_DECODERS[self.label_encoding]
+        tables = read_word_tables(self.export_dir, tagger)
+
+        def network(file_name: str):
+            session = onnxruntime.InferenceSession(
+                str(self.export_dir / file_name),
+                session_options(threads),
+                providers=["CPUExecutionProvider"],
+            )
+            (input_name,) = [graph_input.name for graph_input in session.get_inputs()]
+            return lambda array: session.run(None, {input_name: array})[0]
+
         self._indexers = [
-            (spec["name"], build_indexer(spec["indexer"], export["vocabularies"], self.export_dir))
+            (
+                spec["name"],
+                build_indexer(
+                    spec["indexer"], export["vocabularies"], self.export_dir, tables, network
+                ),
+            )
             for spec in tagger["inputs"]
         ]
         self.group_size = group_size

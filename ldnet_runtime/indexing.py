@@ -12,10 +12,16 @@ would.
   the longest word of the batch, at least `min_padding_length`; 0 at padding.
 - `glove_tokens` + `glove_embedding`: the vectors themselves (`glove.GloveLookup`: the word
   index exported with the tagger, the vectors of the installed GloVe package).
+- `word_table` (an export with word tables): a `single_id` / `dense_lm_tokens` id's row of the
+  exported table, i.e. what the graph would compute from the id (`(batch, num_tokens, dim)`
+  float32, 0 at padding).
+- `character_table`: a token's row of the table of the character CNN's outputs for the words of
+  the vocabularies; a token outside the table is indexed as by `characters` and run through
+  the exported character CNN (`network`), once (its vector is kept).
 """
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -113,6 +119,99 @@ class CharacterIndexer:
         return output
 
 
+class WordTableIndexer:
+    """
+    `word_table`: each token's id (as `SingleIdIndexer`) and that id's row of `table`, the
+    rows of the whole batch gathered at once and put in place by one masked assignment.
+
+    # Parameters
+
+    spec : `Dict[str, Any]`
+        The `indexer` entry of `tagger.json`.
+    words : `List[str]`
+        The namespace's vocabulary, in id order.
+    table : `np.ndarray`
+        `(len(words), dim)` float32.
+    """
+
+    def __init__(self, spec: Dict[str, Any], words: List[str], table: np.ndarray) -> None:
+        self.ids = SingleIdIndexer(spec, words).ids
+        self.table = table
+
+    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        rows = self.table[self.ids([token for tokens in sentences for token in tokens])]
+        output = np.zeros((len(sentences), num_tokens, self.table.shape[1]), dtype=np.float32)
+        put_tokens(output, sentences, rows)
+        return output
+
+
+class CharacterTableIndexer:
+    """
+    `character_table`: each token's character-CNN output, its row of `table` where the token is
+    one of the table's `words`, else computed by `network` from its character ids (as
+    `characters` indexes them) and kept, so that a token runs through the network once (up to
+    `CACHE_SIZE` tokens, then those kept start again).
+
+    # Parameters
+
+    spec : `Dict[str, Any]`
+        The `indexer` entry of `tagger.json`.
+    characters : `List[str]`
+        The character namespace's vocabulary, in id order.
+    words : `List[str]`
+        The table's words, in row order.
+    table : `np.ndarray`
+        `(len(words), dim)` float32.
+    network : `Callable[[np.ndarray], np.ndarray]`
+        Character ids `(1, num_words, num_chars)` -> `(1, num_words, dim)` float32.
+    """
+
+    CACHE_SIZE = 200_000
+
+    def __init__(
+        self,
+        spec: Dict[str, Any],
+        characters: List[str],
+        words: List[str],
+        table: np.ndarray,
+        network: Callable[[np.ndarray], np.ndarray],
+    ) -> None:
+        if len(words) != table.shape[0]:
+            raise ValueError(f"{len(words)} words for a table of {table.shape[0]} rows")
+        self.characters = CharacterIndexer(spec, characters)
+        self.network = network
+        self.table_rows = len(words)
+        self.rows = {word: row for row, word in enumerate(words)}
+        self.vectors = table  # the table's rows, then those of tokens outside it
+        self.dim = table.shape[1]
+
+    def token_rows(self, tokens: Sequence[str]) -> np.ndarray:
+        """Each token's row of `self.vectors`, running the network on the tokens not there."""
+        rows = self.rows
+        found = [rows.get(token, -1) for token in tokens]
+        if -1 in found:
+            new = list(dict.fromkeys(t for t, row in zip(tokens, found) if row == -1))
+            self._add(new)
+            found = [rows[token] for token in tokens]
+        return np.asarray(found, dtype=np.int64)
+
+    def _add(self, tokens: List[str]) -> None:
+        """Runs the network on `tokens` (not in `self.rows`) and keeps their vectors."""
+        if len(self.vectors) + len(tokens) > self.table_rows + self.CACHE_SIZE:
+            self.vectors = self.vectors[: self.table_rows]
+            self.rows = {w: r for w, r in self.rows.items() if r < self.table_rows}
+        computed = self.network(self.characters([tokens], len(tokens)))[0]
+        first = len(self.vectors)
+        self.vectors = np.concatenate([self.vectors, computed.astype(np.float32)])
+        self.rows.update((token, first + i) for i, token in enumerate(tokens))
+
+    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        rows = self.token_rows([token for tokens in sentences for token in tokens])
+        output = np.zeros((len(sentences), num_tokens, self.dim), dtype=np.float32)
+        put_tokens(output, sentences, self.vectors[rows])
+        return output
+
+
 class GloveIndexer:
     def __init__(self, spec: Dict[str, Any], export_dir: Path) -> None:
         self.lookup = GloveLookup(spec, export_dir)
@@ -121,8 +220,18 @@ class GloveIndexer:
         return self.lookup.vectors(sentences, num_tokens)
 
 
-def build_indexer(spec: Dict[str, Any], vocabularies: Dict[str, List[str]], export_dir: Path):
-    """The indexer of one `tagger.json` input entry's `indexer` spec."""
+def build_indexer(
+    spec: Dict[str, Any],
+    vocabularies: Dict[str, List[str]],
+    export_dir: Path,
+    tables: Optional[Dict[str, np.ndarray]] = None,
+    network: Optional[Callable[[str], Callable[[np.ndarray], np.ndarray]]] = None,
+):
+    """
+    The indexer of one `tagger.json` input entry's `indexer` spec; `tables`: the export's word
+    tables by name (`export_format.read_word_tables`), `network`: a graph file's name -> a
+    function running it on one input (both for `word_table` and `character_table`).
+    """
     kind = spec["type"]
     if kind in ("single_id", "dense_lm_tokens"):
         return SingleIdIndexer(spec, vocabularies[spec["namespace"]])
@@ -130,4 +239,14 @@ def build_indexer(spec: Dict[str, Any], vocabularies: Dict[str, List[str]], expo
         return CharacterIndexer(spec, vocabularies[spec["namespace"]])
     if kind == "glove_tokens":
         return GloveIndexer(spec, export_dir)
+    if kind == "word_table" and tables is not None:
+        return WordTableIndexer(spec, vocabularies[spec["namespace"]], tables[spec["table"]])
+    if kind == "character_table" and tables is not None and network is not None:
+        return CharacterTableIndexer(
+            spec,
+            vocabularies[spec["namespace"]],
+            vocabularies[spec["words"]],
+            tables[spec["table"]],
+            network(spec["network"]),
+        )
     raise ValueError(f"unknown indexer type {kind!r}")

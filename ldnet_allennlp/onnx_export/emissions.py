@@ -28,6 +28,14 @@ concatenation (in sorted key order), the encoder (an `lstm`, any number of layer
 direction), an optional feedforward, and the tag projection. Anything else is a
 `ConfigurationError` naming it.
 
+With word tables (`EmissionNetwork.from_tagger(model, word_tables=True)`), everything that
+depends on the word alone is taken out of the graph: an `embedding`'s rows, a
+`character_encoding`'s CNN output and the LMs' input embeddings (`layer_selection`,
+`dense_lm_scalar_mix`) are graph inputs, `(batch, num_tokens, dim)` float32 vectors, which the
+exporter computes once per word of the vocabularies (`word_parts`: the per-word network of each
+such input) and the runtime looks up; the LMs' sentence boundaries are then put in around the
+vectors inside the graph (`with_boundary_vectors`).
+
 Embedding tables whose values are all exactly representable in float16 (those of archives
 written with `ldnet-prune --fp16`, and the shipped LMs) are stored in float16 and cast after the
 lookup: the same float32 values, half the file.
@@ -74,6 +82,25 @@ def reverse_within_lengths(inputs: torch.Tensor, lengths: torch.Tensor) -> torch
     return inputs.gather(1, index.unsqueeze(2).expand_as(inputs))
 
 
+def with_boundary_vectors(
+    vectors: torch.Tensor, mask: torch.Tensor, bos: torch.Tensor, eos: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """
+    `add_sentence_boundaries` on looked-up vectors: `vectors` `(batch, num_tokens, dim)` with
+    `bos` `(dim,)` put before each sentence and `eos` after it, `(batch, num_tokens + 2, dim)`,
+    and its mask `(batch, num_tokens + 2)`. `mask`: `(batch, num_tokens)`, left-aligned.
+    """
+    lengths = mask.sum(dim=1, keepdim=True)
+    positions = torch.arange(vectors.size(1) + 2, device=vectors.device).unsqueeze(0)
+    padded = functional.pad(vectors, (0, 0, 1, 1))
+    bounded = torch.where(
+        (positions == 0).unsqueeze(-1),
+        bos,
+        torch.where((positions == lengths + 1).unsqueeze(-1), eos, padded),
+    )
+    return bounded, positions < lengths + 2
+
+
 class _Table(torch.nn.Module):
     """
     An AllenNLP `Embedding` (its table and optional projection): ids `(...)` -> vectors
@@ -99,7 +126,7 @@ class _Table(torch.nn.Module):
         self.register_buffer("weight", weight.clone())
         self.projection = embedding._projection
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         embedded = functional.embedding(ids, self.weight).float()
         if self.projection is not None:
             embedded = self.projection(embedded)
@@ -127,7 +154,9 @@ class _CharacterCnn(torch.nn.Module):
         self.activation = cnn._activation
         self.projection = cnn.projection_layer
 
-    def forward(self, characters: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, characters: torch.Tensor, mask: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
         batch, num_tokens, num_chars = characters.size(0), characters.size(1), characters.size(2)
         characters = characters.reshape(-1, num_chars)  # TimeDistributed
         mask = (characters != 0).long()
@@ -164,8 +193,11 @@ class _DenseLm(torch.nn.Module):
         self.backward = lm.direction == "backward"
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
+        return self.layers(self.embedding(ids), mask)
+
+    def layers(self, inputs: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
+        """The layers from the input embeddings `(batch, num_tokens, dim)` and their mask."""
         lengths = mask.sum(dim=1)
-        inputs = self.embedding(ids)
         if self.backward:
             inputs = reverse_within_lengths(inputs, lengths)
         layers = self.stack.forward_layers_unpacked(inputs, mask, self.layer_mask)
@@ -182,7 +214,7 @@ class _BiLmLayers(torch.nn.Module):
     `num_tokens' = num_tokens + 2` with the biLM's sentence boundaries, else `num_tokens`.
     """
 
-    def __init__(self, bilm: DenseBiLm, where: str) -> None:
+    def __init__(self, bilm: DenseBiLm, where: str, from_vectors: bool = False) -> None:
         super().__init__()
         layer_masks = bilm.kept_layer_masks()
         self.forward_lm = _DenseLm(bilm.forward_lm, layer_masks["forward"], f"{where}'s forward LM")
@@ -192,14 +224,38 @@ class _BiLmLayers(torch.nn.Module):
         self.add_sentence_boundaries = bilm.add_sentence_boundaries
         self.bos = int(bilm.bos_index)
         self.eos = int(bilm.eos_index)
+        self.from_vectors = from_vectors
+        self.forward_dim = self.forward_lm.embedding.weight.size(1)
+        with torch.no_grad():
+            boundaries = _WordVectors(self)(torch.tensor([self.bos, self.eos]))
+        self.register_buffer("bos_vector", boundaries[0].clone())
+        self.register_buffer("eos_vector", boundaries[1].clone())
 
     def forward(
-        self, ids: torch.Tensor
+        self, inputs: torch.Tensor, mask: torch.Tensor
     ) -> Tuple[List[torch.Tensor], List[torch.Tensor], torch.Tensor]:
+        """
+        `inputs`: LM ids `(batch, num_tokens)`, or with `from_vectors` their vectors
+        (`_WordVectors`, `(batch, num_tokens, dim)`); `mask`: `(batch, num_tokens)`.
+        """
+        if not self.from_vectors:
+            ids = inputs
+            if self.add_sentence_boundaries:
+                ids = add_sentence_boundaries(ids, self.bos, self.eos)
+            lm_mask = ids != 0
+            return self.forward_lm(ids, lm_mask), self.backward_lm(ids, lm_mask), lm_mask
+        vectors, lm_mask = inputs, mask
         if self.add_sentence_boundaries:
-            ids = add_sentence_boundaries(ids, self.bos, self.eos)
-        lm_mask = ids != 0
-        return self.forward_lm(ids, lm_mask), self.backward_lm(ids, lm_mask), lm_mask
+            vectors, lm_mask = with_boundary_vectors(
+                vectors, mask, self.bos_vector, self.eos_vector
+            )
+        forward_inputs = vectors[..., : self.forward_dim]
+        backward_inputs = vectors[..., self.forward_dim :]
+        return (
+            self.forward_lm.layers(forward_inputs, lm_mask),
+            self.backward_lm.layers(backward_inputs, lm_mask),
+            lm_mask,
+        )
 
     def without_boundaries(self, tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """`(batch, num_tokens', dim)` -> `(batch, num_tokens, dim)`, zero at padding."""
@@ -214,14 +270,15 @@ class _LayerSelection(torch.nn.Module):
     `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries.
     """
 
-    def __init__(self, embedder: LayerSelectionTokenEmbedder, where: str) -> None:
+    def __init__(
+        self, embedder: LayerSelectionTokenEmbedder, where: str, from_vectors: bool = False
+    ) -> None:
         super().__init__()
-        self.bilm = _BiLmLayers(embedder.bilm, where)
+        self.bilm = _BiLmLayers(embedder.bilm, where, from_vectors)
         self.projection = embedder.projection
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        mask = ids != 0
-        forward_layers, backward_layers, _ = self.bilm(ids)
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        forward_layers, backward_layers, _ = self.bilm(inputs, mask)
         pieces = [self.bilm.without_boundaries(p, mask) for p in forward_layers + backward_layers]
         return torch.relu(self.projection(torch.cat(pieces, dim=-1)))
 
@@ -235,10 +292,12 @@ class _ScalarMix(torch.nn.Module):
     inference), then the optional projection.
     """
 
-    def __init__(self, embedder: DenseLMScalarMixEmbedder, where: str) -> None:
+    def __init__(
+        self, embedder: DenseLMScalarMixEmbedder, where: str, from_vectors: bool = False
+    ) -> None:
         super().__init__()
         bilm: DenseBiLm = embedder.bilm
-        self.bilm = _BiLmLayers(bilm, where)
+        self.bilm = _BiLmLayers(bilm, where, from_vectors)
         if not self.bilm.add_sentence_boundaries:  # Elmo removes two positions whatever
             raise ConfigurationError(f"{where}: a scalar mix without sentence boundaries.")
         mix = embedder.scalar_mixes[0]
@@ -267,9 +326,8 @@ class _ScalarMix(torch.nn.Module):
             layer = layers[0][..., :0]
         return functional.pad(layer, (0, self.widths[row] - layer.size(-1)))
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        mask = ids != 0
-        forward_layers, backward_layers, lm_mask = self.bilm(ids)
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        forward_layers, backward_layers, lm_mask = self.bilm(inputs, mask)
         mixed: Optional[torch.Tensor] = None
         for index in self.mixed:
             layer = torch.cat(
@@ -297,9 +355,10 @@ class _ScalarMix(torch.nn.Module):
 
 
 class _Vectors(torch.nn.Module):
-    """`glove_embedding`: its input is the looked-up vectors themselves."""
+    """An input that is the looked-up vectors themselves (`glove_embedding`, and with word
+    tables `embedding` and `character_encoding`)."""
 
-    def forward(self, vectors: torch.Tensor) -> torch.Tensor:
+    def forward(self, vectors: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         return vectors
 
 
@@ -366,6 +425,10 @@ class EmissionNetwork(torch.nn.Module):
     `input_kinds`: per key, the embedder kind (`embedding`, `character_encoding`,
     `layer_selection`, `dense_lm_scalar_mix`, `glove_embedding`), which says what the key's
     input is.
+
+    `word_parts` (with word tables): per key whose input is a word table's vectors, the
+    per-word network that computes them from the embedder's own input (ids, or character ids
+    `(batch, num_tokens, num_chars)` for `character_encoding`).
     """
 
     def __init__(
@@ -375,19 +438,24 @@ class EmissionNetwork(torch.nn.Module):
         encoder: torch.nn.Module,
         feedforward: Optional[torch.nn.Module],
         projection: torch.nn.Linear,
+        word_parts: Optional[Dict[str, torch.nn.Module]] = None,
     ) -> None:
         super().__init__()
         self.input_keys = sorted(parts)
         self.input_kinds = input_kinds
         self.parts = torch.nn.ModuleDict(parts)
+        self.word_parts = torch.nn.ModuleDict(word_parts or {})
         self.encoder = encoder
         self.feedforward = feedforward
         self.projection = projection
         self.eval()
 
     @classmethod
-    def from_tagger(cls, model: torch.nn.Module) -> "EmissionNetwork":
-        """The network of a loaded allennlp-models `CrfTagger` (so also `ldnet_crf_tagger`)."""
+    def from_tagger(cls, model: torch.nn.Module, word_tables: bool = False) -> "EmissionNetwork":
+        """
+        The network of a loaded allennlp-models `CrfTagger` (so also `ldnet_crf_tagger`); with
+        `word_tables`, from the word tables' vectors (the module docstring).
+        """
         embedder = model.text_field_embedder
         if not isinstance(embedder, BasicTextFieldEmbedder):
             raise ConfigurationError(
@@ -407,10 +475,10 @@ class EmissionNetwork(torch.nn.Module):
             if isinstance(token_embedder, GloveTokenEmbedder):
                 parts[key], kinds[key] = _Vectors(), "glove_embedding"
             elif isinstance(token_embedder, LayerSelectionTokenEmbedder):
-                parts[key] = _LayerSelection(token_embedder, where)
+                parts[key] = _LayerSelection(token_embedder, where, word_tables)
                 kinds[key] = "layer_selection"
             elif isinstance(token_embedder, DenseLMScalarMixEmbedder):
-                parts[key] = _ScalarMix(token_embedder, where)
+                parts[key] = _ScalarMix(token_embedder, where, word_tables)
                 kinds[key] = "dense_lm_scalar_mix"
             elif isinstance(token_embedder, TokenCharactersEncoder):
                 parts[key] = _CharacterCnn(token_embedder, where)
@@ -428,12 +496,20 @@ class EmissionNetwork(torch.nn.Module):
                 f"the encoder is a {type(encoder).__name__}; ldnet-export exports the `lstm` "
                 "encoder only."
             )
+        word_parts: Dict[str, torch.nn.Module] = {}
+        if word_tables:
+            for key, kind in kinds.items():
+                if kind in ("embedding", "character_encoding"):
+                    word_parts[key], parts[key] = parts[key], _Vectors()
+                elif kind in ("layer_selection", "dense_lm_scalar_mix"):
+                    word_parts[key] = _WordVectors(parts[key].bilm)
         return cls(
             parts,
             kinds,
             _Lstm(encoder, "encoder"),
             model._feedforward,
             model.tag_projection_layer._module,
+            word_parts,
         )
 
     @property
@@ -442,7 +518,7 @@ class EmissionNetwork(torch.nn.Module):
 
     def forward(self, mask: torch.Tensor, *inputs: torch.Tensor) -> torch.Tensor:  # type: ignore
         embedded = torch.cat(
-            [self.parts[key](tensor) for key, tensor in zip(self.input_keys, inputs)], dim=-1
+            [self.parts[key](tensor, mask) for key, tensor in zip(self.input_keys, inputs)], dim=-1
         )
         encoded = self.encoder(embedded, mask)
         if self.feedforward is not None:
@@ -458,10 +534,35 @@ class EmissionNetwork(torch.nn.Module):
         tensors = [mask]
         for key in self.input_keys:
             kind = self.input_kinds[key]
-            if kind == "character_encoding":
+            if key in self.word_parts:
+                (word_input,) = self.word_part_example(key, num_chars)[1:]
+                with torch.no_grad():
+                    vectors = self.word_parts[key](word_input)  # (1, 2, dim)
+                dim = vectors.size(-1)
+                tensors.append(mask.float().unsqueeze(-1).expand(2, 4, dim) * vectors[0, 0])
+            elif kind == "character_encoding":
                 tensors.append(mask.long().unsqueeze(-1).expand(2, 4, num_chars).contiguous())
             elif kind == "glove_embedding":
                 tensors.append(mask.float().unsqueeze(-1).expand(2, 4, glove_dim[key]) * 0.1)
             else:
                 tensors.append(mask.long())
         return tuple(tensors)
+
+    def word_part_example(self, key: str, num_chars: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The mask and input of two words `(1, 2, ...)`, to trace `word_parts[key]` with."""
+        mask = torch.tensor([[True, True]])
+        if self.input_kinds[key] == "character_encoding":
+            return mask, torch.ones(1, 2, num_chars, dtype=torch.long)
+        return mask, torch.ones(1, 2, dtype=torch.long)
+
+
+class _WordVectors(torch.nn.Module):
+    """The per-word part of a `_BiLmLayers`: LM ids `(...)` -> both LMs' input embeddings."""
+
+    def __init__(self, bilm: _BiLmLayers) -> None:
+        super().__init__()
+        self.forward_embedding = bilm.forward_lm.embedding
+        self.backward_embedding = bilm.backward_lm.embedding
+
+    def forward(self, ids: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        return torch.cat([self.forward_embedding(ids), self.backward_embedding(ids)], dim=-1)

@@ -11,7 +11,13 @@ without torch or AllenNLP (the folder's files: `ldnet_runtime/export_format.py`)
 - the CRF: the tag set, its transitions and constraints, and the exact transition matrix its
   Viterbi decodes with.
 - the predictor's spaCy tokenizer as rules (`tokenizer.json`, `_write_tokenizer_rules`), which
-  the runtime replays on raw sentences without spaCy.
+  the runtime replays on raw sentences without spaCy;
+- with `word_tables` (the default): everything that depends on the word alone, computed once
+  for every word of the vocabularies (`_write_word_tables`): the rows of each `embedding`, the
+  LMs' input embeddings (by LM id), and the character CNN's output for every word of the
+  single-id and LM vocabularies (`word_tables.npz`, float16 where that loses nothing, else
+  float32), with the character CNN as a graph of its own (`word_network_<input>.onnx`) for the
+  words outside its table. The main graph then takes those vectors as inputs.
 
 The exporter then checks its own output: the runtime, loaded from the new folder, must give the
 tagger's tags on a few sentences, with emissions within `MAX_LOGIT_DIFFERENCE` of the
@@ -20,9 +26,10 @@ complete, so a failed export leaves nothing behind.
 
 With `int8=True` (what `allennlp ldnet-export` does unless given `--fp32`), the checked fp32
 graph is then quantised by onnxruntime's `quantize_dynamic` (the weights of its `MatMul` and
-`LSTM` nodes to int8, activations quantised on the fly) and `model.onnx` is the int8 graph.
-Before the folder is written, the runtime on the int8 graph is compared with the runtime on the
-fp32 graph on a check set (the sentences of the fp32 check, `CHECK_SENTENCES`, unless others are
+`LSTM` nodes to int8, activations quantised on the fly) and `model.onnx` is the int8 graph;
+the word tables are stored in int8 with one scale per row (`quantize_rows_int8`). Before the
+folder is written, the runtime on the int8 graph and tables is compared with the runtime on the
+fp32 ones on a check set (the sentences of the fp32 check, `CHECK_SENTENCES`, unless others are
 given): if the share of its tokens whose tag changes exceeds `int8_tolerance` (default
 `INT8_TOLERANCE`), the export is refused with the measured agreement, and nothing is written.
 """
@@ -100,6 +107,7 @@ def export_tagger(
     int8: bool = False,
     int8_tolerance: float = INT8_TOLERANCE,
     int8_check_sentences: Optional[Sequence[Sequence[str]]] = None,
+    word_tables: bool = True,
 ) -> ExportReport:
     """
     Exports the CRF tagger in `archive_file` to the new folder `output_dir`. Errors are
@@ -118,6 +126,8 @@ def export_tagger(
         the fp32 graph's; above it the export is refused and nothing is written.
     int8_check_sentences : `Sequence[Sequence[str]]`, optional (default = `CHECK_SENTENCES`)
         With `int8`: the tokenised sentences of that check.
+    word_tables : `bool`, optional (default = `True`)
+        Take what depends on the word alone out of the graph, as tables (the module docstring).
 
     # Returns
 
@@ -136,9 +146,10 @@ def export_tagger(
     _check_output_dir(output)
     archive_path, archive, label_encoding = _load_tagger_archive(archive_file)
     model = archive.model
-    network = EmissionNetwork.from_tagger(model)
+    network = EmissionNetwork.from_tagger(model, word_tables=word_tables)
     reader = archive.validation_dataset_reader
     inputs = _input_specs(network, _token_indexers(reader, archive_file), model, archive_file)
+    _table_specs(network, inputs)
 
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.partial-", dir=output.parent))
@@ -155,6 +166,8 @@ def export_tagger(
         }
         if int8:
             tagger["int8"] = _quantize_int8(staging, check_sentences, int8_tolerance, archive_file)
+            for table in tagger.get("word_tables", {}).get("tables", {}).values():
+                table["dtype"] = "int8"
         _write_json(staging / export_format.TAGGER_FILE, tagger)
         _rename_into_place(staging, output)
     except BaseException:
@@ -230,17 +243,149 @@ def _write_folder(
     """
     _write_graph(network, inputs, staging / export_format.GRAPH_FILE)
     namespaces = sorted({spec["indexer"]["namespace"] for spec in inputs} - {None})
-    _write_json(staging / export_format.VOCABULARIES_FILE, _vocabularies(model.vocab, namespaces))
+    vocabularies = _vocabularies(model.vocab, namespaces)
+    tables = (
+        _write_word_tables(staging, network, inputs, vocabularies) if network.word_parts else {}
+    )
+    _write_json(staging / export_format.VOCABULARIES_FILE, vocabularies)
     _write_json(staging / export_format.CRF_FILE, _crf(model))
     if any(spec["kind"] == "glove_embedding" for spec in inputs):
         _write_glove_index(staging)
-    return {
+    tagger = {
         "format": export_format.FORMAT,
         "format_version": export_format.FORMAT_VERSION,
         "label_encoding": label_encoding,
         "spacy_model": SPACY_MODEL,
         "inputs": inputs,
     }
+    if tables:
+        tagger["word_tables"] = {"file": export_format.WORD_TABLES_FILE, "tables": tables}
+    return tagger
+
+
+WORDS_KEY = "word_table_words:{}"  # vocabularies.json's key of a character table's words
+WORD_NETWORK_FILE = "word_network_{}.onnx"  # a character table's network
+
+
+def _table_specs(network: EmissionNetwork, inputs: List[Dict[str, Any]]) -> None:
+    """Turns the indexer specs of the inputs fed from word tables into `word_table` and
+    `character_table` specs (`ldnet_runtime/export_format.py`)."""
+    for spec in inputs:
+        key, indexer = spec["name"], spec["indexer"]
+        if key not in network.word_parts:
+            continue
+        if spec["kind"] == "character_encoding":
+            indexer.update(
+                type="character_table",
+                words=WORDS_KEY.format(key),
+                table=key,
+                network=WORD_NETWORK_FILE.format(key),
+            )
+        else:
+            indexer.update(type="word_table", table=key)
+
+
+def _write_word_tables(
+    staging: Path,
+    network: EmissionNetwork,
+    inputs: List[Dict[str, Any]],
+    vocabularies: Dict[str, List[str]],
+) -> Dict[str, Dict[str, Any]]:
+    """
+    Computes the word tables (`word_tables.npz`) and writes the character CNNs' graphs; adds
+    each character table's words to `vocabularies`. Returns `tagger.json`'s `word_tables.tables`:
+    per table its rows, width and stored dtype.
+    """
+    tables: Dict[str, numpy.ndarray] = {}
+    words = sorted(
+        {
+            word
+            for spec in inputs
+            if spec["indexer"]["type"] == "word_table"
+            for word in vocabularies[spec["indexer"]["namespace"]]
+        }
+    )
+    for spec in inputs:
+        key, indexer = spec["name"], spec["indexer"]
+        part = network.word_parts[key] if key in network.word_parts else None
+        if indexer["type"] == "word_table":
+            ids = torch.arange(len(vocabularies[indexer["namespace"]]))
+            with torch.no_grad():
+                tables[key] = part(ids).float().numpy()
+        elif indexer["type"] == "character_table":
+            graph = staging / indexer["network"]
+            _write_word_network(network, key, graph)
+            vocabularies[indexer["words"]] = words
+            characters = vocabularies[indexer["namespace"]]
+            tables[key] = _character_table(indexer, characters, words, graph)
+    stored = {key: _lossless_dtype(table) for key, table in tables.items()}
+    numpy.savez(staging / export_format.WORD_TABLES_FILE, **stored)
+    return {
+        key: {"rows": int(table.shape[0]), "dim": int(table.shape[1]), "dtype": str(table.dtype)}
+        for key, table in stored.items()
+    }
+
+
+def _lossless_dtype(table: numpy.ndarray) -> numpy.ndarray:
+    """`table` in float16 where that changes no value, else in float32."""
+    half = table.astype(numpy.float16)
+    return half if numpy.array_equal(half.astype(numpy.float32), table) else table
+
+
+def _write_word_network(network: EmissionNetwork, key: str, path: Path) -> None:
+    """`network.word_parts[key]` (a character CNN) as a graph: character ids `(batch,
+    num_tokens, num_chars)` int64 -> `(batch, num_tokens, dim)` float32."""
+    import onnx
+
+    _, example = network.word_part_example(key, 5)
+    axes = {0: "batch", 1: "num_tokens", 2: "num_chars"}
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            network.word_parts[key],
+            (example,),
+            str(path),
+            dynamo=False,
+            input_names=["characters"],
+            output_names=["vectors"],
+            dynamic_axes={"characters": axes, "vectors": {0: "batch", 1: "num_tokens"}},
+            opset_version=OPSET,
+            do_constant_folding=True,
+        )
+    onnx.checker.check_model(str(path))
+
+
+WORDS_PER_RUN = 1024  # words per run of a character CNN while its table is computed
+
+
+def _character_table(
+    indexer: Dict[str, Any], characters: List[str], words: List[str], graph: Path
+) -> numpy.ndarray:
+    """The character CNN's output for each of `words` `(len(words), dim)`, computed by the
+    runtime's own indexer and onnxruntime on `graph`, as the runtime computes it for a word
+    outside the table."""
+    import onnxruntime
+
+    from ldnet_runtime.exported_tagger import session_options
+    from ldnet_runtime.indexing import CharacterIndexer
+
+    character_ids = CharacterIndexer(indexer, characters)
+    session = onnxruntime.InferenceSession(
+        str(graph), session_options(1), providers=["CPUExecutionProvider"]
+    )
+    order = sorted(range(len(words)), key=lambda i: len(words[i]))
+    table: Optional[numpy.ndarray] = None
+    for first in range(0, len(order), WORDS_PER_RUN):
+        rows = order[first : first + WORDS_PER_RUN]
+        batch = [words[i] for i in rows]
+        (vectors,) = session.run(None, {"characters": character_ids([batch], len(batch))})
+        if table is None:
+            table = numpy.zeros((len(words), vectors.shape[-1]), dtype=numpy.float32)
+        table[rows] = vectors[0]
+    if table is None:  # no word: the table's width from one run
+        (vectors,) = session.run(None, {"characters": character_ids([["a"]], 1)})
+        table = numpy.zeros((0, vectors.shape[-1]), dtype=numpy.float32)
+    return table
 
 
 def _write_tokenizer_rules(folder: Path) -> None:
@@ -428,7 +573,7 @@ def _write_graph(network: EmissionNetwork, inputs: List[Dict[str, Any]], path: P
     dynamic_axes = {export_format.MASK_INPUT: {0: "batch", 1: "num_tokens"}}
     for spec in inputs:
         axes = {0: "batch", 1: "num_tokens"}
-        if spec["kind"] == "character_encoding":
+        if spec["indexer"]["type"] == "characters":
             axes[2] = "num_chars"
         dynamic_axes[spec["name"]] = axes
     dynamic_axes[export_format.LOGITS_OUTPUT] = {0: "batch", 1: "num_tokens"}
@@ -532,6 +677,7 @@ def _quantize_int8(
     del fp32
     quantize_dynamic_int8(fp32_graph, int8_graph)
     os.replace(int8_graph, fp32_graph)
+    tables = _quantize_word_tables(staging)
     int8 = Tagger(staging, threads=1)
     int8_tags = int8.tag_tokens(sentences)
     logit_difference = max(
@@ -556,6 +702,7 @@ def _quantize_int8(
         "method": "onnxruntime.quantization.quantize_dynamic",
         "op_types": list(INT8_OP_TYPES),
         "weight_type": "QInt8",
+        "word_tables": "int8, one float32 scale per row" if tables else None,
         "fp32_graph_bytes": fp32_bytes,
         "check": {
             "against": "the fp32 graph on the runtime",
@@ -567,6 +714,35 @@ def _quantize_int8(
             "max_abs_logit_difference": logit_difference,
         },
     }
+
+
+def quantize_rows_int8(table: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """
+    `table` `(rows, dim)` as int8 rows and one float32 scale per row (symmetric: the row's
+    largest magnitude is 127), such that `int8 row * scale` is within `scale / 2` of the row.
+    """
+    table = table.astype(numpy.float32)
+    scale = numpy.abs(table).max(axis=1) / 127.0
+    scale[scale == 0] = 1.0
+    rows = numpy.clip(numpy.rint(table / scale[:, None]), -127, 127).astype(numpy.int8)
+    return rows, scale.astype(numpy.float32)
+
+
+def _quantize_word_tables(staging: Path) -> List[str]:
+    """Stores every word table of `staging`'s `word_tables.npz` as int8 rows with their scales
+    (`quantize_rows_int8`); returns the tables' names (none for an export without tables)."""
+    path = staging / export_format.WORD_TABLES_FILE
+    if not path.is_file():
+        return []
+    with numpy.load(path, allow_pickle=False) as stored:
+        tables = {name: stored[name] for name in stored.files}
+    quantized: Dict[str, numpy.ndarray] = {}
+    for name, table in tables.items():
+        quantized[name], quantized[name + export_format.TABLE_SCALE_SUFFIX] = quantize_rows_int8(
+            table.astype(numpy.float32)
+        )
+    numpy.savez(path, **quantized)
+    return sorted(tables)
 
 
 def _write_json(path: Path, content: Dict[str, Any]) -> None:

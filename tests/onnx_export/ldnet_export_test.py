@@ -138,6 +138,8 @@ def test_the_command_writes_the_folder_and_says_how_to_use_it(tmp_path, capsys):
         "tagger.json",
         "tokenizer.json",
         "vocabularies.json",
+        "word_network_token_characters.onnx",
+        "word_tables.npz",
     ]
     tagger_json = json.loads((output_dir / "tagger.json").read_text())
     assert tagger_json["check"]["same_tags"] and tagger_json["made_by"]["archive"] == archive

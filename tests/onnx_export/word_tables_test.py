@@ -1,0 +1,91 @@
+"""
+Word tables (`export_tagger(..., word_tables=True)`, the default): what depends on the word alone
+is looked up instead of computed, and the emissions are the network's. Every word of every table
+(the fixtures' pruned tagger, and the shipped `ner_pruned` where it is here) is tagged in
+sentences by an export with tables and by one whose graph computes everything; their emissions
+agree, as do each character-table row and the character CNN run on its word alone. Words outside
+the tables run through the exported character CNN and get the network's emissions too.
+"""
+
+from pathlib import Path
+from typing import List
+
+import numpy as np
+import pytest
+
+from ldnet_allennlp.onnx_export.exporter import export_tagger
+from ldnet_allennlp.pretrained import manifest, pretrained_dir
+from ldnet_runtime import Tagger
+from ldnet_runtime.indexing import CharacterTableIndexer, WordTableIndexer
+from tests.onnx_export.conftest import LEGACY
+
+MAX_DIFFERENCE = 1e-4  # emissions, onnxruntime's float rounding of two graphs
+OUTSIDE = ["Zxqwvblorf", "Llanfairpwllgwyngyll", "北京", "🙂x", "@@unknown@@", "Ulaanbaatar-based"]
+
+
+def exports(archive: Path, folder: Path):
+    export_tagger(str(archive), str(folder / "tables"))
+    export_tagger(str(archive), str(folder / "network"), word_tables=False)
+    return Tagger(folder / "tables", threads=1), Tagger(folder / "network", threads=1)
+
+
+def table_words(tagger: Tagger) -> List[str]:
+    """Every word of every table of `tagger` (the character table holds those of the others)."""
+    words: List[str] = []
+    for _, indexer in tagger._indexers:
+        if isinstance(indexer, CharacterTableIndexer):
+            words += sorted(indexer.rows, key=indexer.rows.__getitem__)
+    return words
+
+
+def largest_difference(tables: Tagger, network: Tagger, sentences: List[List[str]]) -> float:
+    difference = 0.0
+    for first in range(0, len(sentences), 64):
+        batch = sentences[first : first + 64]
+        (a, lengths), (b, _) = tables.emissions(batch), network.emissions(batch)
+        for row, length in enumerate(lengths):
+            difference = max(difference, float(np.abs(a[row, :length] - b[row, :length]).max()))
+    return difference
+
+
+def check_every_word(tables: Tagger, network: Tagger) -> int:
+    kinds = {type(indexer) for _, indexer in tables._indexers}
+    assert {CharacterTableIndexer, WordTableIndexer} <= kinds
+    # a token spelled as AllenNLP's padding token has id 0, which the network's LM path
+    # (`ids != 0`) reads as padding: not a word the tables are for
+    words = [word for word in table_words(tables) if word != "@@PADDING@@"]
+    assert words
+    sentences = [words[i : i + 25] for i in range(0, len(words), 25)]
+    assert largest_difference(tables, network, sentences) < MAX_DIFFERENCE
+    assert tables.tag_tokens(sentences) == network.tag_tokens(sentences)
+    (indexer,) = [i for _, i in tables._indexers if isinstance(i, CharacterTableIndexer)]
+    rows = indexer.vectors[[indexer.rows[word] for word in words[:500]]]
+    alone = np.concatenate([indexer.network(indexer.characters([[w]], 1))[0] for w in words[:500]])
+    assert np.abs(rows - alone).max() < 1e-5
+    return len(words)
+
+
+def test_the_fixture_tagger_tables_give_the_network_emissions_for_every_word(tmp_path):
+    tables, network = exports(LEGACY / "ner_ldnet_pruned.tar.gz", tmp_path)
+    assert check_every_word(tables, network) > 50
+
+
+def test_words_outside_the_tables_run_through_the_network(tmp_path):
+    tables, network = exports(LEGACY / "ner_ldnet_pruned.tar.gz", tmp_path)
+    (indexer,) = [i for _, i in tables._indexers if isinstance(i, CharacterTableIndexer)]
+    assert not any(word in indexer.rows for word in OUTSIDE)
+    sentences = [OUTSIDE, ["Peter", OUTSIDE[0], "visited", OUTSIDE[1], "."], [OUTSIDE[2]]]
+    assert largest_difference(tables, network, sentences) < MAX_DIFFERENCE
+    assert tables.tag_tokens(sentences) == network.tag_tokens(sentences)
+    assert all(indexer.rows[word] >= indexer.table_rows for word in OUTSIDE)  # computed, kept
+    computed = indexer.vectors.shape[0]
+    tables.tag_tokens(sentences)
+    assert indexer.vectors.shape[0] == computed  # each word ran through the network once
+
+
+def test_the_shipped_pruned_tagger_tables_give_the_network_emissions(tmp_path):
+    entry = manifest().get("ner_pruned")
+    if entry is None or not (pretrained_dir() / entry["file"]).is_file():
+        pytest.skip("the shipped ner_pruned tagger (pretrained/MANIFEST.json) is not here")
+    tables, network = exports(pretrained_dir() / entry["file"], tmp_path)
+    assert check_every_word(tables, network) > 40_000
