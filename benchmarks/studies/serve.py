@@ -106,7 +106,9 @@ def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: L
 def settings(args, facts, sentences, sentences_path: Path, warmup) -> Dict[str, Any]:
     """The results' `settings`: what was served, the input, durations, threads."""
     return {
-        "archive": os.path.relpath(facts["archive"], ROOT),
+        "archive": (
+            os.path.relpath(args.archive, ROOT) if os.path.exists(args.archive) else args.archive
+        ),
         "model": facts["name"],
         "model_flops_per_token": facts["flops_per_token"],
         "model_lm_layers_kept": facts["lm_layers_kept"],
