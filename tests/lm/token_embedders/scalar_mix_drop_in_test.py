@@ -6,6 +6,9 @@ embedder and the encoder's `input_size`.
 
 from typing import Any, Dict
 
+import pytest
+import torch
+
 from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
 
@@ -61,6 +64,16 @@ class TestNerScalarMixConfig(ModelTestCase):
         self.ensure_model_can_train_save_and_load(
             OURS, overrides='{"trainer.num_epochs": 2, "trainer.patience": null}'
         )
-        # the L2 pull on the mixing weights is active
+        # the L2 pull on the mixing weights is active: alpha 0.1 times their sum of squares
+        mixing = [
+            parameter
+            for name, parameter in self.model.named_parameters()
+            if "scalar_parameters" in name and parameter.requires_grad
+        ]
+        assert mixing
+        with torch.no_grad():
+            for index, parameter in enumerate(mixing):
+                parameter.fill_(0.5 * (index + 1))
+        expected = 0.1 * sum((0.5 * (index + 1)) ** 2 for index in range(len(mixing)))
         penalty = self.model.get_regularization_penalty()
-        assert penalty is not None and penalty.item() >= 0.0
+        assert penalty.item() == pytest.approx(expected, rel=1e-6)
