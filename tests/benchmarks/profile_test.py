@@ -86,5 +86,18 @@ def test_the_summary_reads_the_committed_results():
     from benchmarks.harness.results import load_results
     from benchmarks.studies.profile import STUDY
 
-    headlines = STUDY.summary(load_results(STUDY.results_file))
-    assert headlines and all(h.value is not None for h in headlines)
+    results = load_results(STUDY.results_file)
+    headlines = {h.key: h.value for h in STUDY.summary(results)}
+    assert results["tasks"]
+    for task, figures in results["tasks"].items():
+        for size in ("b32", "b1"):
+            unpruned = figures[f"threads1_unpruned_{size}_us_per_word"]["total"]
+            pruned = figures[f"threads1_pruned_{size}_us_per_word"]["total"]
+            # the speed-up shown is the ratio of the two totals of the same run
+            speedup = headlines[f"tasks.{task}.threads1_speedup_{size}"]
+            assert speedup == pytest.approx(unpruned / pruned) and speedup > 1
+        for name in ("unpruned_b32", "pruned_b32"):
+            parts = figures[f"threads1_{name}_us_per_word"]
+            assert headlines[f"tasks.{task}.threads1_{name}_us_per_word.total"] == parts["total"]
+            lm_layers = headlines[f"tasks.{task}.threads1_{name}_us_per_word.lm_layers"]
+            assert lm_layers == parts["lm_layers"] and 0 < lm_layers < parts["total"]
