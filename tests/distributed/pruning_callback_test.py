@@ -29,7 +29,10 @@ class SecondWorker:
     def get_rank(self):
         return 0
 
+    gathers = 0
+
     def all_gather(self, gathered, local):
+        self.gathers += 1
         gathered[0].copy_(local)
         gathered[1].copy_(local if self.other_masks is None else self.other_masks.reshape(-1))
 
@@ -81,8 +84,12 @@ def test_validation_batches_gather_nothing(tmp_path, two_workers):
     callback = LayerPruningCallback(str(tmp_path))
     trainer = start(callback, model)
     # a gather on a validation batch would hang DDP (only training steps are in lockstep)
-    two_workers(other_masks=torch.zeros(2, 3))
+    workers = two_workers(other_masks=torch.zeros(2, 3))
     batch(callback, trainer, is_training=False)
+    assert workers.gathers == 0 and callback.steps == 0
+    with pytest.raises(RuntimeError, match="differ"):  # a training step gathers, and disagrees
+        batch(callback, trainer, is_training=True)
+    assert workers.gathers == 1
 
 
 def test_start_epoch_after_the_first_is_refused_under_ddp(tmp_path):
