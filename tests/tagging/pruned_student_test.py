@@ -1,7 +1,7 @@
 """
-Issue 33's parts: a teacher's soft targets (an ensemble of CRF taggers), the tagging transfer
-set (resumable to the same bytes), the student's distillation loss, and a student trained on the
-fixtures that is an ordinary tagger archive.
+Pruned students distilled from a tagger: a teacher's soft targets (an ensemble of CRF
+taggers), the tagging transfer set (resumable to the same bytes), the student's distillation
+loss, and a student trained on the fixtures that is an ordinary tagger archive.
 """
 
 import json
@@ -138,6 +138,54 @@ def test_the_distillation_loss_is_the_kl_by_hand():
     expected = (q[0] * (q[0].log() - p.log())).sum()
     got = crf_distillation_kl(crf, logits, mask, q)
     assert got.item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def _rows(tensors, index: torch.Tensor):
+    """The rows `index` of every tensor in a (nested) batch dict."""
+    if isinstance(tensors, dict):
+        return {key: _rows(value, index) for key, value in tensors.items()}
+    return tensors[index]
+
+
+@pytest.mark.parametrize("loss", ["kl", "silver"])
+def test_the_students_loss_is_the_gold_nll_plus_the_weighted_distillation_term(
+    teacher, news, tmp_path, loss
+):
+    """On a batch of gold and transfer sentences, the student's loss is the plain CRF tagger's
+    loss on the gold rows plus `distillation_weight` times the KL to the teacher's marginals
+    (tested by hand above) or the CRF loss of the silver tags, on the transfer rows."""
+    from allennlp.data import Batch
+
+    transfer = tmp_path / "transfer.jsonl"
+    build_tagging_transfer_set(
+        CrfEnsembleTeacher([teacher]), str(news), str(transfer), ["t"], batch_size=8
+    )
+    archive = load_archive(teacher)
+    model = archive.model.eval()
+    model.distillation_loss, model.distillation_weight = loss, 0.7
+    reader = TaggingDistillationReader(archive.dataset_reader, str(transfer), transfer_sentences=3)
+    instances = list(reader.read(str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt")))
+    batch = Batch(instances)
+    batch.index_instances(model.vocab)
+    tensors = batch.as_tensor_dict()
+    is_transfer = tensors["transfer"] > 0.5
+    assert 0 < int(is_transfer.sum()) < len(instances)
+    gold, moved = (~is_transfer).nonzero().view(-1), is_transfer.nonzero().view(-1)
+
+    with torch.no_grad():
+        combined = model(**tensors)["loss"]
+        gold_loss = model(_rows(tensors["tokens"], gold), tensors["tags"][gold])["loss"]
+        if loss == "kl":
+            student = model(_rows(tensors["tokens"], moved))
+            labels = tensors["metadata"][0]["teacher_labels"]
+            own = [model.vocab.get_token_from_index(i, "labels") for i in range(model.num_tags)]
+            columns = [labels.index(tag) for tag in own]
+            targets = tensors["teacher_marginals"][moved][:, :, columns]
+            term = crf_distillation_kl(model.crf, student["logits"], student["mask"], targets)
+        else:
+            term = model(_rows(tensors["tokens"], moved), tensors["tags"][moved])["loss"]
+    assert term.item() > 0
+    assert combined.item() == pytest.approx((gold_loss + 0.7 * term).item(), rel=1e-5)
 
 
 def test_silver_tags_are_valid_span_sequences():
