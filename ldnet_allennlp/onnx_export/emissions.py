@@ -45,6 +45,7 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 from torch.nn import functional
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders import PytorchSeq2SeqWrapper
@@ -70,16 +71,28 @@ SUPPORTED_EMBEDDERS = (
 )
 
 
+class _ReverseSequence(torch.autograd.Function):
+    """`reverse_within_lengths`, traced as one ONNX `ReverseSequence` node."""
+
+    @staticmethod
+    def forward(ctx, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:  # type: ignore
+        positions = torch.arange(inputs.size(1), device=inputs.device).unsqueeze(0)
+        lengths = lengths.unsqueeze(1)
+        index = torch.where(positions < lengths, lengths - 1 - positions, positions)
+        return inputs.gather(1, index.unsqueeze(2).expand_as(inputs))
+
+    @staticmethod
+    def symbolic(g, inputs, lengths):  # type: ignore
+        return g.op("ReverseSequence", inputs, lengths, batch_axis_i=0, time_axis_i=1)
+
+
 def reverse_within_lengths(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """
     `inputs` `(batch, num_tokens, dim)` with each row's first `lengths[b]` positions reversed
     and the padding left where it is (`dense_lstm.reverse_padded_sequence`); its own inverse.
-    `lengths`: `(batch,)`.
+    `lengths`: `(batch,)` int64. One `ReverseSequence` node in the graph.
     """
-    positions = torch.arange(inputs.size(1), device=inputs.device).unsqueeze(0)
-    lengths = lengths.unsqueeze(1)
-    index = torch.where(positions < lengths, lengths - 1 - positions, positions)
-    return inputs.gather(1, index.unsqueeze(2).expand_as(inputs))
+    return _ReverseSequence.apply(inputs, lengths.long())
 
 
 def with_boundary_vectors(
@@ -197,13 +210,14 @@ class _DenseLm(torch.nn.Module):
 
     def layers(self, inputs: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
         """The layers from the input embeddings `(batch, num_tokens, dim)` and their mask."""
+        if not self.backward:
+            return self.stack.forward_layers_unpacked(inputs, mask, self.layer_mask)
         lengths = mask.sum(dim=1)
-        if self.backward:
-            inputs = reverse_within_lengths(inputs, lengths)
-        layers = self.stack.forward_layers_unpacked(inputs, mask, self.layer_mask)
-        if self.backward:
-            layers = [reverse_within_lengths(layer, lengths) for layer in layers]
-        return layers
+        reversed_inputs = reverse_within_lengths(inputs, lengths)
+        layers = self.stack.forward_layers_unpacked(reversed_inputs, mask, self.layer_mask)
+        # the first layer is the inputs (zero at padding): no need to reverse them back
+        first = inputs * mask.unsqueeze(-1).to(inputs.dtype)
+        return [first] + [reverse_within_lengths(layer, lengths) for layer in layers[1:]]
 
 
 class _BiLmLayers(torch.nn.Module):
@@ -383,31 +397,37 @@ class _Lstm(torch.nn.Module):
         directions = ["", "_reverse"] if lstm.bidirectional else [""]
         self.layers = torch.nn.ModuleList()
         for layer in range(lstm.num_layers):
-            pair = torch.nn.ModuleList()
-            for suffix in directions:
-                weight_ih = getattr(lstm, f"weight_ih_l{layer}{suffix}")
-                single = torch.nn.LSTM(
-                    weight_ih.size(1), lstm.hidden_size, bias=lstm.bias, batch_first=True
-                )
-                with torch.no_grad():
+            weight_ih = getattr(lstm, f"weight_ih_l{layer}")
+            single = torch.nn.LSTM(
+                weight_ih.size(1),
+                lstm.hidden_size,
+                bias=lstm.bias,
+                batch_first=True,
+                bidirectional=lstm.bidirectional,
+            )
+            with torch.no_grad():
+                for suffix in directions:
                     for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                        if hasattr(single, f"{kind}_l0"):
-                            getattr(single, f"{kind}_l0").copy_(
+                        if hasattr(single, f"{kind}_l0{suffix}"):
+                            getattr(single, f"{kind}_l0{suffix}").copy_(
                                 getattr(lstm, f"{kind}_l{layer}{suffix}")
                             )
-                pair.append(single)
-            self.layers.append(pair)
+            self.layers.append(single)
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        lengths = mask.sum(dim=1)
+        # Packed: traced, each layer is one ONNX LSTM node (both directions) with the
+        # sentences' lengths as its `sequence_lens`, which runs each right-to-left half from
+        # the sentence's last token and leaves zeros at padding. The graph does not sort the
+        # sentences by length (onnxruntime's LSTM needs no order); torch does.
+        lengths = mask.sum(dim=1).cpu()
+        traced = torch.onnx.is_in_onnx_export()
         output = inputs
-        for pair in self.layers:
-            halves = [pair[0](output)[0]]
-            if len(pair) == 2:
-                reversed_input = reverse_within_lengths(output, lengths)
-                halves.append(reverse_within_lengths(pair[1](reversed_input)[0], lengths))
-            output = torch.cat(halves, dim=-1) if len(halves) == 2 else halves[0]
-        return output * mask.unsqueeze(-1).to(output.dtype)
+        for lstm in self.layers:
+            packed = pack_padded_sequence(output, lengths, batch_first=True, enforce_sorted=traced)
+            output = pad_packed_sequence(
+                lstm(packed)[0], batch_first=True, total_length=inputs.size(1)
+            )[0]
+        return output
 
 
 class EmissionNetwork(torch.nn.Module):

@@ -50,6 +50,13 @@ class LdnetExport(Subcommand):
             "(int8 changes a few tags)",
         )
         subparser.add_argument(
+            "--no-word-tables",
+            action="store_true",
+            help="keep what depends on the word alone (embedding rows, the LMs' input "
+            "embeddings, the character CNN) in the graph, instead of looking it up in tables "
+            "computed for every word of the vocabularies",
+        )
+        subparser.add_argument(
             "--int8-tolerance",
             type=float,
             default=INT8_TOLERANCE,
@@ -79,6 +86,7 @@ def export_from_args(args: argparse.Namespace) -> None:
         int8=int8,
         int8_tolerance=getattr(args, "int8_tolerance", INT8_TOLERANCE),
         int8_check_sentences=read_conll_tokens(check_file) if check_file else None,
+        word_tables=not getattr(args, "no_word_tables", False),
     )
     inputs = ", ".join(f"{name} ({kind})" for name, kind in report.inputs.items())
     print(f"inputs: {inputs}; {report.num_tags} tags")
