@@ -7,6 +7,7 @@ loss, and a student trained on the fixtures that is an ordinary tagger archive.
 import json
 import os
 import re
+import signal
 
 import numpy
 import pytest
@@ -233,6 +234,34 @@ def test_the_transfer_set_resumes_after_a_kill_to_the_same_bytes(
     assert sorted(r["line"] for r in rows) == list(range(1, 37))
     with pytest.raises(ConfigurationError, match="other settings"):
         build_tagging_transfer_set(ensemble, str(news), str(whole), ["t"], batch_size=5)
+
+
+def test_the_command_resumes_after_a_sigkill_to_the_same_bytes(teacher, news, tmp_path):
+    """The real `allennlp ldnet-tagging-transfer-set` process killed with SIGKILL while the
+    teacher labels its 3rd batch (tests/training/sigkill.py), then the same command again: the
+    two complete batches are kept and the file is the uninterrupted run's, byte for byte."""
+    from tests.cli import run_allennlp
+    from tests.training.sigkill import FORWARDS_OF_VARIABLE, KILL_AFTER_FORWARDS_VARIABLE
+
+    def command(output, env=None, check=True):
+        arguments = ["ldnet-tagging-transfer-set", teacher, "--input", str(news)]
+        arguments += ["--output", str(output), "--batch-size", "8", "--threads", "1"]
+        included = ["--include-package", "tests.training.sigkill"]
+        return run_allennlp(arguments + included, env=env, check=check)
+
+    killed = command(
+        tmp_path / "killed.jsonl",
+        env={KILL_AFTER_FORWARDS_VARIABLE: "2", FORWARDS_OF_VARIABLE: "TextFieldEmbedder"},
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    rows = (tmp_path / "killed.jsonl").read_text().splitlines()[1:]
+    assert len(rows) == 2 * 8
+    command(tmp_path / "killed.jsonl")
+    command(tmp_path / "whole.jsonl")
+    whole = (tmp_path / "whole.jsonl").read_bytes()
+    assert (tmp_path / "killed.jsonl").read_bytes() == whole
+    assert len(whole.decode().splitlines()) == 1 + 36
 
 
 def test_the_reader_takes_nested_prefixes_and_names_a_bad_line(teacher, news, tmp_path):

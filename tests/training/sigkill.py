@@ -16,7 +16,10 @@ config, and only the run to be killed sets one of
   short), because this callback's part of the training state kills it when pickled.
 - `LDNET_TEST_SIGKILL_AFTER_FORWARDS=<n>` (any command, e.g. `distill-transfer-set`): the
   process dies when an AllenNLP `Model` finishes its forward pass number n + 1, i.e. after n
-  complete batches.
+  complete batches (an outermost pass: a model run inside another's forward is not counted).
+  With `LDNET_TEST_SIGKILL_FORWARDS_OF=TextFieldEmbedder` the passes counted are a
+  `TextFieldEmbedder`'s instead (for a command that runs a tagger's network without its
+  `forward`, as `ldnet-tagging-transfer-set`'s teachers do).
 """
 
 import os
@@ -29,6 +32,7 @@ from allennlp.training.callbacks import TrainerCallback
 
 KILL_AT_VARIABLE = "LDNET_TEST_SIGKILL_AT"
 KILL_AFTER_FORWARDS_VARIABLE = "LDNET_TEST_SIGKILL_AFTER_FORWARDS"
+FORWARDS_OF_VARIABLE = "LDNET_TEST_SIGKILL_FORWARDS_OF"
 
 
 def sigkill_this_process() -> None:
@@ -73,15 +77,34 @@ class SigkillCallback(TrainerCallback):
 
 
 _forwards = 0
+_open = 0  # counted modules whose forward is running (an LM's embedder inside a tagger's)
+
+
+def _counted(module: torch.nn.Module) -> bool:
+    from allennlp.modules import TextFieldEmbedder
+
+    kinds = {"Model": Model, "TextFieldEmbedder": TextFieldEmbedder}
+    return isinstance(module, kinds[os.environ.get(FORWARDS_OF_VARIABLE, "Model")])
+
+
+def _enter(module: torch.nn.Module, inputs) -> None:
+    global _open
+    if _counted(module):
+        _open += 1
 
 
 def _sigkill_after_forwards(module: torch.nn.Module, inputs, output) -> None:
-    global _forwards
-    if isinstance(module, Model):
+    """Counts the outermost forward passes of the counted modules."""
+    global _forwards, _open
+    if not _counted(module):
+        return
+    _open -= 1
+    if _open == 0:
         _forwards += 1
         if _forwards > int(os.environ[KILL_AFTER_FORWARDS_VARIABLE]):
             sigkill_this_process()
 
 
 if os.environ.get(KILL_AFTER_FORWARDS_VARIABLE):
+    torch.nn.modules.module.register_module_forward_pre_hook(_enter)
     torch.nn.modules.module.register_module_forward_hook(_sigkill_after_forwards)
