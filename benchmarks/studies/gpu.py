@@ -10,7 +10,8 @@ Stages:
 - `paths`: `gpu_paths.Paths` on the fixtures, on `--device`;
 - `epoch`: `training_configs/tagging/ner_ldnet.jsonnet` over the shipped LMs on CoNLL-03 for
   `--epochs` epochs on `--device` (`gpu_steps.run_epochs`, the config's own trainer);
-- `profile`: `--profile-steps` training steps of the same config by part (`gpu_steps`);
+- `profile`: `--profile-steps` training steps of the same config by part (`gpu_steps`); with
+  `--baseline REF` (on the CPU), those of the package now and at `REF`, each in a new process;
 - `cpu`: one epoch of the same config on the CPU, one thread, in `--rounds` rounds (a fresh
   trainer each); with `--baseline REF`, interleaved with the package at git `REF` (a worktree
   under `runs/gpu/`), each round of each version in a new process.
@@ -28,7 +29,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
 from benchmarks.harness.data import CONLL03, ROOT, cpu_model, hardware
 from benchmarks.harness.results import command_line, results_path, update_results_file, utc_date
@@ -133,6 +134,15 @@ def _headline_figures(figures: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def profile(args: argparse.Namespace) -> None:
+    """Here, or with `--baseline`, the package now and at `REF`, each in a new process."""
+    if args.baseline:
+        baseline = _worktree(args.baseline, args.work_dir)
+        figures = {
+            name: _epoch_process(args, name, path, ["--profile-steps", str(args.profile_steps)])()
+            for name, path in (("now", ROOT), (f"baseline_{args.baseline}", baseline))
+        }
+        _save(args, {"profile_cpu_against_baseline": {**_device(args), **figures}})
+        return
     import ldnet_allennlp  # noqa: F401
 
     from benchmarks.studies.gpu_steps import build_trainer, profile_steps
@@ -203,7 +213,9 @@ def _worktree(ref: str, work_dir: Path) -> Path:
     return path
 
 
-def _epoch_process(args: argparse.Namespace, name: str, package_root: Path):
+def _epoch_process(
+    args: argparse.Namespace, name: str, package_root: Path, options: Sequence[str] = ()
+):
     """A self-timed case: `gpu_steps.py` in a new process with `package_root` first on the path
     (the script is copied out of the package so that its own folder shadows nothing)."""
     script = args.work_dir / "gpu_steps_script.py"
@@ -226,6 +238,7 @@ def _epoch_process(args: argparse.Namespace, name: str, package_root: Path):
             json.dumps(_overrides(args)),
             "--work-dir",
             str(work),
+            *options,
         ]
         env = thread_env(1, dict(os.environ, PYTHONPATH=str(package_root)))
         done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)

@@ -10,8 +10,9 @@ A training config's epochs and steps, timed and profiled on a CPU or a GPU, for 
   milliseconds and operator launches of each part of the step, the device time where there is
   one, and the `.item()` calls (host-device syncs on a GPU).
 
-Run as a script, it times a config against whatever `ldnet_allennlp` is first on `PYTHONPATH`
-(how the `gpu` study times an earlier commit of the package) and prints the figures as JSON:
+Run as a script, it times (or with `--profile-steps`, profiles) a config against whatever
+`ldnet_allennlp` is first on `PYTHONPATH` (how the `gpu` study measures an earlier commit of the
+package) and prints the figures as JSON:
 
     python benchmarks/studies/gpu_steps.py CONFIG --ext-vars '{...}' --device cpu --threads 1 \\
         --batches 60 --work-dir runs/steps
@@ -231,6 +232,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--batches", type=int, default=None, help="training batches per epoch")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--work-dir", required=True)
+    parser.add_argument(
+        "--profile-steps", type=int, default=0, help="profile this many steps instead of epochs"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     import ldnet_allennlp  # noqa: F401  (whichever PYTHONPATH puts first)
@@ -245,7 +249,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         Path(args.work_dir),
         0 if args.device == "cuda" else -1,
     )
-    figures = run_epochs(train_model)
+    if args.profile_steps:
+        figures = profile_steps(train_model, args.profile_steps)
+    else:
+        figures = run_epochs(train_model)
     figures["ldnet_allennlp"] = str(Path(ldnet_allennlp.__file__).parent)
     print("GPU_STEPS_JSON " + json.dumps(figures), flush=True)
 
