@@ -17,10 +17,12 @@ Stages:
   under `runs/gpu/`), each round of each version in a new process.
 
 With `--fixtures` every stage reads the fixture CoNLL files and the `paths` stage's fixture LMs
-instead (a dry run whose figures only show that it works). Writes `gpu.json` (in
-`benchmarks/results/` unless `--results-dir`): `device`, `torch_version`, `paths`,
-`all_paths_ok`, `epoch_seconds_ner_ldnet`, `batches_per_sec_train`, `batches_per_sec_validation`
-and `epochs` of the device run, `profile`, and `cpu` with the same figures (and the baseline's).
+instead (a dry run whose figures only show that it works); with `--fixture-lms`, CoNLL-03 over
+those LMs, which have the shipped LMs' layers and cost (for a machine without `pretrained/`).
+Writes `gpu.json` (in `benchmarks/results/` unless `--results-dir`): `device`, `torch_version`,
+`paths`, `all_paths_ok`, `epoch_seconds_ner_ldnet`, `batches_per_sec_train`,
+`batches_per_sec_validation` and `epochs` of the device run, `profile`, and `cpu` with the same
+figures (and the baseline's).
 """
 
 import argparse
@@ -47,6 +49,11 @@ PRETRAINED_LMS = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--fixtures", action="store_true", help="a dry run on the fixtures")
+    parser.add_argument(
+        "--fixture-lms",
+        action="store_true",
+        help="CoNLL-03 over the paths stage's LMs (the shipped LMs' shape) instead of pretrained/",
+    )
     parser.add_argument("--epochs", type=int, default=3, help="epochs of the epoch stage")
     parser.add_argument("--profile-steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the cpu stage")
@@ -66,8 +73,12 @@ def _save(args: argparse.Namespace, updates: Dict[str, Any]) -> None:
 
 
 def _variables(args: argparse.Namespace) -> Dict[str, str]:
-    """The epoch config's variables: CoNLL-03 and the shipped LMs, or the fixtures."""
-    if not args.fixtures:
+    """
+    The epoch config's variables: CoNLL-03 and the shipped LMs; with `--fixture-lms`, CoNLL-03
+    and the `paths` stage's LMs (the shipped LMs' shape and cost, a small vocabulary); with
+    `--fixtures`, the fixture data and those LMs.
+    """
+    if not (args.fixtures or args.fixture_lms):
         return {**CONLL03, **PRETRAINED_LMS}
     from benchmarks.studies.gpu_paths import FIXTURE_DATA, Paths
 
@@ -76,8 +87,9 @@ def _variables(args: argparse.Namespace) -> Dict[str, str]:
         for d in ("forward", "backward")
     }
     if not all(path.exists() for path in lms.values()):
-        Paths(args.work_dir / "paths", -1).lms()
-    return {**FIXTURE_DATA, **{name: str(path) for name, path in lms.items()}}
+        Paths(args.work_dir / "paths", 0 if args.device == "cuda" else -1).lms()
+    data = FIXTURE_DATA if args.fixtures else CONLL03
+    return {**data, **{name: str(path) for name, path in lms.items()}}
 
 
 def _overrides(args: argparse.Namespace) -> Dict[str, Any]:
