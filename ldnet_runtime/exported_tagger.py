@@ -221,7 +221,10 @@ class Tagger:
         """
         lengths = [len(tokens) for tokens in sentences]
         num_tokens = max(lengths, default=0)
-        feeds = {MASK_INPUT: np.arange(num_tokens)[None, :] < np.asarray(lengths)[:, None]}
+        if len(sentences) == 1:
+            feeds = {MASK_INPUT: np.ones((1, num_tokens), dtype=bool)}
+        else:
+            feeds = {MASK_INPUT: np.arange(num_tokens)[None, :] < np.asarray(lengths)[:, None]}
         for name, indexer in self._indexers:
             feeds[name] = indexer(sentences, num_tokens)
         (logits,) = self.session.run([LOGITS_OUTPUT], feeds)
@@ -233,8 +236,14 @@ class Tagger:
         buckets of up to `group_size` sentences of similar length (`length_buckets`): its LSTMs
         compute every padded position (AllenNLP's, on packed sequences, skip them), so this
         computes far less padding than one run on the whole batch, with the same tags. The
-        emissions of all buckets are then decoded together, in one batched Viterbi.
+        emissions of all buckets are then decoded together, in one batched Viterbi. One
+        sentence goes straight from the graph to the decoder.
         """
+        names = self.tags
+        if len(sentences) == 1:
+            logits, lengths = self.emissions(sentences)
+            (path,) = viterbi_tags(logits, lengths, self.transitions)
+            return [[names[tag] for tag in path]]
         buckets = length_buckets([len(tokens) for tokens in sentences], self.group_size)
         order = [i for bucket in buckets for i in bucket]
         lengths = [len(sentences[i]) for i in order]
@@ -245,7 +254,6 @@ class Tagger:
             emissions[first : first + len(bucket), : logits.shape[1]] = logits
             first += len(bucket)
         tags: List[List[str]] = [[] for _ in sentences]
-        names = self.tags
         for i, path in zip(order, viterbi_tags(emissions, lengths, self.transitions)):
             tags[i] = [names[tag] for tag in path]
         return tags

@@ -128,14 +128,14 @@ def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
     history[0] = IMPOSSIBLE
     history[0, 0, num_tags] = 0.0
     candidates = np.empty((length + 1, states, states), dtype=dtype)
-    pointers = np.empty((length + 1, states), dtype=np.intp)
     columns = np.ascontiguousarray(transitions.T)  # columns[j]: transitions[:, j]
-    for position in range(length + 1):
+    best = np.empty(states, dtype=dtype)
+    for position in range(length):
         step = candidates[position]
         np.add(history[position], columns, out=step)
-        pointers[position] = step.argmax(axis=1)
-        if position < length:
-            np.add(rows[position], step.max(axis=1), out=history[position + 1, 0])
+        np.add(rows[position], step.max(axis=1, out=best), out=history[position + 1, 0])
+    np.add(history[length], columns, out=candidates[length])
+    pointers = candidates.argmax(axis=2)  # every step's first maxima at once
     last = np.full(states, IMPOSSIBLE, dtype=dtype)
     last[num_tags + 1] = 0.0
     totals = last + candidates[length].max(axis=1)
