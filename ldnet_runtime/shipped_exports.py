@@ -1,29 +1,42 @@
 """
 A tagger named by a shipped name (`ner`, `ner_pruned`, ... of `pretrained/MANIFEST.json`) or by
-an export folder, as the folder to load: a shipped tagger's export is made once, by
-`python -m ldnet_allennlp ldnet-export pretrained:<name>` in a subprocess (the full install,
-with torch; this module imports none of it), and kept in a cache folder:
+an export folder, as the folder to load, found in this order:
+
+1. an export of the shipped archive already in the cache folder
 
     $LDNET_EXPORT_CACHE (default: $XDG_CACHE_HOME/ldnet_runtime/exports, or
     ~/.cache/ldnet_runtime/exports) / <name>-<first 12 hex digits of the archive's sha256>
 
-so that a new shipped archive gets a new export. Where `ldnet_allennlp` is not installed (the
-runtime's own install), the manifest cannot be read: a cached export of that name is used (the
-newest if several), else the error says which command makes one.
+   (so that a new shipped archive gets a new export);
+2. the shipped runtime export of that tagger (the manifest's `<name>_runtime` entry: the
+   default `ldnet-export` of the archive, packed by `pack_export` into one `.tar.xz` file),
+   unpacked once into the cache (`<name>-runtime-<first 12 hex digits of its sha256>`), its
+   sha256 checked first: no export step, no torch;
+3. an export made by `python -m ldnet_allennlp ldnet-export pretrained:<name>` in a subprocess
+   (the full install, with torch; this module imports none of it), kept in the cache as in 1.
+
+`pretrained/MANIFEST.json` is looked for in `$LDNET_PRETRAINED_DIR`, beside the installed
+`ldnet_allennlp` (the full install) or `ldnet_runtime` (a clone), and in `./pretrained` (the
+runtime's own install, run from the repository's root). Where there is none, a cached export of
+that name is used (the newest if several), else the error says which command makes one.
 """
 
+import hashlib
 import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
-from typing import Optional, Union
+from typing import List, Optional, Union
 
 from ldnet_runtime.export_format import TAGGER_FILE
 
 CACHE_ENV = "LDNET_EXPORT_CACHE"
+PRETRAINED_ENV = "LDNET_PRETRAINED_DIR"
+RUNTIME_SUFFIX = "_runtime"  # the manifest's name of a tagger's shipped runtime export
 
 
 def cache_dir() -> Path:
@@ -39,16 +52,28 @@ def is_export_dir(model: Union[str, Path]) -> bool:
     return (Path(model) / TAGGER_FILE).is_file()
 
 
-def _manifest_entry(name: str) -> Optional[dict]:
-    """`pretrained/MANIFEST.json`'s entry for `name`, read beside the installed `ldnet_allennlp`
-    (not imported), or `None` where that package is not installed."""
+def pretrained_dir() -> Optional[Path]:
+    """The folder of `pretrained/MANIFEST.json` (see the module docstring), or `None`."""
+    if os.environ.get(PRETRAINED_ENV):
+        return Path(os.environ[PRETRAINED_ENV])
+    candidates: List[Path] = []
     spec = importlib.util.find_spec("ldnet_allennlp")
-    if spec is None or spec.origin is None:
+    if spec is not None and spec.origin is not None:
+        candidates.append(Path(spec.origin).resolve().parent.parent / "pretrained")
+    candidates += [Path(__file__).resolve().parent.parent / "pretrained", Path("pretrained")]
+    return next((path for path in candidates if (path / "MANIFEST.json").is_file()), None)
+
+
+def _manifest_entry(name: str) -> Optional[dict]:
+    """`pretrained/MANIFEST.json`'s entry for `name`, or `None` where no manifest is found."""
+    folder = pretrained_dir()
+    if folder is None:
+        if os.environ.get(PRETRAINED_ENV) or importlib.util.find_spec("ldnet_allennlp"):
+            raise RuntimeError("no pretrained/MANIFEST.json: no shipped tagger can be found here.")
         return None
-    default = Path(spec.origin).resolve().parent.parent / "pretrained"
-    path = Path(os.environ.get("LDNET_PRETRAINED_DIR", default)) / "MANIFEST.json"
+    path = folder / "MANIFEST.json"
     if not path.is_file():
-        raise RuntimeError(f"{path} does not exist: no shipped tagger can be exported here.")
+        raise RuntimeError(f"{path} does not exist: no shipped tagger can be found here.")
     entries = json.loads(path.read_text(encoding="utf-8"))
     if name not in entries or "sha256" not in entries[name]:
         raise RuntimeError(
@@ -84,7 +109,90 @@ def cached_export(name: str) -> Optional[Path]:
         cached = sorted(cache_dir().glob(f"{name}-*/{TAGGER_FILE}"), key=os.path.getmtime)
         return cached[-1].parent if cached else None
     folder = cache_dir() / f"{name}-{entry['sha256'][:12]}"
-    return folder if is_export_dir(folder) else None
+    return folder if is_export_dir(folder) else shipped_runtime_export(name)
+
+
+def shipped_runtime_export(name: str) -> Optional[Path]:
+    """
+    The shipped runtime export of the tagger `name` (the manifest's `<name>_runtime` entry),
+    unpacked into the cache on first use, or `None` where none is shipped here.
+
+    # Parameters
+
+    name : `str`
+        A shipped tagger's name, e.g. `"ner_pruned"`.
+    """
+    folder = pretrained_dir()
+    if folder is None or not (folder / "MANIFEST.json").is_file():
+        return None
+    entries = json.loads((folder / "MANIFEST.json").read_text(encoding="utf-8"))
+    entry = entries.get(name + RUNTIME_SUFFIX)
+    if entry is None or not (folder / entry["file"]).is_file():
+        return None
+    unpacked = cache_dir() / f"{name}-runtime-{entry['sha256'][:12]}"
+    if not is_export_dir(unpacked):
+        archive = folder / entry["file"]
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        if digest != entry["sha256"]:
+            raise RuntimeError(
+                f"{archive} has sha256 {digest}, not the {entry['sha256']} that "
+                f"{folder / 'MANIFEST.json'} gives for {name + RUNTIME_SUFFIX!r}: a damaged or "
+                "replaced file."
+            )
+        unpack_export(archive, unpacked)
+    return unpacked
+
+
+def pack_export(export_dir: Union[str, Path], archive: Union[str, Path]) -> None:
+    """
+    Packs the export folder `export_dir` into one `.tar.xz` file `archive`, the same bytes for
+    the same files (sorted names, no owner, no dates), as `pretrained/` ships it.
+    """
+    folder = Path(export_dir)
+    if not is_export_dir(folder):
+        raise RuntimeError(f"{folder} is not a folder that allennlp ldnet-export wrote.")
+    with tarfile.open(archive, "w:xz", format=tarfile.PAX_FORMAT) as packed:
+        for path in sorted(folder.iterdir()):
+            if not path.is_file():
+                raise RuntimeError(f"{path}: an export folder holds files only.")
+            info = packed.gettarinfo(str(path), arcname=path.name)
+            info.uid = info.gid = info.mtime = 0
+            info.uname = info.gname = ""
+            info.mode = 0o644
+            with open(path, "rb") as content:
+                packed.addfile(info, content)
+
+
+def unpack_export(archive: Union[str, Path], export_dir: Union[str, Path]) -> None:
+    """
+    Unpacks `archive` (`pack_export`'s) into a fresh folder beside `export_dir`, renamed to it
+    when complete. Only plain files at the archive's top level are taken; anything else is an
+    error naming the member.
+    """
+    target = Path(export_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    try:
+        with tarfile.open(archive, "r:xz") as packed:
+            for member in packed.getmembers():
+                if not member.isfile() or "/" in member.name or member.name in ("", ".", ".."):
+                    raise RuntimeError(
+                        f"{archive}: member {member.name!r} is not a plain file at the top level."
+                    )
+                source = packed.extractfile(member)
+                assert source is not None
+                with source, open(partial / member.name, "wb") as written:
+                    shutil.copyfileobj(source, written)
+        os.replace(partial, target)
+    except OSError:  # another process made it meanwhile
+        shutil.rmtree(partial, ignore_errors=True)
+        if not is_export_dir(target):
+            raise
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
 
 
 def export_dir_of(model: Union[str, Path], quiet: bool = True) -> Path:
@@ -108,7 +216,11 @@ def export_dir_of(model: Union[str, Path], quiet: bool = True) -> Path:
     if os.sep in name or Path(name).exists():
         raise RuntimeError(f"{name} is not a folder that allennlp ldnet-export wrote.")
     entry = _manifest_entry(name)
-    if entry is None:
+    if entry is not None and not is_export_dir(cache_dir() / f"{name}-{entry['sha256'][:12]}"):
+        shipped = shipped_runtime_export(name)
+        if shipped is not None:
+            return shipped
+    if entry is None or importlib.util.find_spec("ldnet_allennlp") is None:
         cached = sorted(cache_dir().glob(f"{name}-*/{TAGGER_FILE}"), key=os.path.getmtime)
         if cached:
             return cached[-1].parent

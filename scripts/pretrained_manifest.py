@@ -169,6 +169,38 @@ for _name, _tagger in PRUNED_TAGGERS.items():
     }
 
 
+# The runtime exports (`ldnet_runtime` tags with them without torch, by the tagger's name): the
+# default `ldnet-export` of a shipped tagger (int8 graph and word tables), packed into one file.
+# Test F1 and tag agreement with AllenNLP: the export study's speed stage, whose `default`
+# export is this one (the same bytes: the exporter is deterministic).
+RUNTIME_EXPORTS = {
+    "ner_pruned_runtime": {
+        "of": "ner_pruned",
+        "what": "ner_pruned exported for ldnet_runtime (numpy + onnxruntime, no torch): "
+        "ldnet-export's default, the graph's MatMul and LSTM weights in int8 and the word tables "
+        "(LM input embeddings, word embeddings, character-CNN outputs for every word of the "
+        "vocabularies) in int8 with one scale per row; packed as .tar.xz; ldnet-tag and "
+        "ldnet_runtime.Tagger find it by the name ner_pruned and unpack it into their cache",
+    },
+}
+for _name, _export in RUNTIME_EXPORTS.items():
+    _of = _export["of"]
+    ENTRIES[_name] = {
+        "file": f"{_name}.tar.xz",
+        "what": _export["what"],
+        "kind": "runtime_export",
+        "of": _of,
+        "data": f"as {_of}",
+        "commands": [
+            f"allennlp ldnet-export pretrained:{_of} -o runs/{_name}",
+            'python -c "from ldnet_runtime.shipped_exports import pack_export; '
+            f"pack_export('runs/{_name}', 'pretrained/{_name}.tar.xz')\"",
+            "python -m benchmarks export --stage speed (test F1, tag agreement)",
+            "python scripts/pretrained_manifest.py",
+        ],
+    }
+
+
 def pruning_record(results: Dict[str, Any], prefix: str, phase1_run: str) -> Dict[str, Any]:
     """The keys of pruning.json for the pruning of `phase1_run`: the task's current keys, or the
     ones kept under `<prefix>earlier_phase1` when another phase-1 tagger was pruned since."""
@@ -188,16 +220,22 @@ def main() -> None:
     lm_results = json.loads((RESULTS / "lm.json").read_text())
     all_pruning = json.loads((RESULTS / "pruning.json").read_text())
     tagging = json.loads((RESULTS / "tagging.json").read_text())
+    speed = json.loads((RESULTS / "export.json").read_text()).get("runtime_speed", {})
     manifest = {}
     for name, entry in ENTRIES.items():
         path = PRETRAINED / entry["file"]
         if not path.exists():
             print(f"{name}: {path} is not there; left out")
             continue
-        model = load_archive(str(path)).model
         facts = dict(entry)
         facts["size_bytes"] = path.stat().st_size
         facts["sha256"] = file_sha256(str(path))
+        if entry["kind"] == "runtime_export":
+            facts["test_f1"] = speed.get("f1_default_export")
+            facts["tag_agreement_with_allennlp"] = speed.get("tag_agreement_default")
+            manifest[name] = facts
+            continue
+        model = load_archive(str(path)).model
         facts["parameters"] = sum(p.numel() for p in model.parameters())
         if entry["kind"] == "dense_language_model":
             direction = entry["direction"]

@@ -1,6 +1,8 @@
 """
 `ldnet-tag` by a shipped tagger's name tags with the runtime (no torch, no AllenNLP) once that
-tagger's export is in the runtime's cache (`--cache-export` puts it there).
+tagger's export is in the runtime's cache (`--cache-export` puts it there), or from its shipped
+runtime export (`pretrained/`'s `<name>_runtime`), which needs no export step; an export of the
+current archive in the cache comes first.
 """
 
 import json
@@ -22,11 +24,17 @@ CHECK = (
 
 
 def test_a_shipped_name_uses_its_cached_export(legacy_exports, tmp_path, monkeypatch):
-    entry = json.loads((PROJECT_ROOT / "pretrained" / "MANIFEST.json").read_text())["ner_pruned"]
+    entries = json.loads((PROJECT_ROOT / "pretrained" / "MANIFEST.json").read_text())
+    entry = entries["ner_pruned"]
     folder = tmp_path / f"ner_pruned-{entry['sha256'][:12]}"
     monkeypatch.setenv("LDNET_EXPORT_CACHE", str(tmp_path))
-    assert cached_export("ner_pruned") is None
-    assert runtime_folder("ner_pruned") is None  # AllenNLP tags it
+    if "ner_pruned_runtime" in entries:  # the shipped runtime export, unpacked
+        shipped = tmp_path / f"ner_pruned-runtime-{entries['ner_pruned_runtime']['sha256'][:12]}"
+        assert cached_export("ner_pruned") == shipped
+        assert runtime_folder("ner_pruned") == shipped
+    else:
+        assert cached_export("ner_pruned") is None
+        assert runtime_folder("ner_pruned") is None  # AllenNLP tags it
     # a stand-in export (the fixtures' tagger) where the shipped tagger's export would be
     shutil.copytree(legacy_exports["ner_ldnet_pruned"], folder)
     assert cached_export("ner_pruned") == folder

@@ -1,11 +1,13 @@
 """
-The torch-free install (issue 35, item 3): a fresh venv built as the README says, from
+The torch-free install: a fresh venv built as the README says, from
 `requirements/runtime-lock.txt` and the `ldnet-runtime` distribution (`ldnet_runtime/
 pyproject.toml`), pip using its cache (`benchmarks/studies/export_runtime_venv.py`, which the
 `export` study's `runtime_venv` stage measures). In it `import torch` (and AllenNLP, and
 `ldnet_allennlp`) fails, and the fixtures' pruned export tags pre-tokenised and raw input as the
-predictor does, through `Tagger`, the `ldnet-tag` console script and the spaCy component.
-Skipped, saying why, where pip reaches no package index. About 30 s (most of it pip).
+predictor does, through `Tagger`, the `ldnet-tag` console script and the spaCy component; and
+from the repository's root, `ldnet-tag "..."` alone tags with the shipped runtime export of
+ner_pruned (the README's two commands). Skipped, saying why, where pip reaches no package index.
+About 30 s (most of it pip).
 """
 
 import json
@@ -19,7 +21,9 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from benchmarks.studies.export_runtime_venv import LOCK, build_runtime_venv, imports_torch
+from ldnet_runtime import Tagger
 from ldnet_runtime.tag_command import mark_spans
+from tests.conftest import PROJECT_ROOT
 from tests.onnx_export.conftest import LEGACY
 
 TAG = """
@@ -96,3 +100,29 @@ def test_the_runtime_venv_has_no_torch_and_tags(runtime_python, legacy_exports, 
     assert process.stderr == ""
     output = predictor.predict_json({"sentence": sentence})
     assert process.stdout == mark_spans(output["tokens"], output["spans"]) + "\n"
+
+
+def test_two_commands_install_the_runtime_and_tag_with_the_shipped_tagger(runtime_python, tmp_path):
+    """The README's torch-free path from the repository's root: the venv (the first command,
+    `runtime_python`), then `ldnet-tag "..."`, which tags with the shipped runtime export of
+    ner_pruned (unpacked into the cache on first use)."""
+    entries = json.loads((PROJECT_ROOT / "pretrained" / "MANIFEST.json").read_text())
+    if "ner_pruned_runtime" not in entries:
+        pytest.skip("pretrained/ has no ner_pruned_runtime (the shipped runtime export)")
+    sentence = "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday."
+    env = {"PATH": "/usr/bin:/bin", "LDNET_EXPORT_CACHE": str(tmp_path / "cache")}
+    process = subprocess.run(
+        [str(runtime_python.parent / "ldnet-tag"), sentence],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert process.stderr == ""
+    shipped = (
+        tmp_path / "cache" / f"ner_pruned-runtime-{entries['ner_pruned_runtime']['sha256'][:12]}"
+    )
+    output = Tagger(shipped, threads=1).predict_json({"sentence": sentence})
+    assert process.stdout == mark_spans(output["tokens"], output["spans"]) + "\n"
+    assert [span["text"] for span in output["spans"]] == ["Helmut Kohl", "Jacques Chirac", "Bonn"]
