@@ -32,6 +32,7 @@ from ldnet_runtime.export_format import (
 )
 from ldnet_runtime.indexing import build_indexer
 from ldnet_runtime.rule_tokenizer import RuleTokenizer
+from ldnet_runtime.shipped_exports import export_dir_of, is_export_dir, is_shipped_name
 from ldnet_runtime.spans import SPAN_DECODERS
 from ldnet_runtime.tokenizer import SpacyTokenizer
 from ldnet_runtime.viterbi import viterbi_tags
@@ -91,7 +92,8 @@ class Tagger:
     # Parameters
 
     export_dir : `Union[str, Path]`
-        The folder `allennlp ldnet-export` wrote.
+        The folder `allennlp ldnet-export` wrote, or a shipped tagger's name (`"ner_pruned"`):
+        its shipped runtime export or its export in the cache (`shipped_exports.export_dir_of`).
     threads : `int`, optional
         onnxruntime's intra-op threads (default: onnxruntime's, one per core).
     group_size : `int`, optional (default = `GROUP_SIZE`)
@@ -104,6 +106,8 @@ class Tagger:
         threads: Optional[int] = None,
         group_size: int = GROUP_SIZE,
     ) -> None:
+        if not is_export_dir(export_dir) and is_shipped_name(export_dir):
+            export_dir = export_dir_of(export_dir)
         export = read_export(export_dir)
         self.export_dir = Path(export_dir)
         tagger, crf = export["tagger"], export["crf"]

@@ -51,6 +51,7 @@ def test_the_shipped_export_tags_as_a_fresh_export(tmp_path, monkeypatch):
     shipped = export_dir_of("ner_pruned")  # no export step: the shipped file, unpacked
     assert shipped == tmp_path / "cache" / f"ner_pruned-runtime-{entry['sha256'][:12]}"
     assert shipped_runtime_export("ner_pruned") == shipped
+    assert Tagger("ner_pruned", threads=1).export_dir == shipped  # by name
     fresh = tmp_path / "fresh"
     export_from_args(
         argparse.Namespace(archive_file="pretrained:ner_pruned", output_dir=str(fresh))
