@@ -175,7 +175,14 @@ def cpu(args: argparse.Namespace) -> None:
         cases = {name: _epoch_process(args, name, path) for name, path in versions.items()}
     else:  # one version: a fresh trainer per round in this process
         cases = {"now": lambda: _epoch_here(args)}
-    timings = interleaved(cases, rounds=args.rounds, warmup=0, self_timed=True, order="alternate")
+
+    def progress(index: int, samples: Dict[str, Any]) -> None:
+        seconds = {name: round(sample["median_seconds"], 1) for name, sample in samples.items()}
+        print(f"[gpu cpu] round {index + 1} of {args.rounds}: epoch seconds {seconds}", flush=True)
+
+    timings = interleaved(
+        cases, args.rounds, warmup=0, self_timed=True, order="alternate", on_round=progress
+    )
     section: Dict[str, Any] = {"threads": 1, "device": cpu_model(), "rounds": args.rounds}
     for name in versions:
         section[name] = {
