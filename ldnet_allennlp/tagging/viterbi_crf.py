@@ -26,17 +26,25 @@ class BatchedViterbiCrf(ConditionalRandomField):
     once, and each step of the forward algorithm is one `torch.logsumexp` and one `torch.where`
     (AllenNLP's step is about fifteen operations; its gold score loops over positions).
 
-    It adds no state, so an existing `ConditionalRandomField` becomes one in place
-    (`BatchedViterbiCrf.adopt(crf)`), with no new parameters and no random numbers drawn.
+    It adds no state: `BatchedViterbiCrf.copy_of(crf)` turns a `ConditionalRandomField` into
+    one with the same parameters, drawing no random numbers.
     """
 
     @classmethod
-    def adopt(cls, crf: ConditionalRandomField) -> "BatchedViterbiCrf":
-        """Turn `crf`, exactly a `ConditionalRandomField`, into a `BatchedViterbiCrf` in place."""
+    def copy_of(cls, crf: ConditionalRandomField) -> "BatchedViterbiCrf":
+        """
+        A `BatchedViterbiCrf` holding `crf`'s parameters (the same state-dict keys and values,
+        on the same device), made without moving the global random generators, so that a model
+        that swaps its CRF for it trains on the same random numbers.
+        """
         if type(crf) is not ConditionalRandomField:
             raise TypeError(f"expected a ConditionalRandomField, got {type(crf).__name__}")
-        crf.__class__ = cls
-        return crf  # type: ignore[return-value]
+        with torch.random.fork_rng(devices=[]):
+            copy = cls(
+                crf.num_tags, include_start_end_transitions=crf.include_start_end_transitions
+            )
+        copy.load_state_dict(crf.state_dict())
+        return copy.to(crf.transitions.device)
 
     def viterbi_tags(
         self, logits: torch.Tensor, mask: torch.BoolTensor = None, top_k: int = None

@@ -28,7 +28,7 @@ def twins(constrained: bool, include_start_end_transitions: bool):
     reference = ConditionalRandomField(len(NAMES), constraints, include_start_end_transitions)
     batched = ConditionalRandomField(len(NAMES), constraints, include_start_end_transitions)
     batched.load_state_dict(reference.state_dict())
-    return reference, BatchedViterbiCrf.adopt(batched)
+    return reference, BatchedViterbiCrf.copy_of(batched)
 
 
 def batch(seed: int):
@@ -65,20 +65,24 @@ def test_output_formats():
     assert crf.viterbi_tags(logits, mask, top_k=1) == [[path] for path in flat]
 
 
-def test_adopt_keeps_parameters_and_draws_no_random_numbers():
-    crf = ConditionalRandomField(len(NAMES), None, True)
-    before = {key: value.clone() for key, value in crf.state_dict().items()}
+@pytest.mark.parametrize("constrained", [True, False])
+def test_copy_of_keeps_parameters_and_draws_no_random_numbers(constrained):
+    constraints = allowed_transitions("BIOUL", dict(enumerate(NAMES))) if constrained else None
+    crf = ConditionalRandomField(len(NAMES), constraints, True)
     rng_state = torch.random.get_rng_state()
-    assert BatchedViterbiCrf.adopt(crf) is crf
+    copy = BatchedViterbiCrf.copy_of(crf)
     assert torch.equal(torch.random.get_rng_state(), rng_state)
-    assert isinstance(crf, BatchedViterbiCrf) and isinstance(crf, ConditionalRandomField)
-    assert list(crf.state_dict()) == list(before)
-    assert all(torch.equal(crf.state_dict()[key], value) for key, value in before.items())
+    assert isinstance(copy, BatchedViterbiCrf) and isinstance(copy, ConditionalRandomField)
+    assert list(copy.state_dict()) == list(crf.state_dict())
+    assert all(torch.equal(copy.state_dict()[k], v) for k, v in crf.state_dict().items())
+    assert [p.requires_grad for p in copy.parameters()] == [
+        p.requires_grad for p in crf.parameters()
+    ]
 
 
-def test_adopt_refuses_weighted_crfs():
+def test_copy_of_refuses_weighted_crfs():
     with pytest.raises(TypeError, match="ConditionalRandomFieldWeightEmission"):
-        BatchedViterbiCrf.adopt(ConditionalRandomFieldWeightEmission(3, [1.0, 2.0, 1.0]))
+        BatchedViterbiCrf.copy_of(ConditionalRandomFieldWeightEmission(3, [1.0, 2.0, 1.0]))
 
 
 @pytest.mark.parametrize("include_start_end_transitions", [True, False])

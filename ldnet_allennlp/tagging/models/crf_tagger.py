@@ -75,7 +75,7 @@ class LdnetCrfTagger(CrfTagger):
         self.distillation_weight = distillation_weight
         self._teacher_columns: Dict[Tuple[str, ...], torch.Tensor] = {}
         if type(self.crf) is ConditionalRandomField:
-            BatchedViterbiCrf.adopt(self.crf)
+            self.crf = BatchedViterbiCrf.copy_of(self.crf)
         if self.calculate_span_f1:
             self._f1_metric = DistributedSpanBasedF1Measure(
                 self.vocab, tag_namespace=self.label_namespace, label_encoding=self.label_encoding
