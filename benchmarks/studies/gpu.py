@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Sequence
 
-from benchmarks.harness.data import CONLL03, ROOT, cpu_model, hardware
+from benchmarks.harness.data import CONLL03, ROOT, cpu_model, hardware, read_sentences
 from benchmarks.harness.results import command_line, results_path, update_results_file, utc_date
 from benchmarks.harness.study import Headline, Stage, Study, at_least, at_most, headline
 from benchmarks.harness.timing import interleaved, thread_env
@@ -57,6 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=3, help="epochs of the epoch stage")
     parser.add_argument("--profile-steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the cpu stage")
+    parser.add_argument(
+        "--cpu-batches",
+        type=int,
+        default=None,
+        help="the cpu stage with --baseline times this many training batches per round (and all "
+        "of dev), and takes a whole epoch's seconds from the rates",
+    )
     parser.add_argument("--baseline", default=None, help="git ref the cpu stage also times")
     parser.add_argument("--work-dir", type=Path, default=ROOT / "runs" / "gpu")
     parser.add_argument("--results-dir", type=Path, default=None)
@@ -172,7 +179,8 @@ def cpu(args: argparse.Namespace) -> None:
     versions = {"now": ROOT}
     if args.baseline:
         versions[f"baseline_{args.baseline}"] = _worktree(args.baseline, args.work_dir)
-        cases = {name: _epoch_process(args, name, path) for name, path in versions.items()}
+        options = ["--batches", str(args.cpu_batches)] if args.cpu_batches else []
+        cases = {name: _epoch_process(args, name, path, options) for name, path in versions.items()}
     else:  # one version: a fresh trainer per round in this process
         cases = {"now": lambda: _epoch_here(args)}
 
@@ -194,12 +202,34 @@ def cpu(args: argparse.Namespace) -> None:
             )
         }
         section[name]["per_round_seconds"] = timings.values(name, "median_seconds")
+        if args.cpu_batches:
+            section[name]["epoch_seconds_from_rates"] = _epoch_from_rates(args, timings, name)
     section.update(_headline_figures(section["now"]))
+    if args.cpu_batches:
+        section["batches_per_epoch_timed"] = args.cpu_batches
+        section["epoch_seconds_ner_ldnet"] = section["now"]["epoch_seconds_from_rates"]
     if args.baseline:
-        before = section[f"baseline_{args.baseline}"]["median_seconds"]
+        key = "epoch_seconds_from_rates" if args.cpu_batches else "median_seconds"
+        before = section[f"baseline_{args.baseline}"][key]
         section["epoch_seconds_before"] = before
-        section["epoch_speedup"] = before / section["now"]["median_seconds"]
+        section["epoch_speedup"] = before / section["now"][key]
     _save(args, {"cpu": section})
+
+
+def _epoch_from_rates(args: argparse.Namespace, timings, name: str) -> float:
+    """
+    A whole epoch's seconds from a partial one (`--cpu-batches`): the training file's batches
+    over the median training rate plus the dev file's over the median validation rate.
+    """
+    batch_size = 4 if args.fixtures else 32
+    variables = _variables(args)
+    batches = {
+        phase: -(-len(read_sentences(variables[path])) // batch_size)
+        for phase, path in (("train", "CONLL03_TRAIN_DATA_PATH"), ("dev", "CONLL03_DEV_DATA_PATH"))
+    }
+    train_rate = timings.median(name, "median_train_batches_per_sec")
+    dev_rate = timings.median(name, "median_validation_batches_per_sec")
+    return batches["train"] / train_rate + batches["dev"] / dev_rate
 
 
 def _epoch_here(args: argparse.Namespace) -> Dict[str, Any]:
