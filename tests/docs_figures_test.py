@@ -28,6 +28,10 @@ def whole(value: float) -> str:
     return f"{value:.0f}"
 
 
+def thousands(value: float) -> str:
+    return f"{value / 1000:.1f}"
+
+
 def loss_as_gain(value: float) -> str:
     return f"{-value:.2f}"
 
@@ -94,6 +98,22 @@ QUOTES = [
         one,
     ),
     ("serving_and_export.md", "{}× the predictor's", "export", "runtime_speedup_b32", one),
+    (
+        "serving_and_export.md",
+        "are missed in this run: {}k",
+        "export",
+        "runtime_speed.words_per_sec_runtime_b32",
+        thousands,
+    ),
+    ("serving_and_export.md", "(F1 {} met)", "export", "runtime_speed.f1_default_export", two),
+    ("serving_and_export.md", "all three {}×", "export", "runtime_speed.levers.all.b32", two),
+    (
+        "serving_and_export.md",
+        "a loss of {} (at most",
+        "export",
+        "runtime_speed.f1_default_export_loss",
+        lambda value: f"{value:.3f}",
+    ),
     (
         "serving_and_export.md",
         "the runtime gives the pruned tagger {}× the un-pruned",
