@@ -7,7 +7,7 @@ imports both and patches AllenNLP).
 
     from ldnet_runtime import Tagger
 
-    tagger = Tagger("ner_export")  # the folder ldnet-export wrote
+    tagger = Tagger("ner_export")  # the folder ldnet-export wrote, or a shipped name: "ner_pruned"
     tagger.predict_json({"sentence": "Chancellor Helmut Kohl met Jacques Chirac in Bonn."})
     # {"tokens": [...], "tags": [...], "spans": [...]}: what `allennlp predict` gives
 
