@@ -295,11 +295,11 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         return headline(results, figure, f"runtime_speed.{key}", f"{sign} {goal[key]:g}", met)
 
     return [
-        judged("words/s, default export (int8, tables), b32", "words_per_sec_runtime_b32"),
+        judged("words/s, default export, b32", "words_per_sec_runtime_b32"),
         judged("words/s, default export, b1", "words_per_sec_runtime_b1"),
         judged("default export / spaCy sm, b32", "runtime_vs_spacy_b32"),
         judged("eng.testb F1, default export", "f1_default_export"),
-        judged("F1 lost vs fp32 (AllenNLP's tags)", "f1_default_export_loss", "<="),
+        judged("F1 lost vs fp32", "f1_default_export_loss", "<="),
         row("tags = AllenNLP's (share)", "tag_agreement_default"),
         judged("shipped ner_pruned export (MB)", "shipped_export_mb", "<="),
         row("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
