@@ -74,7 +74,12 @@ def _save(args: argparse.Namespace, updates: Dict[str, Any]) -> None:
         runs = results.get("commands", []) + [
             {"command": command_line(), "date": utc_date(), "hardware": hardware()}
         ]
-        return {"title": "Training on a GPU", "commands": runs, **updates}
+        return {
+            "title": "Training on a GPU",
+            "commands": runs,
+            "hardware": runs[-1]["hardware"],
+            **updates,
+        }
 
     update_results_file(results_path("gpu.json", args.results_dir), merge)
 
