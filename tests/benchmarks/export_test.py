@@ -107,7 +107,7 @@ def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
 
 def test_the_summary_reads_the_committed_results():
     headlines = {h.key: h for h in export.summary(COMMITTED)}
-    assert headlines["runtime_speedup_b1"].met is COMMITTED["goal_met"]["runtime_speedup_b1"]
+    assert headlines["runtime_vs_spacy_b32"].met is COMMITTED["goal_met"]["runtime_vs_spacy_b32"]
     assert headlines["cold_start_s_runtime"].goal == "< 1"
     assert headlines["identical_tags_eng_testb"].value is True
 
@@ -164,7 +164,7 @@ def speed_timings(words_per_sec) -> Timings:
     """Five rounds of every case of the speed stage, each sample `words_per_sec(path, size)`."""
     samples = {}
     for size in (1, 32):
-        for path in [*export_speed.EXPORTS, "spacy_sm"]:
+        for path in [*export_speed.EXPORTS, *export_speed.SESSION_VARIANTS, "spacy_sm"]:
             sample = {"words_per_sec": words_per_sec(path, size)}
             if size == 1:
                 sample.update(p50_ms=2.0, p99_ms=9.0)
@@ -180,6 +180,7 @@ def test_the_speed_stages_figures_by_hand():
         "fp32_no_tables": 32_000.0,
         "unfused_int8": 40_000.0,
         "unfused_fp32": 30_000.0,
+        "default_ort_basic": 50_000.0,
         "spacy_sm": 10_000.0,
     }
     found = export_speed.figures(speed_timings(lambda path, size: rates[path] / (1 + (size == 1))))
@@ -194,6 +195,7 @@ def test_the_speed_stages_figures_by_hand():
     assert found["levers"]["word_tables"]["b32"] == 1.25
     assert found["levers"]["fused_graph"]["b32"] == 1.2
     assert found["levers"]["all"]["b1"] == 2.0
+    assert found["levers"]["ort_enable_all"]["b32"] == 1.2
 
 
 def test_the_speed_and_profile_sections_survive_a_measure_run(tmp_path, monkeypatch):
