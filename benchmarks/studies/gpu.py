@@ -40,6 +40,13 @@ from benchmarks.harness.timing import interleaved, thread_env
 
 CONFIG = ROOT / "training_configs" / "tagging" / "ner_ldnet.jsonnet"
 STEPS_SCRIPT = Path(__file__).with_name("gpu_steps.py")
+DEVICE_FIGURES = (
+    "device",
+    "all_paths_ok",
+    "epoch_seconds_ner_ldnet",
+    "batches_per_sec_train",
+    "batches_per_sec_validation",
+)
 PRETRAINED_LMS = {
     "FORWARD_LM_ARCHIVE": str(ROOT / "pretrained" / "lm_forward.tar.gz"),
     "BACKWARD_LM_ARCHIVE": str(ROOT / "pretrained" / "lm_backward.tar.gz"),
@@ -71,10 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _save(args: argparse.Namespace, updates: Dict[str, Any]) -> None:
     def merge(results: Dict[str, Any]) -> Dict[str, Any]:
+        # the device run's headline figures are null until a run on a GPU measures them
+        unmeasured = {key: results.get(key) for key in DEVICE_FIGURES}
         runs = results.get("commands", []) + [
             {"command": command_line(), "date": utc_date(), "hardware": hardware()}
         ]
         return {
+            **unmeasured,
             "title": "Training on a GPU",
             "commands": runs,
             "hardware": runs[-1]["hardware"],
