@@ -5,17 +5,24 @@ is looked up instead of computed, and the emissions are the network's. Every wor
 sentences by an export with tables and by one whose graph computes everything; their emissions
 agree, as do each character-table row and the character CNN run on its word alone. Words outside
 the tables run through the exported character CNN and get the network's emissions too.
+`--no-word-tables` keeps everything in the graph; a missing or damaged table file or network is
+refused, named.
 """
 
+import argparse
+import json
+import shutil
 from pathlib import Path
 from typing import List
 
 import numpy as np
 import pytest
 
+from ldnet_allennlp.onnx_export.commands.ldnet_export import export_from_args
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_allennlp.pretrained import manifest, pretrained_dir
 from ldnet_runtime import Tagger
+from ldnet_runtime.export_format import ExportFormatError
 from ldnet_runtime.indexing import CharacterTableIndexer, WordTableIndexer
 from tests.onnx_export.conftest import LEGACY
 
@@ -89,3 +96,40 @@ def test_the_shipped_pruned_tagger_tables_give_the_network_emissions(tmp_path):
         pytest.skip("the shipped ner_pruned tagger (pretrained/MANIFEST.json) is not here")
     tables, network = exports(pretrained_dir() / entry["file"], tmp_path)
     assert check_every_word(tables, network) > 40_000
+
+
+def test_the_command_without_word_tables_keeps_everything_in_the_graph(tmp_path):
+    output_dir = tmp_path / "network"
+    export_from_args(
+        argparse.Namespace(
+            archive_file=str(LEGACY / "ner_ldnet_pruned.tar.gz"),
+            output_dir=str(output_dir),
+            fp32=True,
+            no_word_tables=True,
+        )
+    )
+    names = {path.name for path in output_dir.iterdir()}
+    assert "word_tables.npz" not in names and not any(n.startswith("word_network") for n in names)
+    tagger = json.loads((output_dir / "tagger.json").read_text())
+    assert "word_tables" not in tagger and "int8" not in tagger
+    assert {spec["indexer"]["type"] for spec in tagger["inputs"]} <= {
+        "single_id",
+        "dense_lm_tokens",
+        "characters",
+    }
+
+
+def test_a_missing_or_damaged_table_file_is_named(tmp_path):
+    export_tagger(str(LEGACY / "ner_ldnet_pruned.tar.gz"), str(tmp_path / "tables"))
+    broken = tmp_path / "broken"
+    shutil.copytree(tmp_path / "tables", broken)
+    (broken / "word_tables.npz").write_bytes(b"not a table")
+    with pytest.raises(ExportFormatError, match=r"word_tables\.npz cannot be read"):
+        Tagger(broken)
+    (broken / "word_tables.npz").unlink()
+    with pytest.raises(ExportFormatError, match=r"word_tables\.npz cannot be read"):
+        Tagger(broken)
+    shutil.copy(tmp_path / "tables" / "word_tables.npz", broken)
+    (broken / "word_network_token_characters.onnx").unlink()
+    with pytest.raises(ExportFormatError, match="lacks word_network_token_characters.onnx"):
+        Tagger(broken)
