@@ -172,10 +172,11 @@ def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str,
 
 
 def _commands(section: Dict[str, Any]) -> List[str]:
+    """The section's command lines, each once (a stage re-run records its command again)."""
     for key in COMMAND_KEYS:
         found = _command_lines(section.get(key))
         if found:
-            return found
+            return list(dict.fromkeys(found))
     return []
 
 

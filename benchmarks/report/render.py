@@ -21,7 +21,7 @@ from benchmarks.harness.study import Headline, Study, provenance, superseded
 REPORT = ROOT / "BENCHMARKS.md"
 FIGURES = ROOT / "docs" / "figures"
 MAX_BYTES = 25_000  # BENCHMARKS.md stays under this
-MAX_COMMANDS = 6  # command lines shown per study; the JSON holds the rest
+MAX_COMMANDS = 5  # command lines shown per study; the JSON holds the rest
 
 HEADER = """# Benchmarks
 

@@ -330,16 +330,16 @@ def summary(results: Dict[str, Any]) -> list:
 
     every_path = ("true", lambda value: value is True)
     return [
-        goal("every training path on the device", "all_paths_ok", every_path),
-        goal("ner_ldnet epoch on the device (s)", "epoch_seconds_ner_ldnet", at_most(15.0)),
-        goal("training batches/s on the device", "batches_per_sec_train", at_least(30.0)),
-        goal("CPU epoch, 1 thread: speed-up over the baseline", "cpu.epoch_speedup", at_least(1.0)),
+        goal("all training paths, GPU", "all_paths_ok", every_path),
+        goal("NER epoch, GPU (s)", "epoch_seconds_ner_ldnet", at_most(15.0)),
+        goal("training batches/s, GPU", "batches_per_sec_train", at_least(30.0)),
+        goal("CPU epoch speed-up, 1 thread", "cpu.epoch_speedup", at_least(1.0)),
     ]
 
 
 STUDY = Study(
     name="gpu",
-    description="Every training path on a GPU, the NER epoch there and on one CPU thread.",
+    description="Training paths and the NER epoch on a GPU; the NER epoch on one CPU thread.",
     results_file="gpu.json",
     stages=[
         Stage("paths", paths, "every training path on the fixtures, on --device"),
