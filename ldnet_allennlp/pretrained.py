@@ -89,6 +89,13 @@ def load_pretrained(
         raise ConfigurationError(
             f"no pretrained model named {name!r}; pretrained/MANIFEST.json lists {sorted(entries)}."
         )
+    if entries[name].get("kind") == "runtime_export":
+        of = entries[name].get("of")
+        raise ConfigurationError(
+            f"{name!r} is the runtime export of {of!r} (numpy and onnxruntime, no torch): tag "
+            f'with ldnet_runtime.Tagger("{of}") or `ldnet-tag --model {of}`; '
+            f'load_pretrained("{of}") gives the AllenNLP predictor.'
+        )
     predictor_name = predictor_name or entries[name].get("predictor")
     if predictor_name is None:
         raise ConfigurationError(

@@ -98,3 +98,7 @@ def test_load_pretrained_refuses_unknown_names_and_language_models():
         ConfigurationError, match=r'not a tagger: use it as "pretrained:lm_forward"'
     ):
         load_pretrained("lm_forward")
+    with pytest.raises(
+        ConfigurationError, match=r"'ner_pruned_runtime' is the runtime export of 'ner_pruned'"
+    ):
+        load_pretrained("ner_pruned_runtime")
