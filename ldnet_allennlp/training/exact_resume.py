@@ -24,8 +24,8 @@ failed (`EOFError`). Two pieces fix all five:
 - `ExactResumeCallback` (`"exact_resume"`, this module), which
   `ldnet_allennlp.patches.default_callbacks` adds to AllenNLP's default trainer callbacks,
   saves with every checkpoint the random generators (python, numpy, torch CPU and CUDA), where
-  training was, and which epochs validated. On `--recover` it also re-reads the validation loader after
-  each skipped epoch that validated, sets the saved generators back at exactly the
+  training was, and which epochs validated. On `--recover` it also re-reads the validation
+  loader after each skipped epoch that validated, sets the saved generators back at exactly the
   checkpoint's batch, and, resuming from an epoch's checkpoint, redoes that epoch's `best.th`.
 - `ldnet_allennlp.patches.checkpointer_load_checkpoint`: `--recover` deletes an incomplete
   checkpoint (a file missing or not a complete torch archive) with a warning, resumes from the
