@@ -318,11 +318,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     if shutil.which("strip") is None:
         raise BundleError("`strip` (binutils) is not installed")
     pins = parse_lock(args.lock.read_text())
-    exclude, pin = DEFAULT_EXCLUDE + args.exclude, args.pin
-    if args.lent_gpu_image:
-        exclude = exclude + LENT_GPU_IMAGE
-        pin = [p for p in pin if canonical(p.split("==")[0]) not in map(canonical, LENT_GPU_IMAGE)]
-    kept, excluded = select(pins, exclude, args.include, pin)
+    exclude = DEFAULT_EXCLUDE + args.exclude + (LENT_GPU_IMAGE if args.lent_gpu_image else [])
+    kept, excluded = select(pins, exclude, args.include, args.pin)
     out, options = args.output.resolve(), target_options(args.python_version, args.platform)
     site_packages, archive = out / "site-packages", out / "bundle.tar.xz"
     for old in (site_packages, out / "README.txt", out / "manifest.json", archive):

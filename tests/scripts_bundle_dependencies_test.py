@@ -42,6 +42,17 @@ def test_the_lock_without_what_the_target_has():
     assert set(kept) | set(excluded) == set(pins)
 
 
+def test_the_lent_gpu_image_leaves_out_what_it_holds():
+    pins = bundle.parse_lock((ROOT / "requirements" / "lock.txt").read_text())
+    exclude = bundle.DEFAULT_EXCLUDE + bundle.LENT_GPU_IMAGE
+    kept, excluded = bundle.select(pins, exclude, pin=bundle.DEFAULT_PINS)
+    held = [name for name in map(bundle.canonical, bundle.LENT_GPU_IMAGE) if name in pins]
+    assert "scipy" in held and "torchvision" in held
+    assert all(name in excluded and name not in kept for name in held)
+    for name in ["allennlp", "spacy", "transformers"]:  # what the image's versions would break
+        assert kept[name] == pins[name]
+
+
 def test_select_include_and_pins():
     pins = {"torch": "2", "onnx": "1", "spacy": "3"}
     kept, excluded = bundle.select(pins, ["torch", "onnx"], include=["ONNX"], pin=["spacy==3.9"])
