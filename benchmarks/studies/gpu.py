@@ -257,7 +257,8 @@ def _epoch_here(args: argparse.Namespace) -> Dict[str, Any]:
     torch.set_num_threads(1)
     try:
         work = args.work_dir / "cpu_now"
-        return run_epochs(build_trainer(str(CONFIG), _variables(args), _overrides(args), work, -1))
+        overrides = {"trainer.num_epochs": 1, **_overrides(args)}
+        return run_epochs(build_trainer(str(CONFIG), _variables(args), overrides, work, -1))
     finally:
         torch.set_num_threads(threads)
 
