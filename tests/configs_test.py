@@ -22,22 +22,11 @@ from allennlp.models.archival import load_archive
 from allennlp.training.util import HasBeenWarned
 
 from ldnet_allennlp.lm import write_word_vector_file
-from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
+from benchmarks.studies.gpu_paths import FIXTURE_DATA, LM_OVERRIDES
+from tests.conftest import CONFIGS_ROOT, PROJECT_ROOT
 from tests.lm.lm_archives import build_lm_archive_ext_vars
 
-FIXTURE_EXT_VARS: Dict[str, str] = {
-    "CONLL03_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt"),
-    "CONLL03_DEV_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
-    "CONLL03_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"),
-    "SST2_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2" / "sst2_fixture_train.tsv"),
-    "SST2_DEV_DATA_PATH": str(FIXTURES_ROOT / "distillation" / "sst2" / "sst2_fixture_dev.tsv"),
-    "CONLL00_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_train.txt"),
-    "CONLL00_TEST_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2000_test.txt"),
-    "LM_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_train.txt"),
-    "LM_VALIDATION_DATA_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt"),
-    "LM_FINETUNE_TRAIN_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_train.txt"),
-    "LM_FINETUNE_DEV_PATH": str(FIXTURES_ROOT / "lm" / "lm_fixture_dev.txt"),
-}
+FIXTURE_EXT_VARS: Dict[str, str] = dict(FIXTURE_DATA)
 
 
 _PHASE1_DIRS: Dict[str, str] = {}
@@ -120,14 +109,7 @@ ALL_CONFIGS = sorted(
 )
 
 # The real LM configs' adaptive-softmax cut-offs and vocabulary limits exceed the fixture text.
-FIXTURE_OVERRIDES = {
-    "lm": {
-        "model.cutoffs": [10, 20],
-        "vocabulary.min_count.tokens": 1,
-        "vocabulary.max_vocab_size.tokens": 1000,
-        "data_loader.batches_per_epoch": 2,
-    }
-}
+FIXTURE_OVERRIDES = {"lm": LM_OVERRIDES}
 
 
 def config_id(path: Path) -> str:

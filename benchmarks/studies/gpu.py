@@ -172,7 +172,7 @@ def profile(args: argparse.Namespace) -> None:
     if args.baseline:
         baseline = _worktree(args.baseline, args.work_dir)
         figures = {
-            name: _epoch_process(args, name, path, ["--profile-steps", str(args.profile_steps)])()
+            name: _steps_process(args, name, path, ["--profile-steps", str(args.profile_steps)])()
             for name, path in (("now", ROOT), (f"baseline_{args.baseline}", baseline))
         }
         _save(args, {"profile_cpu_against_baseline": {**_device(args), **figures}})
@@ -195,7 +195,7 @@ def cpu(args: argparse.Namespace) -> None:
     if args.baseline:
         versions[f"baseline_{args.baseline}"] = _worktree(args.baseline, args.work_dir)
         options = ["--batches", str(args.cpu_batches)] if args.cpu_batches else []
-        cases = {name: _epoch_process(args, name, path, options) for name, path in versions.items()}
+        cases = {name: _steps_process(args, name, path, options) for name, path in versions.items()}
     else:  # one version: a fresh trainer per round in this process
         cases = {"now": lambda: _epoch_here(args)}
 
@@ -204,7 +204,13 @@ def cpu(args: argparse.Namespace) -> None:
         print(f"[gpu cpu] round {index + 1} of {args.rounds}: epoch seconds {seconds}", flush=True)
 
     timings = interleaved(
-        cases, args.rounds, warmup=0, self_timed=True, order="alternate", on_round=progress
+        cases,
+        args.rounds,
+        warmup=0,
+        self_timed=True,
+        order="alternate",
+        threads=1,
+        on_round=progress,
     )
     section: Dict[str, Any] = {"threads": 1, "device": cpu_model(), "rounds": args.rounds}
     for name in versions:
@@ -248,19 +254,13 @@ def _epoch_from_rates(args: argparse.Namespace, timings, name: str) -> float:
 
 
 def _epoch_here(args: argparse.Namespace) -> Dict[str, Any]:
-    import torch
-
+    """One epoch in this process (its threads are set by `interleaved`)."""
     import ldnet_allennlp  # noqa: F401
     from benchmarks.studies.gpu_steps import build_trainer, run_epochs
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        work = args.work_dir / "cpu_now"
-        overrides = {"trainer.num_epochs": 1, **_overrides(args)}
-        return run_epochs(build_trainer(str(CONFIG), _variables(args), overrides, work, -1))
-    finally:
-        torch.set_num_threads(threads)
+    overrides = {"trainer.num_epochs": 1, **_overrides(args)}
+    work = args.work_dir / "cpu_now"
+    return run_epochs(build_trainer(str(CONFIG), _variables(args), overrides, work, -1))
 
 
 def _worktree(ref: str, work_dir: Path) -> Path:
@@ -278,7 +278,7 @@ def _worktree(ref: str, work_dir: Path) -> Path:
     return path
 
 
-def _epoch_process(
+def _steps_process(
     args: argparse.Namespace, name: str, package_root: Path, options: Sequence[str] = ()
 ):
     """A self-timed case: `gpu_steps.py` in a new process with `package_root` first on the path

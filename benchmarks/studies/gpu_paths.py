@@ -24,6 +24,7 @@ FIXTURES = ROOT / "fixtures"
 CONFIGS = ROOT / "training_configs"
 TAGGING = FIXTURES / "tagging"
 DISTILLATION = FIXTURES / "distillation"
+# every data variable of training_configs/, pointed at the fixtures (also the tests' variables)
 FIXTURE_DATA = {
     "CONLL03_TRAIN_DATA_PATH": str(TAGGING / "conll2003_train.txt"),
     "CONLL03_DEV_DATA_PATH": str(TAGGING / "conll2003_dev.txt"),
@@ -32,6 +33,8 @@ FIXTURE_DATA = {
     "CONLL00_TEST_DATA_PATH": str(TAGGING / "conll2000_test.txt"),
     "LM_TRAIN_DATA_PATH": str(FIXTURES / "lm" / "lm_fixture_train.txt"),
     "LM_VALIDATION_DATA_PATH": str(FIXTURES / "lm" / "lm_fixture_dev.txt"),
+    "LM_FINETUNE_TRAIN_PATH": str(FIXTURES / "lm" / "lm_fixture_train.txt"),
+    "LM_FINETUNE_DEV_PATH": str(FIXTURES / "lm" / "lm_fixture_dev.txt"),
     "DISTILLATION_FIXTURES": str(DISTILLATION),
     "TEACHER_MODEL_PATH": str(DISTILLATION / "tiny_bert"),
     "SST2_TRAIN_DATA_PATH": str(DISTILLATION / "sst2" / "sst2_fixture_train.tsv"),
