@@ -10,7 +10,8 @@ The same input and output as the predictor under `allennlp predict`:
 - output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, `end`
   inclusive, spans in order; an empty sentence gives empty lists.
 
-A batch is indexed (`indexing.py`), run through the graph (`model.onnx`: the emissions; in
+A batch is indexed (`indexing.py`: one dict lookup per token finds the rows of every word-level
+input, `TokenRows`), run through the graph (`model.onnx`: the emissions; in
 groups of sentences of similar length) and decoded by the constrained Viterbi (`viterbi.py`), so
 the tags are AllenNLP's as long as the emissions are (onnxruntime's and torch's floats agree to
 about 1e-5; the exporter checks them).
@@ -30,7 +31,7 @@ from ldnet_runtime.export_format import (
     read_export,
     read_word_tables,
 )
-from ldnet_runtime.indexing import build_indexer
+from ldnet_runtime.indexing import TokenRows, build_indexer
 from ldnet_runtime.rule_tokenizer import RuleTokenizer
 from ldnet_runtime.shipped_exports import export_dir_of, is_export_dir, is_shipped_name
 from ldnet_runtime.spans import SPAN_DECODERS
@@ -144,7 +145,15 @@ class Tagger:
             )
             for spec in tagger["inputs"]
         ]
+        # the word-level inputs' rows of each token, with one dict lookup per token
+        self._word_level = [
+            name for name, indexer in self._indexers if hasattr(indexer, "token_rows")
+        ]
+        self._token_rows = TokenRows(
+            [indexer for name, indexer in self._indexers if name in self._word_level]
+        )
         self.group_size = group_size
+        self._ones = np.ones((1, 256), dtype=bool)  # the mask of one sentence: a slice
         self.session = onnxruntime.InferenceSession(
             str(export["graph"]), session_options(threads), providers=["CPUExecutionProvider"]
         )
@@ -165,12 +174,11 @@ class Tagger:
     def predict_batch_json(self, inputs: Sequence[JsonDict]) -> List[JsonDict]:
         tokens = [self.tokens(json_dict) for json_dict in inputs]
         non_empty = [i for i, sentence in enumerate(tokens) if sentence]
-        outputs = [self._result([], []) for _ in inputs]
+        tags: List[List[str]] = [[] for _ in inputs]
         if non_empty:
-            tag_lists = self.tag_tokens([tokens[i] for i in non_empty])
-            for i, tags in zip(non_empty, tag_lists):
-                outputs[i] = self._result(tokens[i], tags)
-        return outputs
+            for i, sentence_tags in zip(non_empty, self.tag_tokens([tokens[i] for i in non_empty])):
+                tags[i] = sentence_tags
+        return [self._result(words, sentence_tags) for words, sentence_tags in zip(tokens, tags)]
 
     def tag(self, sentence: str) -> JsonDict:
         """`predict_json({"sentence": sentence})`."""
@@ -226,11 +234,19 @@ class Tagger:
         lengths = [len(tokens) for tokens in sentences]
         num_tokens = max(lengths, default=0)
         if len(sentences) == 1:
-            feeds = {MASK_INPUT: np.ones((1, num_tokens), dtype=bool)}
+            if self._ones.shape[1] < num_tokens:
+                self._ones = np.ones((1, 2 * num_tokens), dtype=bool)
+            feeds = {MASK_INPUT: self._ones[:, :num_tokens]}
         else:
             feeds = {MASK_INPUT: np.arange(num_tokens)[None, :] < np.asarray(lengths)[:, None]}
+        rows = self._token_rows([token for tokens in sentences for token in tokens])
+        column = 0
         for name, indexer in self._indexers:
-            feeds[name] = indexer(sentences, num_tokens)
+            if name in self._word_level:
+                feeds[name] = indexer.gather(rows[:, column], sentences, num_tokens)
+                column += 1
+            else:
+                feeds[name] = indexer(sentences, num_tokens)
         (logits,) = self.session.run([LOGITS_OUTPUT], feeds)
         return logits, lengths
 

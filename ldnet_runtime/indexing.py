@@ -70,10 +70,20 @@ class SingleIdIndexer:
             raise KeyError(f"{text!r} is not in namespace {self.namespace!r}, which has no OOV")
         return ids
 
-    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
+    token_rows = ids
+
+    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        """The input array of the batch from its tokens' ids (`token_rows`), in token order."""
         output = np.zeros((len(sentences), num_tokens), dtype=np.int64)
-        put_tokens(output, sentences, self.ids([token for tokens in sentences for token in tokens]))
+        put_tokens(output, sentences, rows)
         return output
+
+    def reset(self) -> None:
+        """Nothing is kept: the ids are the vocabulary's."""
+
+    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        flat = [token for tokens in sentences for token in tokens]
+        return self.gather(np.asarray(self.ids(flat), dtype=np.int64), sentences, num_tokens)
 
 
 class CharacterIndexer:
@@ -135,14 +145,21 @@ class WordTableIndexer:
     """
 
     def __init__(self, spec: Dict[str, Any], words: List[str], table: np.ndarray) -> None:
-        self.ids = SingleIdIndexer(spec, words).ids
+        self.ids = self.token_rows = SingleIdIndexer(spec, words).ids
         self.table = table
 
-    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        rows = self.table[self.ids([token for tokens in sentences for token in tokens])]
+    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        """The input array of the batch from its tokens' ids (`token_rows`), in token order."""
         output = np.zeros((len(sentences), num_tokens, self.table.shape[1]), dtype=np.float32)
-        put_tokens(output, sentences, rows)
+        put_tokens(output, sentences, self.table[rows])
         return output
+
+    def reset(self) -> None:
+        """Nothing is kept: the rows are the table's."""
+
+    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        flat = [token for tokens in sentences for token in tokens]
+        return self.gather(np.asarray(self.ids(flat), dtype=np.int64), sentences, num_tokens)
 
 
 class CharacterTableIndexer:
@@ -195,29 +212,97 @@ class CharacterTableIndexer:
             found = [rows[token] for token in tokens]
         return np.asarray(found, dtype=np.int64)
 
+    def reset(self) -> None:
+        """Forgets the vectors computed for tokens outside the table."""
+        self.vectors = self.vectors[: self.table_rows]
+        self.rows = {w: r for w, r in self.rows.items() if r < self.table_rows}
+
     def _add(self, tokens: List[str]) -> None:
         """Runs the network on `tokens` (not in `self.rows`) and keeps their vectors."""
         if len(self.vectors) + len(tokens) > self.table_rows + self.CACHE_SIZE:
-            self.vectors = self.vectors[: self.table_rows]
-            self.rows = {w: r for w, r in self.rows.items() if r < self.table_rows}
+            self.reset()
         computed = self.network(self.characters([tokens], len(tokens)))[0]
         first = len(self.vectors)
         self.vectors = np.concatenate([self.vectors, computed.astype(np.float32)])
         self.rows.update((token, first + i) for i, token in enumerate(tokens))
 
-    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        rows = self.token_rows([token for tokens in sentences for token in tokens])
+    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        """The input array of the batch from its tokens' rows (`token_rows`), in token order."""
         output = np.zeros((len(sentences), num_tokens, self.dim), dtype=np.float32)
         put_tokens(output, sentences, self.vectors[rows])
         return output
 
+    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        rows = self.token_rows([token for tokens in sentences for token in tokens])
+        return self.gather(rows, sentences, num_tokens)
+
 
 class GloveIndexer:
+    """
+    `glove_tokens`: each token's GloVe row (`glove.GloveLookup`, -1 where GloVe lacks the word)
+    and its vector.
+    """
+
     def __init__(self, spec: Dict[str, Any], export_dir: Path) -> None:
         self.lookup = GloveLookup(spec, export_dir)
+        self.token_rows = self.lookup.rows
+
+    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        """The input array of the batch from its tokens' rows (`token_rows`), in token order."""
+        return self.lookup.vectors_of_rows(rows, sentences, num_tokens)
+
+    def reset(self) -> None:
+        """Nothing to forget: the rows are GloVe's."""
 
     def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
         return self.lookup.vectors(sentences, num_tokens)
+
+
+class TokenRows:
+    """
+    The rows of every word-level input (`token_rows` of each indexer: an id, a table row, a
+    GloVe row) of each token, found with one dict lookup per token: a token's rows are looked
+    up by each indexer the first time it is seen, then kept, for up to `CACHE_SIZE` tokens
+    (then every indexer forgets what it computed for tokens outside its tables, and the rows
+    are found again).
+
+    # Parameters
+
+    indexers : `Sequence[Any]`
+        Indexers with `token_rows(tokens)`, `gather(rows, sentences, num_tokens)` and `reset()`.
+    """
+
+    CACHE_SIZE = 200_000
+
+    def __init__(self, indexers: Sequence[Any]) -> None:
+        self.indexers = list(indexers)
+        self._index: Dict[str, int] = {}  # token -> its row of `self._rows`
+        self._rows = np.zeros((0, len(self.indexers)), dtype=np.int64)
+
+    def __call__(self, tokens: Sequence[str]) -> np.ndarray:
+        """`(len(tokens), len(indexers))` int64: each token's row for each indexer."""
+        index = self._index
+        found = [index.get(token, -1) for token in tokens]
+        if -1 in found:
+            new = list(dict.fromkeys(t for t, i in zip(tokens, found) if i == -1))
+            if len(index) + len(new) > self.CACHE_SIZE:
+                self._index = index = {}
+                self._rows = self._rows[:0]
+                for indexer in self.indexers:
+                    indexer.reset()
+                new = list(dict.fromkeys(tokens))
+            self._add(new)
+            found = [index[token] for token in tokens]
+        return self._rows[found]
+
+    def _add(self, tokens: List[str]) -> None:
+        """Looks up the rows of `tokens` (none of them kept yet) with each indexer."""
+        columns = [
+            np.asarray(indexer.token_rows(tokens), dtype=np.int64) for indexer in self.indexers
+        ]
+        first = len(self._rows)
+        self._rows = np.concatenate([self._rows, np.stack(columns, axis=1)])
+        self._index.update((token, first + i) for i, token in enumerate(tokens))
 
 
 def build_indexer(

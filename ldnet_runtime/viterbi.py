@@ -71,14 +71,17 @@ def viterbi_tags(
             f"transitions of shape {transitions.shape} do not fit {num_tags} tags "
             f"(expected {(states, states)})"
         )
+    if batch == 1:  # a batch of one, what a server sees: no array of lengths
+        (length,) = lengths
+        if not 0 <= length <= max_len:
+            raise ValueError(f"lengths {[length]} out of range for {max_len} positions")
+        return [_one_sentence(emissions[0, :length], transitions) if length else []]
     lengths = np.asarray(lengths, dtype=np.int64).reshape(batch)
     if batch and (lengths.min() < 0 or lengths.max() > max_len):
         raise ValueError(f"lengths {lengths.tolist()} out of range for {max_len} positions")
     longest = int(lengths.max()) if batch else 0
     if longest == 0:
         return [[] for _ in range(batch)]
-    if batch == 1:
-        return [_one_sentence(emissions[0, :longest], transitions)]
     history = _forward(emissions, lengths, transitions, longest)
     last = np.full(states, IMPOSSIBLE, dtype=dtype)
     last[num_tags + 1] = 0.0
@@ -113,28 +116,32 @@ def viterbi_tags(
 
 def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
     """
-    The path of one sentence (`emissions` `(length, num_tags)`, length >= 1), with fewer array
-    operations per position than the batched pass: each step's candidates are kept, `[j, i]`
-    the score of state i then state j, and their first maxima (the back-pointers), so that
-    back-tracking is a walk over Python lists; the choices on the path are then checked for
-    shared maxima all at once, and the path replayed (`_replayed_path`) if one is.
+    The path of one sentence (`emissions` `(length, num_tags)`, length >= 1), with three array
+    operations per position (`score[i] + transitions[i, j]`, its maximum over i, plus the
+    position's row) and nothing else in the loop: every step's candidates `[k, i, j]` and their
+    first maxima over i (the back-pointers) are then computed at once from the scores, so that
+    back-tracking is a walk over Python lists; the choices on the path are checked for shared
+    maxima all at once, and the path replayed (`_replayed_path`) if one is.
     """
     dtype = transitions.dtype
     length, num_tags = emissions.shape
     states = num_tags + 2
-    rows = np.full((length, states), IMPOSSIBLE, dtype=dtype)
-    rows[:, :num_tags] = emissions
     history = np.empty((length + 1, 1, states), dtype=dtype)
     history[0] = IMPOSSIBLE
     history[0, 0, num_tags] = 0.0
-    candidates = np.empty((length + 1, states, states), dtype=dtype)
-    columns = np.ascontiguousarray(transitions.T)  # columns[j]: transitions[:, j]
+    rows = np.full((length, states), IMPOSSIBLE, dtype=dtype)
+    rows[:, :num_tags] = emissions
+    scores = list(history[:, 0, :, None])  # scores[p]: history[p] as a column, (states, 1)
+    after = list(history[1:, 0])  # after[p]: the scores after position p, (states,)
+    step = np.empty((states, states), dtype=dtype)
     best = np.empty(states, dtype=dtype)
-    for position in range(length):
-        step = candidates[position]
-        np.add(history[position], columns, out=step)
-        np.add(rows[position], step.max(axis=1, out=best), out=history[position + 1, 0])
-    np.add(history[length], columns, out=candidates[length])
+    add, maximum = np.add, np.maximum.reduce
+    for position, row in enumerate(rows):
+        add(scores[position], transitions, out=step)
+        add(row, maximum(step, axis=0, out=best), out=after[position])
+    # [k, j, i]: state i before step k, then state j (i last: the maxima are over contiguous
+    # values)
+    candidates = history + transitions.T
     pointers = candidates.argmax(axis=2)  # every step's first maxima at once
     last = np.full(states, IMPOSSIBLE, dtype=dtype)
     last[num_tags + 1] = 0.0
@@ -147,8 +154,8 @@ def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
         state = back[step_index][state]
         path[step_index - 1] = following[step_index - 1] = state
     chosen = candidates[np.arange(1, length + 1), following[1:]]  # (length, states)
-    maxima = np.take_along_axis(chosen, np.asarray(path)[:, None], axis=1)
-    if ((chosen == maxima).sum(axis=1) == 1).all() and (totals == totals.max()).sum() == 1:
+    maxima = chosen[np.arange(length), path]
+    if (chosen == maxima[:, None]).sum() == length and (totals == totals.max()).sum() == 1:
         return path
     return _replayed_path(history, transitions, totals, 0, length, length)
 
