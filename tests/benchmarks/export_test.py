@@ -9,7 +9,13 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import export, export_profile, export_runtime_venv, export_speed
+from benchmarks.studies import (
+    export,
+    export_levers,
+    export_profile,
+    export_runtime_venv,
+    export_speed,
+)
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -164,7 +170,8 @@ def speed_timings(words_per_sec) -> Timings:
     """Five rounds of every case of the speed stage, each sample `words_per_sec(path, size)`."""
     samples = {}
     for size in (1, 32):
-        for path in [*export_speed.EXPORTS, *export_speed.SESSION_VARIANTS, "spacy_sm"]:
+        variants = [*export_speed.SESSION_VARIANTS, *export_levers.RUNTIME_VARIANTS]
+        for path in [*export_speed.EXPORTS, *variants, "spacy_sm"]:
             sample = {"words_per_sec": words_per_sec(path, size)}
             if size == 1:
                 sample.update(p50_ms=2.0, p99_ms=9.0)
@@ -181,6 +188,7 @@ def test_the_speed_stages_figures_by_hand():
         "unfused_int8": 40_000.0,
         "unfused_fp32": 30_000.0,
         "default_ort_basic": 50_000.0,
+        "default_runtime_before": 48_000.0,
         "spacy_sm": 10_000.0,
     }
     found = export_speed.figures(speed_timings(lambda path, size: rates[path] / (1 + (size == 1))))
@@ -196,6 +204,21 @@ def test_the_speed_stages_figures_by_hand():
     assert found["levers"]["fused_graph"]["b32"] == 1.2
     assert found["levers"]["all"]["b1"] == 2.0
     assert found["levers"]["ort_enable_all"]["b32"] == 1.2
+    assert found["levers"]["runtime_code"] == {"b1": 1.25, "b32": 1.25}
+
+
+def test_the_runtime_of_a_commit_is_imported_beside_todays(tmp_path):
+    import ldnet_runtime
+
+    package = export_levers.runtime_package_at("d9fd127")
+    assert package.__name__ == "ldnet_runtime_at_d9fd127"
+    assert package.Tagger is not ldnet_runtime.Tagger
+    assert package.exported_tagger.__name__ == "ldnet_runtime_at_d9fd127.exported_tagger"
+    # the commit's own code: no word rows looked up once for every input then
+    assert not hasattr(package.indexing, "TokenRows") and hasattr(
+        ldnet_runtime.indexing, "TokenRows"
+    )
+    assert export_levers.runtime_package_at("d9fd127") is package
 
 
 def test_the_speed_and_profile_sections_survive_a_measure_run(tmp_path, monkeypatch):
