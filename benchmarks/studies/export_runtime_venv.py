@@ -1,5 +1,5 @@
 """
-The `runtime_venv` stage of the `export` study (issue 35, item 3): the torch-free install.
+The `runtime_venv` stage of the `export` study: the torch-free install.
 
 1. A fresh venv (`python -m venv runs/runtime_venv`) gets `pip install -r
    requirements/runtime-lock.txt` plus the `ldnet-runtime` distribution (`ldnet_runtime/
@@ -35,7 +35,7 @@ from benchmarks.studies import export_timing as timing
 
 LOCK = ROOT / "requirements" / "runtime-lock.txt"
 VENV_DIR = ROOT / "runs" / "runtime_venv"
-# issue 35's goals
+# the torch-free install's goals
 GOAL = {
     "runtime_venv_mb": 500.0,
     "cold_start_s_runtime_venv_tokens": 0.5,
