@@ -1,4 +1,4 @@
-"""The TSV and transfer-set readers, including the bad inputs of issue 7."""
+"""The TSV and transfer-set readers, bad inputs included."""
 
 import json
 

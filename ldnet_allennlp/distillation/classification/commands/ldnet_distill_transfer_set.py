@@ -6,8 +6,8 @@ a fine-tuned teacher archive (`build_transfer_set` of
     allennlp ldnet-distill-transfer-set runs/teacher/model.tar.gz \\
         "$SST2_TRAIN_DATA_PATH" runs/transfer/sst2_aug.jsonl --n-iter 20 --seed 13
 
-`allennlp distill-transfer-set`, its name before every subcommand of this package began with
-`ldnet-`, still works: it prints a deprecation warning, then does the same.
+`allennlp distill-transfer-set`, a deprecated name without the `ldnet-` prefix of this package's
+subcommands, still works: it prints a deprecation warning, then does the same.
 """
 
 import argparse
