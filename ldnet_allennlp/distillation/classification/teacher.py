@@ -75,7 +75,6 @@ class ClassifierTeacher(Teacher):
             return self.model(**tensors)["logits"]
 
 
-if (
-    __name__ == "__main__"
-):  # `python -m ldnet_allennlp.distillation.classification.teacher` prints the path
+# `python -m ldnet_allennlp.distillation.classification.teacher` prints the path
+if __name__ == "__main__":
     print(installed_teacher_path() or "")
