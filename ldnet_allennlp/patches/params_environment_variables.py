@@ -4,17 +4,15 @@ jsonnet config is evaluated with (`Params.from_file`: `allennlp train`, `evaluat
 with the same variables plus defaults for the ones the environment lacks, each looked up when a
 config is read. `ldnet_allennlp/__init__.py` hands `apply` the one default this package needs:
 `TEACHER_MODEL_PATH`, the installed teacher's folder
-(`ldnet_allennlp.distillation.teacher.installed_teacher_path`); this module imports no feature
-code.
+(`ldnet_allennlp.distillation.classification.teacher.installed_teacher_path`); this module
+imports no feature code.
 
 **Why**: the teacher configs (`training_configs/distillation/teacher.libsonnet`) name their
 pretrained transformer by `std.extVar("TEACHER_MODEL_PATH")`, a local folder (nothing is ever
 downloaded), and jsonnet reads external variables only from AllenNLP's environment dict. This
 keeps `allennlp train training_configs/distillation/sst2_teacher.jsonnet` working with no extra
-step, without setting any environment variable (the package used to
-`os.environ.setdefault("TEACHER_MODEL_PATH", ...)` when `ldnet_allennlp.distillation` was
-imported). An exported `TEACHER_MODEL_PATH`, or an `ext_vars` entry, still wins. The archive of a
-trained teacher stores the resolved folder, as before.
+step, without setting any environment variable. An exported `TEACHER_MODEL_PATH`, or an
+`ext_vars` entry, still wins. The archive of a trained teacher stores the resolved folder.
 
 **Targets**: AllenNLP 2.10.1.
 **Remove when**: the teacher configs stop reading `TEACHER_MODEL_PATH`.

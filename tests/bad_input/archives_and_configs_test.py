@@ -70,7 +70,8 @@ NO_DIMENSION_KEY = {
     "distillation/sick_teacher.jsonnet",
     # the pruned students: recipe/{ner,chunk}_ldnet_glove_sgd (above) with the shipped pruned
     # tagger's layers (which the 3-layer fixture LMs lack) and weights; rendered by
-    # tests/configs_test.py, their distill.libsonnet trained by tests/tagging/pruned_student_test.py
+    # tests/configs_test.py, their distill.libsonnet trained by
+    # tests/distillation/tagging/pruned_student_test.py
     "tagging/student/ner_pruned_student.jsonnet",
     "tagging/student/chunk_pruned_student.jsonnet",
 }

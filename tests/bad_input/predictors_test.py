@@ -15,8 +15,8 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
-from ldnet_allennlp.distillation.predictors import DistillationPredictor
+from ldnet_allennlp.distillation.classification.dataset_readers import TransferSetReader
+from ldnet_allennlp.distillation.classification.predictors import DistillationPredictor
 from ldnet_allennlp.tagging.predictors.ldnet_tagger_predictor import TaggerPredictor
 from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS
 from tests.conftest import FIXTURES_ROOT

@@ -19,7 +19,10 @@ from allennlp.common.checks import ConfigurationError
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader, TransferSetReader
+from ldnet_allennlp.distillation.classification.dataset_readers import (
+    DistillationTsvReader,
+    TransferSetReader,
+)
 from ldnet_allennlp.lm.dataset_readers.dense_lm_text import DenseLMTextDatasetReader
 from tests.bad_input.strategies import NOT_UTF8, PROPERTY, text, write
 

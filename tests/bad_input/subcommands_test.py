@@ -22,9 +22,9 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 
 import ldnet_allennlp.pruning.cut_layers as export
-from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.transfer_set import build_transfer_set
-from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader
+from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
+from ldnet_allennlp.distillation.classification.transfer_set import build_transfer_set
+from ldnet_allennlp.distillation.classification.dataset_readers import DistillationTsvReader
 from ldnet_allennlp.pruning.cut_layers import write_archive
 from tests.bad_input.conftest import LONG_SENTENCE, TRICKY_TOKENS, finished_predict_run
 from tests.conftest import FIXTURES_ROOT

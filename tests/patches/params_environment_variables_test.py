@@ -10,7 +10,10 @@ import sys
 from allennlp.common import Params
 
 import ldnet_allennlp  # noqa: F401  (applies the patches)
-from ldnet_allennlp.distillation.teacher import TEACHER_MODEL_PATH_VARIABLE, installed_teacher_path
+from ldnet_allennlp.distillation.classification.teacher import (
+    TEACHER_MODEL_PATH_VARIABLE,
+    installed_teacher_path,
+)
 from tests.conftest import CONFIGS_ROOT
 
 

@@ -3,7 +3,8 @@ cuDNN's rule for RNNs, enforced on the CPU for the whole suite (`tests/cudnn_rul
 dense LSTM stacks under it: in eval mode with a graph (frozen LMs under trained layer masks, or
 fine-tuned LMs) their LSTMs run in training mode, which must change no number. The training
 configs themselves train under the rule in `tests/configs_test.py`,
-`tests/distillation/configs_test.py` and `tests/tagging/pruned_student_test.py`.
+`tests/distillation/classification/configs_test.py` and
+`tests/distillation/tagging/pruned_student_test.py`.
 """
 
 import json

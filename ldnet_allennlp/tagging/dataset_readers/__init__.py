@@ -2,6 +2,3 @@ from ldnet_allennlp.tagging.dataset_readers.conll import (  # noqa: F401
     ValidatingConll2000DatasetReader,
     ValidatingConll2003DatasetReader,
 )
-from ldnet_allennlp.tagging.dataset_readers.distillation import (  # noqa: F401
-    TaggingDistillationReader,
-)

@@ -21,11 +21,14 @@ from allennlp.predictors import Predictor
 from allennlp.training.util import evaluate
 from allennlp.data.data_loaders import SimpleDataLoader
 
-from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.transfer_set import build_transfer_set
-from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader, TransferSetReader
-from ldnet_allennlp.distillation.models import distillation_loss
-from ldnet_allennlp.distillation.models import distillation_model
+from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
+from ldnet_allennlp.distillation.classification.transfer_set import build_transfer_set
+from ldnet_allennlp.distillation.classification.dataset_readers import (
+    DistillationTsvReader,
+    TransferSetReader,
+)
+from ldnet_allennlp.distillation.classification.models import distillation_loss
+from ldnet_allennlp.distillation.classification.models import distillation_model
 from tests.distillation.conftest import DISTILLATION_FIXTURES
 from tests.distillation.teacher_archive import fixture_teacher_archive
 

@@ -1,17 +1,14 @@
 """
 A CRF tagger's soft targets for distillation into a student tagger: per token, the posterior
 marginals `p(y_t = k | x)` of one or more trained taggers (`crf_marginals`), averaged over an
-ensemble, and a silver tag sequence decoded from them.
-
-`TaggerTeacher` is the Registrable interface (`"crf_ensemble"` is its implementation), so a
-transfer-set builder or a config can name the teacher.
+ensemble (`CrfEnsembleTeacher`, the `Teacher` registered as `"crf_ensemble"`), and a silver tag
+sequence decoded from them (`silver_tags`).
 """
 
 from typing import List, Optional, Sequence
 
 import numpy
 import torch
-from allennlp.common import Registrable
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Instance, Token
 from allennlp.models import Model
@@ -19,52 +16,23 @@ from allennlp.models.archival import load_archive
 from allennlp.modules.conditional_random_field import allowed_transitions
 from allennlp.nn.util import move_to_device
 
+from ldnet_allennlp.distillation.teacher import Teacher, label_order
 from ldnet_allennlp.pretrained import resolve_archive
 from ldnet_allennlp.tagging.crf_marginals import crf_marginals
 from ldnet_allennlp.tagging.models.crf_tagger import crf_tagger_emissions
 from ldnet_allennlp.tagging.viterbi import viterbi_tags, viterbi_transitions
 
 
-class TaggerTeacher(Registrable):
-    """
-    Something that gives each token of a sentence a distribution over a fixed tag set.
-
-    # Parameters (of `marginals`)
-
-    sentences : `Sequence[Sequence[str]]`
-        Tokenized sentences.
-
-    # Returns
-
-    `List[numpy.ndarray]`
-        One `(len(sentence), len(self.labels))` float32 array per sentence, rows summing to 1.
-    """
-
-    default_implementation = "crf_ensemble"
-    labels: List[str]
-    label_encoding: Optional[str]
-
-    def marginals(self, sentences: Sequence[Sequence[str]]) -> List[numpy.ndarray]:
-        raise NotImplementedError
-
-
-def tagger_label_order(model: Model, source: str = "") -> List[str]:
-    """The tags of a CRF tagger in the order of its logits (its label namespace)."""
-    namespace = getattr(model, "label_namespace", None)
-    if namespace is None or not hasattr(model, "crf"):
-        raise ConfigurationError(f"{source or type(model).__name__}: not a CRF tagger archive")
-    size = model.vocab.get_vocab_size(namespace)
-    return [model.vocab.get_token_from_index(i, namespace) for i in range(size)]
-
-
-@TaggerTeacher.register("crf_ensemble")
-class CrfEnsembleTeacher(TaggerTeacher):
+@Teacher.register("crf_ensemble")
+class CrfEnsembleTeacher(Teacher):
     """
     The average of the CRF posterior marginals of one or more tagger archives (`crf_tagger` or
     `ldnet_crf_tagger`), each run batched on its own indexers and vocabulary. The output's tags
     are the first archive's, in its order, then any tag only a later archive has; a tagger gives
     probability 0 to a tag it lacks (e.g. a rare tag its training file never showed). The
     archives must share their label encoding and all but a few tags.
+
+    Its `labels` and `label_encoding` are the ensemble's tags and their span encoding.
 
     # Parameters
 
@@ -84,7 +52,10 @@ class CrfEnsembleTeacher(TaggerTeacher):
         for archive_file in archives:
             archive = load_archive(resolve_archive(archive_file), cuda_device=cuda_device)
             model = archive.model.eval()
-            labels = tagger_label_order(model, archive_file)
+            namespace = getattr(model, "label_namespace", None)
+            if namespace is None or not hasattr(model, "crf"):
+                raise ConfigurationError(f"{archive_file}: not a CRF tagger archive")
+            labels = label_order(model, namespace)
             encoding = getattr(model, "label_encoding", None)
             if not self.models:
                 self.label_encoding = encoding
@@ -114,8 +85,16 @@ class CrfEnsembleTeacher(TaggerTeacher):
             reader.apply_token_indexers(instance)
         return instances
 
+    def soft_targets(self, inputs: Sequence[Sequence[str]]) -> List[numpy.ndarray]:
+        """The `marginals` of each sentence (`Teacher.soft_targets`)."""
+        return self.marginals(inputs)
+
     @torch.inference_mode()
     def marginals(self, sentences: Sequence[Sequence[str]]) -> List[numpy.ndarray]:
+        """
+        The averaged marginals of each tokenized sentence: one `(len(sentence), len(labels))`
+        float32 array per sentence, rows summing to 1.
+        """
         total: Optional[torch.Tensor] = None
         mask = None
         for model, reader, columns in zip(self.models, self.readers, self.columns):

@@ -10,14 +10,14 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.transfer_set import (
-    SORT_WINDOW_BATCHES,
+from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
+from ldnet_allennlp.distillation.classification.dataset_readers import TransferSetReader
+from ldnet_allennlp.distillation.classification.transfer_set import (
     build_transfer_set,
     length_sorted,
     transfer_set_rows,
 )
-from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
+from ldnet_allennlp.distillation.transfer_set import SORT_WINDOW_BATCHES
 from tests.cli import run_allennlp
 from tests.distillation.conftest import DISTILLATION_FIXTURES
 from tests.training.sigkill import KILL_AFTER_FORWARDS_VARIABLE

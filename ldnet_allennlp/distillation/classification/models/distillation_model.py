@@ -14,8 +14,11 @@ from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy, F1Measure
 
-from ldnet_allennlp.distillation.dataset_readers.distillation_readers import DistillationTsvReader
-from ldnet_allennlp.distillation.teacher import teacher_label_order, teacher_logits
+from ldnet_allennlp.distillation.classification.dataset_readers.distillation_readers import (
+    DistillationTsvReader,
+)
+from ldnet_allennlp.distillation.classification.teacher import ClassifierTeacher
+from ldnet_allennlp.distillation.teacher import label_order
 
 
 def distillation_loss(
@@ -232,10 +235,7 @@ class DistillationModel(Model):
         """
         key = tuple(teacher_labels)
         if key not in self._teacher_order_cache:
-            student_labels = [
-                self.vocab.get_token_from_index(i, self.label_namespace)
-                for i in range(self.num_labels)
-            ]
+            student_labels = label_order(self, self.label_namespace)
             if sorted(student_labels) != sorted(key):
                 raise ConfigurationError(
                     f"The teacher's label vocabulary {list(key)} ({source}) differs "
@@ -275,15 +275,16 @@ class DistillationModel(Model):
                     f"{where}: the teacher reads {kind}, but the student's sentence_pair is "
                     f"{str(self.sentence_pair).lower()}"
                 )
-            order = self.teacher_order(teacher_label_order(teacher), where)
+            classifier = ClassifierTeacher(teacher, reader)
+            order = self.teacher_order(classifier.labels, where)
             for parameter in teacher.parameters():
                 parameter.requires_grad_(False)
             teacher.eval()
-            self._online_teacher[:] = [teacher, reader, order]
-        teacher, reader, order = self._online_teacher
-        if next(teacher.parameters()).device != device:
-            teacher.to(device)
-        return teacher, reader, order.to(device)
+            self._online_teacher[:] = [classifier, order]
+        classifier, order = self._online_teacher
+        if next(classifier.model.parameters()).device != device:
+            classifier.model.to(device)
+        return classifier.model, classifier.reader, order.to(device)
 
     def online_teacher_logits(
         self, metadata: Optional[List[Dict[str, Any]]], device: torch.device
@@ -298,8 +299,9 @@ class DistillationModel(Model):
                 "neither teacher_logits nor its raw text; read the training data with a "
                 "'distillation_tsv' reader with keep_text: true (or a transfer set)"
             )
-        teacher, reader, order = self.online_teacher(device)
-        return teacher_logits(teacher, reader, [m["texts"] for m in metadata])[:, order]
+        _, _, order = self.online_teacher(device)  # loaded at the first call
+        teacher: ClassifierTeacher = self._online_teacher[0]
+        return teacher.soft_targets([m["texts"] for m in metadata])[:, order]
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]

@@ -1,7 +1,7 @@
 """
 A transfer set for distilling a CRF tagger (`build_tagging_transfer_set`; the subcommand is
 `allennlp ldnet-tagging-transfer-set`): unlabelled tokenized sentences, each token given the
-teacher's posterior marginals (`TaggerTeacher`, e.g. an ensemble of LD-Net taggers) and each
+teacher's posterior marginals (a `Teacher`, e.g. an ensemble of LD-Net taggers) and each
 sentence a silver tag sequence decoded from them (`silver_tags`).
 
 Input: one sentence per line, tokens separated by whitespace (as `scripts/prepare_lm_corpus.py`
@@ -20,7 +20,7 @@ least `min_probability`, rounded to `PROBABILITY_DECIMALS` (the reader renormali
 
 Deterministic and resumable as `ldnet-distill-transfer-set`: the rows are a pure function of the
 input and the settings, written in whole batches; a re-run with the same arguments continues and
-ends byte-identical to an uninterrupted run (`ldnet_allennlp.common.resumable_jsonl`).
+ends byte-identical to an uninterrupted run (`ldnet_allennlp.distillation.transfer_set`).
 """
 
 import json
@@ -29,18 +29,18 @@ import time
 from typing import Any, Dict, List, Optional
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.tqdm import Tqdm
 
 from ldnet_allennlp.common.file_utils import utf8_lines
-from ldnet_allennlp.common.resumable_jsonl import (
+from ldnet_allennlp.distillation.tagging.teacher import silver_tags
+from ldnet_allennlp.distillation.teacher import Teacher
+from ldnet_allennlp.distillation.transfer_set import (
     HEADER_KEY,
-    resume_point,
+    SORT_WINDOW_BATCHES,
     sorted_within_windows,
+    write_transfer_set,
 )
-from ldnet_allennlp.tagging.soft_targets import TaggerTeacher, silver_tags
 
 PROBABILITY_DECIMALS = 4
-SORT_WINDOW_BATCHES = 100
 
 
 def read_sentences(
@@ -98,7 +98,7 @@ def _sparse(marginals, min_probability: float) -> List[List[List[float]]]:
 
 
 def build_tagging_transfer_set(
-    teacher: TaggerTeacher,
+    teacher: Teacher,
     input_file: str,
     output_file: str,
     teacher_names: List[str],
@@ -136,33 +136,33 @@ def build_tagging_transfer_set(
         "min_probability": min_probability,
         "probability_decimals": PROBABILITY_DECIMALS,
     }
-    header_line = json.dumps({HEADER_KEY: settings}) + "\n"
-    done = resume_point(
-        output_file, header_line, rows, batch_size, lambda row: row["tokens"], parse_header
+    timed = {"seconds": 0.0, "tokens": 0}
+
+    def label_batch(batch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        began = time.perf_counter()
+        marginals = teacher.soft_targets([row["tokens"] for row in batch])
+        timed["seconds"] += time.perf_counter() - began
+        timed["tokens"] += sum(len(row["tokens"]) for row in batch)
+        silver = silver_tags(marginals, teacher.labels, teacher.label_encoding)
+        return [
+            {**row, "silver": tags, "marginals": _sparse(probabilities, min_probability)}
+            for row, tags, probabilities in zip(batch, silver, marginals)
+        ]
+
+    done = write_transfer_set(
+        output_file,
+        settings,
+        rows,
+        batch_size,
+        lambda row: row["tokens"],
+        parse_header,
+        label_batch,
+        "teacher marginals",
     )
-    todo = rows[done:]
-    seconds, tokens = 0.0, 0
-    batches = range(0, len(todo), batch_size)
-    with open(output_file, "a", encoding="utf-8") as handle:
-        for start in Tqdm.tqdm(batches, desc="teacher marginals", unit="batch"):
-            batch = todo[start : start + batch_size]
-            began = time.perf_counter()
-            marginals = teacher.marginals([row["tokens"] for row in batch])
-            seconds += time.perf_counter() - began
-            tokens += sum(len(row["tokens"]) for row in batch)
-            silver = silver_tags(marginals, teacher.labels, teacher.label_encoding)
-            lines = [
-                json.dumps(
-                    {**row, "silver": tags, "marginals": _sparse(probabilities, min_probability)}
-                )
-                + "\n"
-                for row, tags, probabilities in zip(batch, silver, marginals)
-            ]
-            handle.write("".join(lines))
-            handle.flush()
+    seconds, tokens = timed["seconds"], timed["tokens"]
     return {
         "rows": len(rows),
-        "labelled_now": len(todo),
+        "labelled_now": len(rows) - done,
         "tokens_labelled_now": tokens,
         "seconds": seconds,
         "words_per_second": tokens / seconds if seconds else None,

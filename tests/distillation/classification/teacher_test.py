@@ -3,7 +3,7 @@ find it: tests/patches/params_environment_variables_test.py)."""
 
 from pathlib import Path
 
-from ldnet_allennlp.distillation.teacher import installed_teacher_path
+from ldnet_allennlp.distillation.classification.teacher import installed_teacher_path
 
 
 def test_installed_teacher_path():

@@ -39,11 +39,9 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 
 from ldnet_allennlp.common.file_utils import utf8_lines
-from ldnet_allennlp.common.resumable_jsonl import HEADER_KEY
+from ldnet_allennlp.distillation.transfer_set import HEADER_KEY
 
 logger = logging.getLogger(__name__)
-
-TRANSFER_SET_HEADER_KEY = HEADER_KEY
 
 
 def split_row_filter(file_path: str) -> Tuple[str, Optional[Tuple[str, str]]]:
@@ -366,7 +364,7 @@ def _is_finite_number(value: Any) -> bool:
 
 def parse_transfer_set_header(path: str, line: str) -> Dict[str, Any]:
     try:
-        header = json.loads(line)[TRANSFER_SET_HEADER_KEY]
+        header = json.loads(line)[HEADER_KEY]
         labels = header["teacher_labels"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise ConfigurationError(

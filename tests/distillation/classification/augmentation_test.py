@@ -5,7 +5,7 @@ from collections import Counter
 import numpy
 import pytest
 
-from ldnet_allennlp.distillation.augmentation import (
+from ldnet_allennlp.distillation.classification.augmentation import (
     KEEP,
     MASK,
     POS_REPLACE,

@@ -1,12 +1,13 @@
 """
 `allennlp ldnet-distill-transfer-set`: build Tang et al.'s transfer set from a training file and
-a fine-tuned teacher archive (`ldnet_allennlp.distillation.transfer_set.build_transfer_set`).
+a fine-tuned teacher archive (`build_transfer_set` of
+`ldnet_allennlp.distillation.classification.transfer_set`).
 
     allennlp ldnet-distill-transfer-set runs/teacher/model.tar.gz \\
         "$SST2_TRAIN_DATA_PATH" runs/transfer/sst2_aug.jsonl --n-iter 20 --seed 13
 
-`allennlp distill-transfer-set`, its name before every subcommand of this package began with
-`ldnet-`, still works: it prints a deprecation warning, then does the same.
+`allennlp distill-transfer-set`, a deprecated name without the `ldnet-` prefix of this package's
+subcommands, still works: it prints a deprecation warning, then does the same.
 """
 
 import argparse
@@ -18,8 +19,11 @@ from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 
-from ldnet_allennlp.distillation.augmentation import AugmentationRules
-from ldnet_allennlp.distillation.transfer_set import DEFAULT_SPACY_MODEL, build_transfer_set
+from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
+from ldnet_allennlp.distillation.classification.transfer_set import (
+    DEFAULT_SPACY_MODEL,
+    build_transfer_set,
+)
 
 OLD_NAME = "distill-transfer-set"
 NAME = "ldnet-distill-transfer-set"

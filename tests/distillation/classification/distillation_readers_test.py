@@ -1,4 +1,4 @@
-"""The TSV and transfer-set readers, including the bad inputs of issue 7."""
+"""The TSV and transfer-set readers, bad inputs included."""
 
 import json
 
@@ -7,7 +7,10 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.data.token_indexers import PretrainedTransformerIndexer
 
-from ldnet_allennlp.distillation.dataset_readers import DistillationTsvReader, TransferSetReader
+from ldnet_allennlp.distillation.classification.dataset_readers import (
+    DistillationTsvReader,
+    TransferSetReader,
+)
 from tests.distillation.conftest import DISTILLATION_FIXTURES
 
 SICK_COLUMNS = dict(

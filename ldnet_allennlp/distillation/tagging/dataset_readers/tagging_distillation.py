@@ -15,7 +15,7 @@ from allennlp.data import DatasetReader, Instance, Token
 from allennlp.data.fields import MetadataField, SequenceLabelField, TensorField, TextField
 
 from ldnet_allennlp.common.file_utils import utf8_lines
-from ldnet_allennlp.tagging.transfer_set import parse_header
+from ldnet_allennlp.distillation.tagging.transfer_set import parse_header
 
 logger = logging.getLogger(__name__)
 

@@ -19,13 +19,15 @@ from allennlp.models.archival import load_archive
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp.predictors import Predictor
 
+from ldnet_allennlp.distillation.tagging.dataset_readers.tagging_distillation import (
+    TaggingDistillationReader,
+)
+from ldnet_allennlp.distillation.tagging.teacher import CrfEnsembleTeacher, silver_tags
+from ldnet_allennlp.distillation.tagging.transfer_set import build_tagging_transfer_set
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_allennlp.pruning.cut_layers import prune_archive
 from ldnet_allennlp.tagging.crf_marginals import crf_distillation_kl, crf_marginals
-from ldnet_allennlp.tagging.dataset_readers.distillation import TaggingDistillationReader
 from ldnet_allennlp.tagging.models.crf_tagger import crf_tagger_emissions
-from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher, silver_tags
-from ldnet_allennlp.tagging.transfer_set import build_tagging_transfer_set
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.pruning.cut_layers_test import data_ext_vars, masked_archive, phase1  # noqa: F401
 
@@ -87,17 +89,17 @@ def test_an_ensemble_averages_and_a_tag_one_tagger_lacks_counts_zero(
         numpy.testing.assert_allclose(mine[:, others], alone[:, others], atol=1e-6)
     with pytest.raises(ConfigurationError, match="at least one"):
         CrfEnsembleTeacher([])
-    import ldnet_allennlp.tagging.soft_targets as soft_targets
+    import ldnet_allennlp.distillation.tagging.teacher as tagging_teacher
 
-    real = soft_targets.tagger_label_order
+    real = tagging_teacher.label_order
     calls = []
 
-    def other_tags_the_second_time(model, source=""):
-        calls.append(source)
-        labels = real(model, source)
+    def other_tags_the_second_time(model, namespace):
+        calls.append(namespace)
+        labels = real(model, namespace)
         return labels if len(calls) == 1 else [f"X-{tag}" for tag in labels]
 
-    monkeypatch.setattr(soft_targets, "tagger_label_order", other_tags_the_second_time)
+    monkeypatch.setattr(tagging_teacher, "label_order", other_tags_the_second_time)
     with pytest.raises(ConfigurationError, match="an ensemble needs one tag set"):
         CrfEnsembleTeacher([teacher, teacher])
 
@@ -208,11 +210,11 @@ class _DyingTeacher:
         self.teacher, self.left = teacher, batches
         self.labels, self.label_encoding = teacher.labels, teacher.label_encoding
 
-    def marginals(self, sentences):
+    def soft_targets(self, sentences):
         if self.left == 0:
             raise _Killed()
         self.left -= 1
-        return self.teacher.marginals(sentences)
+        return self.teacher.soft_targets(sentences)
 
 
 def test_the_transfer_set_resumes_after_a_kill_to_the_same_bytes(

@@ -1,7 +1,7 @@
 """
 `allennlp ldnet-tagging-transfer-set`: label unlabelled sentences with the CRF posterior
 marginals of one tagger or the average of several (`CrfEnsembleTeacher`), for distilling them
-into a student tagger (`ldnet_allennlp.tagging.transfer_set`).
+into a student tagger (`ldnet_allennlp.distillation.tagging.transfer_set`).
 
     allennlp ldnet-tagging-transfer-set pretrained:ner pretrained/teachers/ner_seed2.tar.gz \\
         --input runs/transfer/news.txt --output runs/transfer/ner_news.jsonl
@@ -15,8 +15,8 @@ import json
 import torch
 from allennlp.commands.subcommand import Subcommand
 
-from ldnet_allennlp.tagging.soft_targets import CrfEnsembleTeacher
-from ldnet_allennlp.tagging.transfer_set import build_tagging_transfer_set
+from ldnet_allennlp.distillation.tagging.teacher import CrfEnsembleTeacher
+from ldnet_allennlp.distillation.tagging.transfer_set import build_tagging_transfer_set
 
 NAME = "ldnet-tagging-transfer-set"
 DESCRIPTION = (

@@ -9,8 +9,12 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch
 
-from ldnet_allennlp.distillation.dataset_readers import TransferSetReader
-from ldnet_allennlp.distillation.models import DistillationModel, distillation_loss, pair_features
+from ldnet_allennlp.distillation.classification.dataset_readers import TransferSetReader
+from ldnet_allennlp.distillation.classification.models import (
+    DistillationModel,
+    distillation_loss,
+    pair_features,
+)
 from tests.distillation.conftest import DISTILLATION_FIXTURES
 
 

@@ -1,0 +1,5 @@
+from ldnet_allennlp.distillation.classification.dataset_readers.distillation_readers import (  # noqa: F401
+    DistillationReader,
+    DistillationTsvReader,
+    TransferSetReader,
+)

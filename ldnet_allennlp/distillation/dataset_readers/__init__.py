@@ -1,5 +1,0 @@
-from ldnet_allennlp.distillation.dataset_readers.distillation_readers import (  # noqa: F401
-    DistillationReader,
-    DistillationTsvReader,
-    TransferSetReader,
-)

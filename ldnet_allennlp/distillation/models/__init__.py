@@ -1,5 +1,0 @@
-from ldnet_allennlp.distillation.models.distillation_model import (  # noqa: F401
-    DistillationModel,
-    distillation_loss,
-    pair_features,
-)

@@ -1,3 +1,0 @@
-from ldnet_allennlp.distillation.predictors.distillation_predictor import (  # noqa: F401
-    DistillationPredictor,
-)
