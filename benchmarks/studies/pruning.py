@@ -1,33 +1,24 @@
 """
-LD-Net pruning on real data: the `pruning` study (one phase-2 run, its pruned tagger scored on
-test and timed against the phase-1 tagger and spaCy) and its budget sweep `pruning_budget` (one
-phase-2 run per layer budget, scored on dev and test, the budget chosen on dev). Both share the
-phase-2 runs of `pruning_phase2`; each step is skipped when its output exists.
+LD-Net pruning on real data, two studies over the phase-2 runs of `pruning_phase2`:
+
+- `pruning` (pruning.json): stage `phase2` trains `training_configs/tagging/<--config>.jsonnet`
+  (default `<task>_ldnet_glove_prune`) from `--phase1-dir` (default the tagging study's
+  `runs/tagging/<task>_ldnet_glove`), or takes the finished `--phase2-dir` run, checked to be
+  that config, then prunes it (and again in fp16, the LMs referred to). Stage `measure`: test F1
+  of the phase-1 and both pruned taggers, words/s (`pruning_phase2.speed`, spaCy sm beside NER);
+  the task's keys replaced (NER unprefixed, chunking `conll00_`).
+- `pruning_budget` (pruning_budget.json): stage `train`, per `--budgets` B, phase 2 of
+  `--config` (default pruning.json's) with the regulariser's budget B, `--epochs` and
+  `--tagger-lr` into `<out>/<task>_budget<B>[_lr<lr>][_ep<N>]`, from `--phase1-dir` or
+  `--phase1-archive` (default `pretrained/<task>_ldnet.tar.gz`), then prunes it. Stage `score`:
+  dev and test F1 and speed of each; the run chosen on dev is the smallest budget that loses at
+  most `--max-dev-loss` dev F1 against the phase-1 tagger.
 
     python -m benchmarks pruning --task ner --config <config> --phase2-dir runs/pruning_budget/<run>
     python -m benchmarks pruning_budget --task ner --budgets 2 4 6 --epochs 3
 
-`pruning`: phase 1 is `--phase1-dir` (default `runs/tagging/<task>_ldnet_glove`, the tagging
-study's). Stage `phase2` trains `training_configs/tagging/<config>.jsonnet` (default
-`<task>_ldnet_glove_prune`) into `<out>/<config>` (unless `--speed-only`, or `--phase2-dir` names
-a finished run, checked to be `--config` rendered for the phase-1 dir), then `ldnet-prune` into
-`..._pruned.tar.gz` and, with `--fp16 --reference-lms`, `..._pruned_fp16.tar.gz`. Stage
-`measure`: test F1 of the phase-1 and both pruned taggers, and (unless `--no-speed`)
-`pruning_phase2.speed`; the task's keys of pruning.json replaced (NER unprefixed, chunking
-`conll00_`; figures this run did not measure stay when it is the same phase-1 tagger and phase-2
-run, not retrained).
-
-`pruning_budget`: phase 1 is `--phase1-dir` or `--phase1-archive` (default
-`pretrained/<task>_ldnet.tar.gz`, laid out by `phase1_from_archive`). Stage `train`, per budget
-B: `--config` (default: pruning.json's phase-2 config for the task) with the regulariser's
-budget B, `--epochs` and, with `--tagger-lr`, the tagger's (not the masks') learning rate, into
-`<out>/<task>_budget<B>[_lr<lr>][_ep<N>]`, then `ldnet-prune`. Stage `score`: dev F1 (NER
-eng.testa; chunking the held-out tenth of train.txt) and test F1 of the phase-1 and each pruned
-tagger, speed unless `--no-speed`; the run chosen on dev is the smallest budget within
-`--max-dev-loss` of the phase-1 tagger's dev F1. Writes a row per run to pruning_budget.json.
-
-Every invocation that works on a phase-2 run is kept beside it (`<run>_commands.json`), and
-`--phase2-dir` adds those of the run it scores to pruning.json's `commands`.
+A step whose output exists is skipped. Every invocation that works on a phase-2 run is kept
+beside it (`<run>_commands.json`) and recorded with its figures.
 """
 
 import argparse
@@ -50,12 +41,13 @@ STUDIES = {False: "pruning", True: "pruning_budget"}  # by `budget`: the name, t
 
 
 def add_arguments(parser: argparse.ArgumentParser, budget: bool = False) -> None:
-    """The options of `pruning`, or with `budget` of `pruning_budget`."""
+    """The options of `pruning`, or with `budget` those of `pruning_budget`."""
     parser.add_argument("--task", choices=sorted(TASKS), default="ner")
-    parser.add_argument("--phase1-dir", default=None, help="phase 1's serialization dir")
-    config = (
-        "a path (default: pruning.json's)" if budget else "a name under training_configs/tagging"
-    )
+    phase1 = "laid out from --phase1-archive" if budget else "runs/tagging/<task>_ldnet_glove"
+    parser.add_argument("--phase1-dir", default=None, help=f"phase 1 (default: {phase1})")
+    config = "its path (default: pruning.json's for the task)"
+    if not budget:
+        config = "a name under training_configs/tagging (default: <task>_ldnet_glove_prune)"
     parser.add_argument("--config", default=None, help=f"the phase-2 config: {config}")
     parser.add_argument("--out", default=str(ROOT / "runs" / STUDIES[budget]))
     epochs = DEFAULT_EPOCHS if budget else None
@@ -80,7 +72,7 @@ def prepared(args: argparse.Namespace) -> argparse.Namespace:
         return args.pruning_run
     if args.repeats < MIN_ROUNDS:
         raise SystemExit(f"--repeats: at least {MIN_ROUNDS} (the median of interleaved rounds)")
-    budget = hasattr(args, "budgets")
+    budget = hasattr(args, "budgets")  # pruning_budget's
     run = argparse.Namespace(task=TASKS[args.task], out=Path(args.out), command=command_line())
     run.log = run.out / f"{args.task}.log"
     if args.phase1_dir:
@@ -264,9 +256,8 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         found.append(headline(results, figure, within, "yes", lookup(results, within)))
     if "words_per_sec_spacy_sm" in results:
         found.append(headline(results, "ner: words/s, spaCy sm, b32", "words_per_sec_spacy_sm"))
-        found.append(
-            headline(results, "ner: words/s, pruned / spaCy sm, b32", "pruned_vs_spacy_b32")
-        )
+        ratio = "pruned_vs_spacy_b32"
+        found.append(headline(results, "ner: words/s, pruned / spaCy sm, b32", ratio))
     return found
 
 
@@ -358,8 +349,15 @@ def score_budgets(args: argparse.Namespace) -> None:
     print(json.dumps(record, indent=2))
 
 
-def budget_row(args, phase2_dir: Path, budget: int, unpruned, pruned) -> Dict[str, Any]:
-    """One budget's row: layers kept, phase 2's epochs and time, FLOPs ratio, F1 and losses."""
+def budget_row(
+    args: argparse.Namespace,
+    phase2_dir: Path,
+    budget: int,
+    unpruned: Dict[str, float],
+    pruned: Dict[str, float],
+) -> Dict[str, Any]:
+    """One budget's row: layers kept, phase 2's epochs and time, FLOPs ratio, F1 (`pruned`, by
+    split) and the losses against the phase-1 tagger's (`unpruned`)."""
     found = phase2.run_figures(phase2_dir, phase2_dir.with_name(f"{phase2_dir.name}_report.json"))
     row = {key: found[key] for key in ("kept_layers_forward", "kept_layers_backward")}
     row.update({key: found[key] for key in ("within_budget", "live_layers_by_epoch")})
@@ -373,7 +371,9 @@ def budget_row(args, phase2_dir: Path, budget: int, unpruned, pruned) -> Dict[st
     return row
 
 
-def speed_figures(args, unpruned: Path, pruned: Path, sentences) -> Dict[str, Any]:
+def speed_figures(
+    args: argparse.Namespace, unpruned: Path, pruned: Path, sentences: List[List[str]]
+) -> Dict[str, Any]:
     """The speed-ups (threads 1 and 2) and words/s (1 thread) of a budget's row."""
     timing = phase2.speed(unpruned, pruned, sentences, args.repeats, args.batch1_sentences, False)
     row = {key: round(timing[key], 2) for key in timing if key.startswith("speedup")}
@@ -398,8 +398,9 @@ def save_budgets(
     def merged(results: Dict[str, Any]) -> Dict[str, Any]:
         record = {**results.get(task, {}), **settings}
         rows = {**{row["run"]: row for row in record.get("rows", [])}, **mine}
-        order = lambda r: (r["budget"], r["tagger_lr"] or 0, r["epochs"])  # noqa: E731
-        record["rows"] = sorted(rows.values(), key=order)
+        record["rows"] = sorted(
+            rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0, r["epochs"])
+        )
         record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
         commands = record.get("commands", [])
         record["commands"] = commands + ([command] if command not in commands else [])
