@@ -129,7 +129,7 @@ def measure(args: argparse.Namespace) -> None:
     result.update({key: found[key] for key in ("flops_ratio", "live_layers_by_epoch")})
     result.update(
         title=f"LD-Net pruning: {run.task['title']}",
-        command=run.commands[-1],
+        command=run.command,
         commands=run.commands,
         phase2_config=run.config,
         phase2_dir=str(run.phase2),
