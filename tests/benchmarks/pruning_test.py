@@ -1,7 +1,7 @@
 """
-The `pruning` study's reporting without training (no ../shared/data): a phase 2 that
-never ended within its budget is never called "pruned", and a phase-2 run's epochs are read back
-(live layers from the epoch's validation, dev F1, commands) from its serialization dir.
+The `pruning` study without training (no ../shared/data): a phase 2 that never ended within its
+budget is never called "pruned", a phase-2 run's epochs and prune report are read back, a run's
+figures replace the task's, and both stages end to end with `allennlp` stubbed.
 """
 
 import json
@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.harness.data import ROOT
+from benchmarks.studies import pruning as bench
 from benchmarks.studies import pruning_phase2 as phase2
+from benchmarks.studies.pruning import merged_results, table
 from benchmarks.studies.pruning_phase2 import TASKS
-from benchmarks.studies.pruning_results import merged_results, table
 from tests.benchmarks.pruning_budget_test import ext_vars
 
 
@@ -46,97 +47,67 @@ def test_a_phase2_over_budget_is_never_labelled_pruned():
     assert chunk_masked[3] == 93.25
 
 
-def test_phase2_summary_reads_each_epoch(tmp_path):
+def test_run_figures_read_each_epoch_and_the_prune_report(tmp_path):
     run = tmp_path / "chunk_prune"
     run.mkdir()
-    epochs = [(4.0, 5.0, 0.936, -1.0), (3.0, 3.0, 0.941, -1.0), (2.0, 2.0, 0.940, 0.940)]
-    for epoch, (training, validation, f1, within) in enumerate(epochs):
+    epochs = [(4.0, 5.0, -1.0), (3.0, 3.0, -1.0), (2.0, 2.0, 0.940)]
+    for epoch, (training, validation, within) in enumerate(epochs):
         metrics = {
             # the last training batch's count comes before its projection; the epoch's
             # validation ran with the checkpoint's masks
             "training_live_layers": training,
             "validation_live_layers": validation,
-            "validation_f1-measure-overall": f1,
             "validation_f1-measure-overall-within-budget": within,
         }
         (run / f"metrics_epoch_{epoch}.json").write_text(json.dumps(metrics))
     # epoch 10 sorts after epoch 2 (numeric, not text, order)
     (run / "metrics_epoch_10.json").write_text(json.dumps({"training_live_layers": 1.0}))
-    commands = ["allennlp train x.jsonnet -s chunk_prune"]
-    (tmp_path / "chunk_prune_commands.json").write_text(json.dumps(commands))
-    summary = phase2.phase2_summary(run)
-    assert summary["epochs"] == 4
-    assert summary["completed"] is False
-    assert summary["live_layers_by_epoch"] == [5.0, 3.0, 2.0, 1.0]
-    assert summary["dev_f1_by_epoch"] == [0.936, 0.941, 0.940, None]
-    assert summary["dev_f1_within_budget_by_epoch"] == [-1.0, -1.0, 0.940, None]
-    assert summary["commands"] == commands
-    (run / "metrics.json").write_text("{}")
-    assert phase2.phase2_summary(run)["completed"] is True
+    metrics = {"best_epoch": 2, "best_validation_f1-measure-overall-within-budget": 0.94}
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    report = {"kept_layers_after": {"lm": {"forward": [0, 3], "backward": []}}}
+    report.update(flops_per_token_before=9.0e6, flops_per_token_after=2.0e6)
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    found = phase2.run_figures(run, tmp_path / "report.json")
+    assert found["live_layers_by_epoch"] == [5.0, 3.0, 2.0, 1.0]
+    assert found["dev_f1_within_budget_by_epoch"] == [-1.0, -1.0, 0.940, None]
+    assert found["kept_layers_forward"] == [0, 3] and found["kept_layers_backward"] == []
+    assert found["within_budget"] is True and found["flops_ratio"] == 4.5
+    metrics["best_validation_f1-measure-overall-within-budget"] = -1.0  # no epoch within budget
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    assert phase2.run_figures(run, tmp_path / "report.json")["within_budget"] is False
 
 
-def test_merged_results_keep_earlier_taggers_and_never_carry_their_figures_over():
+def test_a_run_replaces_the_tasks_figures_and_keeps_only_what_its_own_run_measured():
     chunk = {"conll00_f1_pruned": 93.0, "conll00_phase1_dir": "runs/c"}  # another task's keys
     first = {
         "phase1_dir": "runs/a",
         "phase2_config": "prune.jsonnet",
         "conll03_f1_pruned": 90.0,
-        "phase2_wallclock_s": 100.0,
         "words_per_sec_pruned_b32": 7000.0,
+        "earlier_phase1": {"phase1_dir": "runs/0"},
+        "summary": {"rows": []},
     }
-    second = {
-        "phase1_dir": "runs/b",
-        "phase2_config": "prune_lr.jsonnet",
-        "conll03_f1_pruned": 91.0,
-    }
+    second = {"phase1_dir": "runs/b", "phase2_config": "prune.jsonnet", "conll03_f1_pruned": 91.0}
     ner = TASKS["ner"]
-    results = merged_results({**chunk, **first}, second, ner, "runs/b", retrained=False)
-    # another phase-1 tagger: its figures move under earlier_phase1, none is carried over
-    assert results == {**chunk, **second, "earlier_phase1": first}
-    third = {"phase1_dir": "runs/c2", "phase2_config": "p.jsonnet", "conll03_f1_pruned": 92.0}
-    again = merged_results(results, third, ner, "runs/c2", retrained=True)
-    assert again["earlier_phase1"] == {**second, "earlier_phase1": first}  # nested, not lost
+    # another phase-1 tagger: none of the task's figures is carried over, the other task's stay
+    assert merged_results({**chunk, **first}, second, ner, retrained=False) == {**chunk, **second}
     # the same phase-1 tagger and phase 2, not retrained (e.g. --speed-only after --no-speed):
-    # what this run did not measure stays, and the earlier taggers stay too
-    speed_only = {"phase1_dir": "runs/c2", "phase2_config": "p.jsonnet", "speedup_b32": 3.0}
-    kept = merged_results(again, speed_only, ner, "runs/c2", retrained=False)
-    assert kept["conll03_f1_pruned"] == 92.0 and kept["speedup_b32"] == 3.0
-    assert kept["earlier_phase1"] == again["earlier_phase1"]
-    # the same phase-1 tagger with another phase-2 config: nothing of the other config stays
-    other = {"phase1_dir": "runs/c2", "phase2_config": "q.jsonnet", "speedup_b32": 2.0}
-    assert "conll03_f1_pruned" not in merged_results(kept, other, ner, "runs/c2", False)
+    # what this run did not measure stays
+    speed_only = {"phase1_dir": "runs/a", "phase2_config": "prune.jsonnet", "speedup_b32": 3.0}
+    kept = merged_results({**chunk, **first}, speed_only, ner, retrained=False)
+    assert kept["conll03_f1_pruned"] == 90.0 and kept["speedup_b32"] == 3.0
+    assert kept["earlier_phase1"] == first["earlier_phase1"] and "summary" not in kept
+    # ... but not when phase 2 was retrained, nor with another phase-2 config or run dir
+    assert "conll03_f1_pruned" not in merged_results(first, speed_only, ner, retrained=True)
+    other = {**speed_only, "phase2_config": "q.jsonnet"}
+    assert "conll03_f1_pruned" not in merged_results(first, other, ner, retrained=False)
+    elsewhere = {**speed_only, "phase2_dir": "runs/budget/ner_budget2_ep10"}
+    assert "conll03_f1_pruned" not in merged_results(first, elsewhere, ner, retrained=False)
     # the chunking task's keys are prefixed, its F1 keys are not
-    chunk_task = TASKS["chunk"]
     chunk_run = {"phase1_dir": "runs/c", "phase2_config": "c.jsonnet", "conll00_f1_pruned": 94.0}
-    merged = merged_results(kept, chunk_run, chunk_task, "runs/c", retrained=True)
+    merged = merged_results(kept, chunk_run, TASKS["chunk"], retrained=True)
     assert merged["conll00_f1_pruned"] == 94.0 and merged["conll00_phase2_config"] == "c.jsonnet"
-    assert merged["conll03_f1_pruned"] == 92.0  # NER untouched
-
-
-def test_a_phase2_run_of_another_dir_carries_nothing_over():
-    """The same phase-1 tagger and config, but a phase 2 trained elsewhere (`--phase2-dir`): the
-    earlier run's figures (its wall-clock, its speed) are not this run's."""
-    ner = TASKS["ner"]
-    earlier = {
-        "phase1_dir": "runs/a",
-        "phase2_config": "p.jsonnet",
-        "conll03_f1_pruned": 90.0,
-        "phase2_wallclock_s": 700.0,
-        "words_per_sec_pruned_b32": 15000.0,
-    }
-    longer = {
-        "phase1_dir": "runs/a",
-        "phase2_config": "p.jsonnet",
-        "phase2_dir": "runs/budget/ner_budget2_ep10",
-        "conll03_f1_pruned": 90.5,
-    }
-    merged = merged_results(earlier, longer, ner, "runs/a", retrained=False)
-    assert merged == longer
-    # its own --speed-only afterwards keeps what the --no-speed run measured
-    speed = {**longer, "words_per_sec_pruned_b32": 16000.0}
-    del speed["conll03_f1_pruned"]
-    again = merged_results(merged, speed, ner, "runs/a", retrained=False)
-    assert again == {**longer, "words_per_sec_pruned_b32": 16000.0}
+    assert merged["conll00_phase1_dir"] == "runs/c" and merged["conll03_f1_pruned"] == 90.0
 
 
 def test_config_differences_name_each_key_and_ignore_how_a_path_is_written():
@@ -185,11 +156,10 @@ def test_a_phase2_dir_trained_with_another_config_is_refused(tmp_path):
 
 def test_the_committed_figures_render_to_the_committed_table_and_headlines():
     from benchmarks.harness.results import load_results
-    from benchmarks.studies.pruning import STUDY
 
     committed = load_results("pruning")
     assert table(committed) == committed["summary"]
-    headlines = {h.key: h for h in STUDY.summary(committed)}
+    headlines = {h.key: h for h in bench.STUDY.summary(committed)}
     assert (
         headlines["conll00_phase2_within_budget"].met is committed["conll00_phase2_within_budget"]
     )
@@ -199,12 +169,11 @@ def test_the_committed_figures_render_to_the_committed_table_and_headlines():
 def test_both_stages_train_prune_score_and_merge_once_per_invocation(tmp_path, monkeypatch):
     """The study end to end with `allennlp`, the F1 and the timing stubbed: phase 2 trains once
     (with --epochs as an override), both archives are pruned, the invocation is kept once beside
-    the run, and a later --speed-only keeps what it did not measure (the phase-2 wall-clock)."""
+    the run, and a later --speed-only --no-speed keeps what it did not measure (the timing)."""
     import sys
 
     from benchmarks.__main__ import run_study
     from benchmarks.harness import allennlp, results
-    from benchmarks.studies import pruning as bench
 
     monkeypatch.setattr(results, "RESULTS_DIR", tmp_path / "results")
     phase1 = tmp_path / "phase1"
@@ -242,7 +211,6 @@ def test_both_stages_train_prune_score_and_merge_once_per_invocation(tmp_path, m
     f1 = {"model.tar.gz": 91.0, "ner_ldnet_glove_pruned.tar.gz": 90.5}
     f1["ner_ldnet_glove_pruned_fp16.tar.gz"] = 90.4
     monkeypatch.setattr(allennlp, "run_allennlp", fake_allennlp)
-    monkeypatch.setattr(bench, "run_allennlp", fake_allennlp)
     monkeypatch.setattr(phase2, "evaluated_f1", lambda archive, *_: f1[Path(archive).name])
     monkeypatch.setattr(phase2, "speed", lambda *args: {"speedup_b32": 3.0})
     monkeypatch.setattr(bench, "read_sentences", lambda path: [["a"]])
@@ -263,15 +231,20 @@ def test_both_stages_train_prune_score_and_merge_once_per_invocation(tmp_path, m
     assert saved["conll03_f1_pruned"] == 90.5 and saved["f1_loss"] == 0.5
     assert saved["flops_ratio"] == 4.0 and saved["kept_layers_backward"] == [4]
     assert saved["phase2_within_budget"] and saved["speedup_b32"] == 3.0
-    assert saved["live_layers_by_epoch"] == [2] and "phase2_wallclock_s" in saved
+    assert saved["live_layers_by_epoch"] == [2] and saved["phase2_training_duration"] == "0:02:00"
     command = "python -m benchmarks pruning --phase1-dir " + str(phase1) + " --out out"
     assert saved["commands"] == [command + " --epochs 2"]
     assert saved["summary"]["rows"][1][1] == "pruned"
     calls.clear()
-    again = study("--speed-only")
+    again = study("--speed-only", "--no-speed")
     assert [call[0] for call in calls] == []  # nothing trained, both archives there
-    assert again["phase2_wallclock_s"] == saved["phase2_wallclock_s"]
-    assert again["commands"] == [command + " --epochs 2", command + " --speed-only"]
+    assert again["speedup_b32"] == 3.0 and again["notes"].endswith("(--no-speed).")
+    assert again["commands"] == [command + " --epochs 2", command + " --speed-only --no-speed"]
+    assert again["command"] == again["commands"][-1]
+    study("--epochs", "2")  # an invocation run again is kept once, and is this run's command
+    assert json.loads((tmp_path / "results" / "pruning.json").read_text())["command"] == (
+        command + " --epochs 2"
+    )
     assert json.loads((tmp_path / "out" / "ner_ldnet_glove_prune_commands.json").read_text()) == (
         again["commands"]
     )
