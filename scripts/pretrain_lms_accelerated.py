@@ -102,6 +102,7 @@ def pack(args) -> None:
         for words in lm_text_sentences(args.dev)
         if len(words) + 2 <= MAX_SEQUENCE_LENGTH
     ]
+    extra_dev = dict(spec.split("=", 1) for spec in args.extra_dev)
     if args.vocabulary:  # keep an earlier pack's vocabulary (to continue training its LMs)
         vocab = Vocabulary.from_files(args.vocabulary)
     else:  # the counter is filled in reading order, as `Vocabulary.from_instances` fills it
@@ -113,7 +114,11 @@ def pack(args) -> None:
         )
     vocab.save_to_files(str(output / "vocabulary"))
     index = vocab.get_token_to_index_vocabulary("tokens")
-    for name, sentences in (("train", train), ("dev", dev)):
+    held_out = [
+        (f"dev_{name}", [["<S>", *w, "</S>"] for w in lm_text_sentences(path)])
+        for name, path in extra_dev.items()
+    ]
+    for name, sentences in [("train", train), ("dev", dev), *held_out]:
         ids = np.fromiter(
             (index.get(token, 1) for sentence in sentences for token in sentence), dtype=np.uint16
         )
@@ -129,6 +134,7 @@ def pack(args) -> None:
         "train_sentences": len(train),
         "train_tokens_with_boundaries": int(sum(len(s) for s in train)),
         "dev_sentences": len(dev),
+        "extra_dev": extra_dev,
         "vocab_size": vocab.get_vocab_size("tokens"),
         "model_settings": {d: model_settings(d) for d in sorted(LM_CONFIG)},
     }
@@ -253,6 +259,50 @@ def evaluate(model, data, device, backward: bool) -> float:
     return math.exp(nll / count)
 
 
+class Checkpoints:
+    """
+    The best LM so far by dev perplexity (kept in memory, and saved to `path`, in fp16 with
+    `fp16`), and every evaluation's point (`curve`: tokens seen, seconds, dev perplexity).
+    """
+
+    def __init__(self, model, dev_data, device, backward: bool, path: Path, fp16: bool) -> None:
+        self.model, self.dev_data, self.device, self.backward = model, dev_data, device, backward
+        self.path, self.fp16 = path, fp16
+        self.best, self.best_state, self.curve = float("inf"), None, []
+
+    def evaluate(self, tokens_seen: int, seconds: float) -> float:
+        """Dev perplexity now; saves the LM if it is the best so far."""
+        perplexity = evaluate(self.model, self.dev_data, self.device, self.backward)
+        self.curve.append(
+            {"tokens_seen": tokens_seen, "seconds": round(seconds, 1), "dev_perplexity": perplexity}
+        )
+        if perplexity < self.best:
+            self.best = perplexity
+            self.save()
+        return perplexity
+
+    def save(self) -> None:
+        dtype = torch.float16 if self.fp16 else None
+        self.best_state = {
+            key: (
+                value.detach().cpu().to(dtype)
+                if dtype and value.is_floating_point()
+                else value.detach().cpu().clone()
+            )
+            for key, value in self.model.state_dict().items()
+        }
+        torch.save(self.best_state, self.path)
+
+
+def extra_dev_sets(pack_dir: Path) -> dict:
+    """The pack's other held-out sets (`pack --extra-dev NAME=FILE`): name -> (ids, lengths)."""
+    sets = {}
+    for name in json.loads((pack_dir / "pack.json").read_text()).get("extra_dev", {}):
+        data = np.load(pack_dir / f"dev_{name}.npz")
+        sets[name] = (data["ids"].astype(np.int64), data["lengths"])
+    return sets
+
+
 def train(args) -> None:
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -267,20 +317,42 @@ def train(args) -> None:
     if args.resume:
         # a state dict saved in fp16 (to travel) is copied into the fp32 parameters
         model.load_state_dict(torch.load(args.resume, map_location=device))
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     backward = args.direction == "backward"
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     log = {"direction": args.direction, "settings": settings, "args": vars(args), "passes": []}
+    checkpoints = Checkpoints(
+        model, dev_data, device, backward, output / f"lm_{args.direction}.th", args.fp16
+    )
     log["dev_perplexity_start"] = evaluate(model, dev_data, device, backward)
     if args.passes == 0:  # the untrained LM (seeded initialisation): the "0 passes" point
-        torch.save(model.state_dict(), output / f"lm_{args.direction}.th")
-        log["best_dev_perplexity"] = log["dev_perplexity_start"]
-        (output / f"lm_{args.direction}.json").write_text(json.dumps(log, indent=2))
-        return
-    started, best = time.time(), float("inf")
+        checkpoints.best = log["dev_perplexity_start"]
+        checkpoints.save()
+    else:
+        run_passes(args, model, train_data, rng, device, backward, checkpoints, log)
+    log["best_dev_perplexity"] = checkpoints.best
+    log["curve"] = checkpoints.curve
+    log["device"] = torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu"
+    if checkpoints.best_state is not None:
+        model.load_state_dict(checkpoints.best_state)
+        log["extra_dev_perplexity"] = {
+            name: evaluate(model, data, device, backward)
+            for name, data in extra_dev_sets(pack_dir).items()
+        }
+    (output / f"lm_{args.direction}.json").write_text(json.dumps(log, indent=2))
+
+
+def run_passes(args, model, train_data, rng, device, backward, checkpoints, log) -> None:
+    """
+    Up to `--passes` passes, the learning rate halved after a pass whose end does not improve
+    dev perplexity. Dev perplexity is also measured every `--eval-every-tokens` tokens;
+    `--stop-after-seconds` stops in the middle of a pass (that pass is logged as `partial`),
+    and `--max-seconds` starts no pass that it expects to end after it.
+    """
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    started, seen, next_eval = time.time(), 0, args.eval_every_tokens or 0
     for epoch in range(args.passes):
-        tokens, nll, count, t0 = 0, 0.0, 0, time.time()
+        tokens, nll, count, t0, stopped = 0, 0.0, 0, time.time(), False
         for ids, mask in batches(*train_data, args.batch_size, rng, device, backward, True):
             loss_sum, n = model(ids, mask)
             optimizer.zero_grad(set_to_none=True)
@@ -290,31 +362,33 @@ def train(args) -> None:
             tokens += int(mask.sum())
             nll += float(loss_sum.detach())
             count += n
+            if next_eval and seen + tokens >= next_eval:
+                checkpoints.evaluate(seen + tokens, time.time() - started)
+                next_eval += args.eval_every_tokens
+            stop = args.stop_after_seconds
+            if stop is not None and time.time() - started > stop:
+                stopped = True
+                break
+        seen += tokens
         seconds = time.time() - t0
-        dev_ppl = evaluate(model, dev_data, device, backward)
+        best_before = checkpoints.best
         entry = {
             "pass": epoch + 1,
+            "partial": stopped,
             "tokens": tokens,
             "seconds": round(seconds, 1),
-            "tokens_per_sec": round(tokens / seconds),
-            "train_perplexity": math.exp(nll / count),
-            "dev_perplexity": dev_ppl,
+            "tokens_per_sec": round(tokens / max(seconds, 1e-9)),
+            "train_perplexity": math.exp(nll / max(count, 1)),
+            "dev_perplexity": checkpoints.evaluate(seen, time.time() - started),
             "lr": optimizer.param_groups[0]["lr"],
         }
         log["passes"].append(entry)
         print(json.dumps(entry), flush=True)
-        if dev_ppl < best:
-            best = dev_ppl
-            state = {key: value.cpu() for key, value in model.state_dict().items()}
-            torch.save(state, output / f"lm_{args.direction}.th")
-        else:  # halve the learning rate when dev perplexity stops improving
+        if stopped or time.time() - started + seconds > args.max_seconds:
+            break
+        if entry["dev_perplexity"] >= best_before:  # halve the learning rate
             for group in optimizer.param_groups:
                 group["lr"] /= 2
-        log["best_dev_perplexity"] = best
-        log["device"] = torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu"
-        (output / f"lm_{args.direction}.json").write_text(json.dumps(log, indent=2))
-        if time.time() - started + seconds > args.max_seconds:
-            break
 
 
 # ------------------------------------------------------------------------------------ archive
@@ -372,6 +446,13 @@ def main(argv=None) -> None:
     p.add_argument("--max-vocab-size", type=int, default=MAX_VOCAB_SIZE)
     p.add_argument("--min-count", type=int, default=MIN_COUNT)
     p.add_argument("--dev", required=True)
+    p.add_argument(
+        "--extra-dev",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="another held-out LM text, scored by `train` at the end (repeatable)",
+    )
     p.add_argument("--output", required=True)
     t = commands.add_parser("train")
     t.add_argument("--pack", required=True)
@@ -381,7 +462,15 @@ def main(argv=None) -> None:
     t.add_argument("--batch-size", type=int, default=128)
     t.add_argument("--lr", type=float, default=0.002)
     t.add_argument("--seed", type=int, default=13)
-    t.add_argument("--resume")
+    t.add_argument("--resume", help="a state dict to start from (an LM archive's weights.th)")
+    t.add_argument(
+        "--stop-after-seconds",
+        type=float,
+        default=None,
+        help="stop in the middle of a pass after this many seconds",
+    )
+    t.add_argument("--eval-every-tokens", type=int, default=0, help="dev perplexity every N tokens")
+    t.add_argument("--fp16", action="store_true", help="save the best LM in fp16")
     t.add_argument("--output", required=True)
     a = commands.add_parser("archive")
     a.add_argument("--pack", required=True)

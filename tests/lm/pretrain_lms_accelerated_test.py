@@ -108,3 +108,62 @@ def test_zero_passes_keeps_the_seeded_initialisation(pack_dir, tmp_path):
     )  # fmt: skip
     other = torch.load(tmp_path / "c" / "lm_forward.th")
     assert not all(torch.equal(states[0][k], other[k]) for k in states[0])
+
+
+def test_held_out_sets_curve_fp16_and_a_stop_inside_a_pass(tmp_path):
+    import torch
+
+    pack = tmp_path / "pack"
+    run(
+        "pack", "--train", TRAIN, "--dev", DEV, "--min-count", "1",
+        "--extra-dev", f"conll={conll_text(tmp_path)}", "--extra-dev", f"again={DEV}",
+        "--output", str(pack),
+    )  # fmt: skip
+    facts = json.loads((pack / "pack.json").read_text())
+    assert sorted(facts["extra_dev"]) == ["again", "conll"]
+    for settings in facts["model_settings"].values():
+        settings["encoder"].update(input_size=6, hidden_size=4, num_layers=3)
+        settings.update(projection_dim=16, cutoffs=[10, 20])
+    (pack / "pack.json").write_text(json.dumps(facts))
+    out = tmp_path / "out"
+    run(
+        "train", "--pack", str(pack), "--direction", "forward", "--passes", "3",
+        "--batch-size", "4", "--eval-every-tokens", "40", "--fp16", "--output", str(out),
+    )  # fmt: skip
+    log = json.loads((out / "lm_forward.json").read_text())
+    state = torch.load(out / "lm_forward.th")
+    assert {value.dtype for value in state.values() if value.is_floating_point()} == {torch.float16}
+    # the best of every evaluation, mid-pass ones included, is the one kept
+    assert len(log["curve"]) > len(log["passes"]) == 3
+    assert log["best_dev_perplexity"] == min(point["dev_perplexity"] for point in log["curve"])
+    seen = [point["tokens_seen"] for point in log["curve"]]
+    assert seen == sorted(seen) and seen[-1] == sum(entry["tokens"] for entry in log["passes"])
+    # the dev text itself, as a held-out set, scores the best LM's dev perplexity (in fp16)
+    assert log["extra_dev_perplexity"]["again"] == pytest.approx(
+        log["best_dev_perplexity"], rel=1e-2
+    )
+    assert log["extra_dev_perplexity"]["conll"] != log["extra_dev_perplexity"]["again"]
+    # a stop inside the first pass: one partial pass, fewer tokens than a whole pass
+    run(
+        "train", "--pack", str(pack), "--direction", "forward", "--passes", "3",
+        "--batch-size", "2", "--stop-after-seconds", "0", "--output", str(tmp_path / "stop"),
+    )  # fmt: skip
+    stopped = json.loads((tmp_path / "stop" / "lm_forward.json").read_text())
+    assert len(stopped["passes"]) == 1 and stopped["passes"][0]["partial"] is True
+    assert 0 < stopped["passes"][0]["tokens"] < log["passes"][0]["tokens"]
+
+
+def conll_text(tmp_path):
+    """The CoNLL fixture's words as LM text (one sentence per line)."""
+    lines, words = [], []
+    for line in open(CONLL):
+        parts = line.split()
+        if not parts or parts[0] == "-DOCSTART-":
+            if words:
+                lines.append(" ".join(words))
+            words = []
+        else:
+            words.append(parts[0])
+    path = tmp_path / "conll_text.txt"
+    path.write_text("\n".join(lines + ([" ".join(words)] if words else [])) + "\n")
+    return path
