@@ -1,7 +1,6 @@
 """
-The distillation study's data (`benchmarks/studies/distillation.py`): its configs, the splits
-(the dev carved from SST-2's train.tsv, the training subsets, the settings a run dir's splits
-are pinned to), and the students a run dir holds, with the one chosen on dev per variant.
+The distillation study's data: its configs, the splits (the dev carved from SST-2's train.tsv,
+the training subsets) and the students a run dir holds, with the one chosen on dev per variant.
 """
 
 import argparse
@@ -109,12 +108,19 @@ def task_files(task: str, run_dir: Path) -> Dict[str, Any]:
     return {**files, "dev": sick_split("TRIAL"), "test": sick_split("TEST")}
 
 
-def write_split(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
+def split_once(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
     """
     The split files of a task in `<run_dir>/data/<task>/`, then `split.json` (what was written;
-    its presence marks the stage done). Reads only the training source: SST-2's train.tsv, the
-    TRAIN rows of SICK.txt.
+    its presence marks the step done), the settings they depend on pinned in
+    `<run_dir>/<task>_settings.json`. Reads only the training source: SST-2's train.tsv, the
+    TRAIN rows of SICK.txt. Returns whether it wrote them now.
     """
+    if task == "sst2":
+        size = args.sst2_train_size or "all"
+        settings = {"seed": args.seed, "train_size": size, "dev_size": args.sst2_dev_size}
+    else:
+        settings = {"seed": args.seed, "train_size": args.pair_train_size or "all"}
+    pin_settings(run_dir, settings, name=f"{task}_settings")
     files = task_files(task, run_dir)
     if files["record"].exists():
         return False
@@ -137,27 +143,6 @@ def write_split(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
     record.update(train_rows=len(train), seed=args.seed)
     files["record"].write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return True
-
-
-def pin_task_settings(task: str, run_dir: Path, settings: Dict[str, Any]) -> None:
-    """`pin_settings` in `<run_dir>/<task>_settings.json`; a run dir holding outputs from before
-    the held-out splits (no such file) is refused."""
-    legacy = (f"data/{task}", f"{task}_teacher", f"transfer/{task}_aug.jsonl")
-    path = run_dir / f"{task}_settings.json"
-    if not path.exists() and any((run_dir / name).exists() for name in legacy):
-        raise SystemExit(
-            f"{run_dir} holds {task} outputs from before the held-out splits (no "
-            f"{path.name}); use a fresh --run-dir"
-        )
-    pin_settings(run_dir, settings, name=f"{task}_settings")
-
-
-def split_settings(task: str, args: argparse.Namespace) -> Dict[str, Any]:
-    """What a task's split depends on (pinned in the run dir)."""
-    if task == "sst2":
-        size = args.sst2_train_size or "all"
-        return {"seed": args.seed, "train_size": size, "dev_size": args.sst2_dev_size}
-    return {"seed": args.seed, "train_size": args.pair_train_size or "all"}
 
 
 def split_note(task: str, args: argparse.Namespace, split: Dict[str, Any]) -> str:

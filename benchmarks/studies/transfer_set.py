@@ -1,17 +1,15 @@
 """
-Teacher labelling speed of `ldnet-distill-transfer-set` (issue 18): the same transfer-set rows
-labelled in batches of 64 in the order they are generated (each example's original, then its
-augmented samples: what the builder labelled before it sorted) and in the order it writes them
-now (`length_sorted` within windows of `SORT_WINDOW_BATCHES` batches).
+The transfer-set step of the distillation pipeline alone: the teacher's labelling speed in
+`ldnet-distill-transfer-set`, the same rows labelled in batches of 64 in the order they are
+generated (each example's original, then its augmented samples) and in the order it writes
+them (`length_sorted` within windows of `SORT_WINDOW_BATCHES` batches).
 
     python -m benchmarks transfer_set --rows 1280 --rounds 5
 
-The rows come from the first examples of `--train` (n_iter 20, Tang et al.'s settings, as the
-distillation study builds them), cut to `--rows`, so that both orders label the same rows.
-`harness.timing.interleaved`: a warm-up round, then `--rounds` interleaved rounds with torch
-threads set to `--threads`; the median rows/s of each order and their ratio; and the largest
-difference between the two orders' logits per row (padding must not change them). Writes
-`benchmarks/results/transfer_set_labelling.json`.
+The rows come from the first examples of `--train` (n_iter 20, as the distillation study builds
+them), cut to `--rows`. `distillation_pipeline.speed` times both orders (median rows/s of
+interleaved rounds at `--threads`); the largest difference between the two orders' logits per
+row must stay float noise (padding must not change them).
 """
 
 import argparse
@@ -21,7 +19,8 @@ from typing import Any, Dict, List
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import command_line, save_results
 from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
-from benchmarks.harness.timing import MIN_ROUNDS, interleaved, set_threads
+from benchmarks.harness.timing import MIN_ROUNDS
+from benchmarks.studies.distillation_pipeline import speed as timed_speed
 
 RESULTS = "transfer_set_labelling"
 BATCH_SIZE = 64
@@ -76,7 +75,6 @@ def transfer_rows(reader, train: str, count: int):
 
 def speed(args: argparse.Namespace) -> None:
     """Times both orders and writes the results file."""
-    import torch
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401
@@ -84,7 +82,6 @@ def speed(args: argparse.Namespace) -> None:
 
     if args.rounds < MIN_ROUNDS:
         raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
-    set_threads(args.threads)
     archive = load_archive(args.teacher)
     teacher, reader = archive.model.eval(), archive.validation_dataset_reader
     rows, examples = transfer_rows(reader, args.train, args.rows)
@@ -97,16 +94,16 @@ def speed(args: argparse.Namespace) -> None:
     def case(name: str):
         return lambda: logits.__setitem__(name, label(teacher, reader, orders[name]))
 
-    with torch.inference_mode():
-        timings = interleaved({name: case(name) for name in orders}, rounds=args.rounds)
+    cases = {name: case(name) for name in orders}
+    rate, timings = timed_speed(
+        cases, {name: len(rows) for name in orders}, args.rounds, args.threads
+    )
     # the sorted order's logits back in generated order: padding must not change a row's logits
     position = {id(row): i for i, row in enumerate(orders["length_sorted"])}
     resorted = logits["length_sorted"][[position[id(row)] for row in rows]]
     difference = float((resorted - logits["generated"]).abs().max())
-    rate = {name: timings.rate(name, len(rows)) for name in orders}
     results = {
-        "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted "
-        "rows (issue 18)",
+        "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted rows",
         "command": command_line(),
         "hardware": hardware(),
         "teacher": project_path(args.teacher),
@@ -142,9 +139,9 @@ def table(results: Dict[str, Any]) -> Dict[str, Any]:
         "thread(s).",
         "columns": ["order", "rows/s", "speed-up"],
         "rows": [
-            ["generated (before)", results["rows_per_sec_generated_order"], 1.0],
+            ["generated", results["rows_per_sec_generated_order"], 1.0],
             [
-                "length-sorted (now)",
+                "length-sorted (written)",
                 results["rows_per_sec_length_sorted"],
                 results["speedup_length_sorted"],
             ],
