@@ -8,9 +8,9 @@ build the augmented transfer set (`allennlp ldnet-distill-transfer-set`) for eac
 train the three students (`<task>_bilstm`, `<task>_distilled`, `<task>_distilled_aug`; with
 `--student-word-vectors glove` also with a frozen GloVe channel), choose n_iter and the word
 vectors on dev, and evaluate the four final models on the test. Dev figures: `<p>_dev_acc_*`,
-test figures: `<p>_test_acc_*` (p = sst2 or pair). Stage `speed` (`distillation_speed.py`):
+test figures: `<p>_test_acc_*` (p = sst2 or pair). Stage `speed`:
 sentences/s of teacher vs student; run it with the SST-2 run's `--run-dir`. Stage `split` only
-writes the split files; `report` only recomputes the derived keys (`distillation_results.py`).
+writes the split files; `report` only recomputes the derived keys (`finish_results`).
 
 A re-run in the same run dir skips finished steps; the settings its outputs depend on are
 pinned in <run-dir>/<task>_settings.json (other settings are refused, except more `--n-iter`
@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
+from benchmarks.harness.results import command_line, utc_date
 from benchmarks.harness.study import Headline, Stage, Study, at_least, at_most, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies import distillation_data as data
 from benchmarks.studies.distillation_pipeline import Pipeline
-from benchmarks.studies.distillation_results import finish_results, record_command
-from benchmarks.studies.distillation_speed import speed
-from benchmarks.studies.distillation_tasks import Run, task_pipeline
+from benchmarks.studies.distillation_tasks import Run, speed, task_pipeline
 
 # distilled + augmentation over the plain BiLSTM (test accuracy points), and below its teacher
 GAIN_GOAL = {"sst2": 4.0, "pair": 3.0}
@@ -106,6 +105,7 @@ def part(name: str):
         keys = ("seed", "student_epochs", "teacher_lr", "threads")
         run.results["settings"] = {key: getattr(args, key) for key in keys}
         run.results.setdefault("run_dirs", {})[name] = str(run.run_dir)
+        run.results["date"] = utc_date()
         if name == "speed":
             run.results["hardware"] = hardware()
             run.pipeline(name).step("speed", lambda: speed(run) or True)
@@ -121,6 +121,83 @@ def part(name: str):
 def report(args: argparse.Namespace) -> None:
     """Recomputes the derived keys of the results file (`finish_results`)."""
     Run.open(args).save(finish=lambda results: finish_results(results, args.results))
+
+
+def record_command(results: Dict[str, Any], part: str, run_dir: Path) -> None:
+    """The running command in `commands`, the part's own entries from other run dirs replaced
+    (the figures they wrote are replaced too)."""
+    entry = {"part": part, "command": command_line(), "run_dir": str(run_dir)}
+    commands = results.get("commands", [])
+    kept = [c for c in commands if c["part"] != part or c["run_dir"] == str(run_dir)]
+    results["commands"] = kept + ([] if entry in kept else [entry])
+
+
+def gains(results: Dict[str, Any]) -> None:
+    """`<p>_<split>_gain_distilled_aug_over_bilstm` and `..._gap_teacher_minus_distilled_aug`."""
+    for key in (f"{p}_{split}" for p in ("sst2", "pair") for split in ("dev", "test")):
+        teacher, bilstm, student = (
+            results.get(f"{key}_acc_{v}") for v in ("teacher", "bilstm", "distilled_aug")
+        )
+        if bilstm is not None and student is not None:
+            results[f"{key}_gain_distilled_aug_over_bilstm"] = round(student - bilstm, 2)
+        if teacher is not None and student is not None:
+            results[f"{key}_gap_teacher_minus_distilled_aug"] = round(teacher - student, 2)
+
+
+def finish_results(results: Dict[str, Any], name: str = "distillation") -> None:
+    """The keys derived from all tasks' figures, recomputed on the file as saved (`name`: the
+    results file's, for the title)."""
+    gains(results)
+    suffix = "" if name == "distillation" else f" ({name})"
+    results["title"] = f"Tang et al. distillation{suffix}: SST-2 and a pair task"
+    commands = results.get("commands", [])
+    results["command"] = "; ".join(dict.fromkeys(entry["command"] for entry in commands))
+    results["summary"] = tables(results)
+
+
+ACCURACY_CAPTIONS = {
+    "test": "Held-out test accuracy (%; SST-2: GLUE dev.tsv, SICK: TEST; `sst2_test_split`, "
+    "`pair_test_split`), each model evaluated once after all choices were made on dev. "
+    "Goals: distilled + augmentation >= plain BiLSTM + 4.0 (SST-2) / + 3.0 "
+    "(SICK), and within 3.0 of its teacher. Each student's word vectors: "
+    "`sizes.<task>.word_vectors`.",
+    "dev": "Dev accuracy (%; the selection set: SST-2 dev carved from train, SICK TRIAL; see "
+    "`splits`). Best epochs, n_iter and each student's word vectors (random, or with "
+    "the GloVe channel: `sizes.<task>.word_vectors`) were chosen on it. Sizes under "
+    "`sizes`.",
+}
+SPEED_CAPTION = (
+    "Speed on CPU (sentences/s, model forward only; goals: student >= 10x the teacher at batch "
+    "1, >= 20x at batch 64). Warm-up, median of interleaved rounds, each model at its faster "
+    "thread count: `speed_setup`, `speed_threads_used`, `speed_by_threads`."
+)
+
+
+def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The results file's `summary`: accuracy and speed tables, from its keys."""
+    tasks = [("SST-2", "sst2")]
+    if "pair_task" in results:
+        tasks.append((results["pair_task"].split(" (")[0], "pair"))
+    found = []
+    for split, caption in ACCURACY_CAPTIONS.items():
+        rows = []
+        for task, prefix in tasks:
+            row = [task] + [results.get(f"{prefix}_{split}_acc_{v}") for v in data.VARIANTS]
+            row.append(results.get(f"{prefix}_{split}_gain_distilled_aug_over_bilstm"))
+            row.append(results.get(f"{prefix}_{split}_gap_teacher_minus_distilled_aug"))
+            rows.append(row)
+        columns = ["task", "teacher (MiniLM-L6)", "BiLSTM, gold labels", "distilled"]
+        columns += ["distilled + augmentation", "gain over BiLSTM", "teacher - student"]
+        if any(value is not None for row in rows for value in row[1:]):
+            found.append({"caption": caption, "columns": columns, "rows": rows})
+    if results.get("student_speedup_b1") is None:  # a run without the speed stage
+        return found
+    keys = ("params_{}", "sentences_per_sec_{}_b1", "sentences_per_sec_{}_b64")
+    rows = [[name] + [results.get(k.format(name)) for k in keys] for name in ("teacher", "student")]
+    rows.append(["student / teacher", None, results["student_speedup_b1"]])
+    rows[-1].append(results.get("student_speedup_b64"))
+    columns = ["model", "parameters", "sentences/s b1", "sentences/s b64"]
+    return found + [{"caption": SPEED_CAPTION, "columns": columns, "rows": rows}]
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:

@@ -1,12 +1,9 @@
 """
-The pipeline the distillation-shaped studies share: a teacher labels a transfer set, students
-train on it, every choice is made on dev, the chosen models meet the test once, and teacher and
-student are timed in one process. `distillation` (SST-2, SICK), `pruned_students` (CoNLL taggers)
-and `transfer_set` (the labelling step alone) run their steps through it.
-
-A `Pipeline` runs the steps of one run directory: each step is skipped when its outputs are
-there (an interrupted `allennlp train` continues with `--recover`), and its wall time is kept
-once (`harness.runs.timed_once`). `speed` times models by `harness.timing.interleaved`.
+The pipeline of the distillation-shaped studies (`distillation`, `pruned_students`, and
+`transfer_set` for the labelling step alone): teacher -> transfer set -> students -> dev -> test
+-> speed. A `Pipeline` runs the steps of one run directory, each skipped when its outputs are
+there (an interrupted `allennlp train` continues) and its wall time kept once
+(`harness.runs.timed_once`); `speed` times models by `harness.timing.interleaved`.
 """
 
 import json
@@ -23,28 +20,14 @@ Batches = List[Dict[str, Any]]  # the keyword arguments of one `model(**tensors)
 
 @dataclass
 class Pipeline:
-    """
-    The steps of one run directory.
-
-    # Parameters
-
-    run_dir : `Path`
-        Where the steps' outputs and `stage_seconds.json` go.
-    log : `Path`
-        The log every `allennlp` command appends to.
-    threads : `int`
-        OMP/MKL threads of each `allennlp` subprocess.
-    env : `Dict[str, str]`
-        What the steps may read (data paths; never a test file before `test`).
-    on_step : `Optional[Callable[[], None]]`
-        Called after each step (e.g. to save the results).
-    """
+    """The steps of one run directory; each `allennlp` command appends to `log`, runs with
+    `threads` OMP/MKL threads and `env` (data paths; never a test file before `test`)."""
 
     run_dir: Path
     log: Path
     threads: int = 1
     env: Dict[str, str] = field(default_factory=dict)
-    on_step: Optional[Callable[[], None]] = None
+    on_step: Optional[Callable[[], None]] = None  # called after each step (to save the results)
     seconds: Dict[str, float] = field(default_factory=dict)  # each step's wall time, once done
 
     def step(self, name: str, work: Callable[[], bool]) -> bool:
@@ -91,19 +74,18 @@ class Pipeline:
     def test(self, name: str, archives: Mapping[str, Path], data: str) -> Dict[str, Any]:
         """The metrics of each archive on the test `data`, evaluated once, after every choice
         (`test_metrics.json` beside the archive)."""
-        outputs = {
-            key: Path(archive).parent / "test_metrics.json" for key, archive in archives.items()
-        }
-
-        def work() -> bool:
-            missing = [key for key, output in outputs.items() if not output.exists()]
-            for key in missing:
-                allennlp.evaluate(
-                    archives[key], data, outputs[key], self.log, env=self.env, threads=self.threads
+        outputs = {key: Path(path).parent / "test_metrics.json" for key, path in archives.items()}
+        missing = [key for key, output in outputs.items() if not output.exists()]
+        evaluate = allennlp.evaluate
+        self.step(
+            name,
+            lambda: [
+                evaluate(
+                    archives[k], data, outputs[k], self.log, env=self.env, threads=self.threads
                 )
-            return bool(missing)
-
-        self.step(name, work)
+                for k in missing
+            ],
+        )
         return {key: json.loads(output.read_text()) for key, output in outputs.items()}
 
 

@@ -124,23 +124,18 @@ def summary_table(args: argparse.Namespace, task: Dict[str, Any]) -> Dict[str, A
     output = OUT / f"dev_metrics_{args.task}_pruned_today.json"
     log = OUT / f"{args.task}_pruned_today_dev.log"
     pruned_dev = 100 * allennlp.evaluate(pruned, dev, output, log, threads=1)["f1-measure-overall"]
-    unpruned, shipped = manifest[args.task], manifest[f"{args.task}_pruned"]
+    pruned_test = task.get("today_pruned_test_f1", manifest[f"{args.task}_pruned"]["test_f1"])
+    ensemble = {f: task["teacher"][f"{f}_ensemble"] for f in ("test_f1", "dev_f1")}
     table = {
-        "teachers": {
-            "test_f1": task["teacher"]["test_f1_ensemble"],
-            "dev_f1": task["teacher"]["dev_f1_ensemble"],
-        },
-        "unpruned": {"test_f1": unpruned["test_f1"], "dev_f1": unpruned["dev_f1"]},
-        "pruned": {
-            "test_f1": task.get("today_pruned_test_f1", shipped["test_f1"]),
-            "dev_f1": pruned_dev,
-        },
+        "teachers": ensemble,
+        "unpruned": {f: manifest[args.task][f] for f in ("test_f1", "dev_f1")},
+        "pruned": {"test_f1": pruned_test, "dev_f1": pruned_dev},
         "student": {
             "test_f1": sum(student_test) / len(student_test),
             "test_f1_seeds": student_test,
-            "dev_f1": sum(run["best_dev_f1"] for run in runs) / len(runs),
         },
     }
+    table["student"]["dev_f1"] = sum(run["best_dev_f1"] for run in runs) / len(runs)
     for row, figures in table.items():
         for key in ("flops_per_token", "words_per_second"):
             figures[key] = task["speed"]["rows"][row][key]

@@ -15,12 +15,8 @@ from typing import Any, Dict, List
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
-from benchmarks.harness.results import (
-    command_line,
-    record_run,
-    results_path,
-    update_results_file,
-)
+from benchmarks.harness.results import command_line, record_run, results_path
+from benchmarks.harness.results import update_results_file
 from benchmarks.studies.distillation_pipeline import Pipeline
 
 OUT = ROOT / "runs" / "students"
@@ -79,23 +75,16 @@ def stage_transfer(args: argparse.Namespace) -> None:
     """The task's teachers' marginals over the first `--transfer-size` news sentences."""
     teachers, output = TASKS[args.task]["teachers"], transfer_file(args.task, args.transfer_size)
     arguments = ["ldnet-tagging-transfer-set", *teachers, "--input", str(NEWS.relative_to(ROOT))]
-    arguments += ["--output", str(output.relative_to(ROOT)), "--threads", "1"]
-    arguments += ["--max-sentences", str(args.transfer_size)]
+    arguments += ["--output", str(output.relative_to(ROOT))]
+    arguments += ["--max-sentences", str(args.transfer_size), "--threads", "1"]
     pipe = Pipeline(TRANSFER, output.with_suffix(".log"))
-    if pipe.label(output.stem, arguments, output):
-        summary = json.loads(pipe.log.read_text().strip().splitlines()[-1])
-        record(
-            [args.task, "transfer_set"],
-            {
-                **summary,
-                "wall_seconds": pipe.seconds[output.stem],
-                "path": "batched AllenNLP (ldnet_crf_tagger forward + crf_marginals), 1 thread",
-                "teachers": teachers,
-                "command": command_line(),
-                "allennlp_command": "allennlp " + " ".join(arguments),
-                "hardware": hardware(),
-            },
-        )
+    if not pipe.label(output.stem, arguments, output):
+        return
+    figures = json.loads(pipe.log.read_text().strip().splitlines()[-1])  # the command's summary
+    figures.update(wall_seconds=pipe.seconds[output.stem], teachers=teachers)
+    figures["path"] = "batched AllenNLP (ldnet_crf_tagger forward + crf_marginals), 1 thread"
+    figures.update(command=command_line(), allennlp_command="allennlp " + " ".join(arguments))
+    record([args.task, "transfer_set"], {**figures, "hardware": hardware()})
 
 
 def run_name(args: argparse.Namespace) -> str:

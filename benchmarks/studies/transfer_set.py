@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import command_line, save_results
+from benchmarks.harness.results import command_line, save_results, utc_date
 from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies.distillation_pipeline import speed as timed_speed
@@ -29,24 +29,17 @@ LOGIT_TOLERANCE = 1e-4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    run = ROOT / "runs" / "distillation_sst2_all"
-    parser.add_argument("--teacher", default=str(run / "sst2_teacher" / "model.tar.gz"))
-    parser.add_argument("--train", default=str(run / "data" / "sst2" / "train.tsv"))
-    parser.add_argument("--rows", type=int, default=1280)
-    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
-    parser.add_argument("--threads", type=int, default=1)
+    add, run = parser.add_argument, ROOT / "runs" / "distillation_sst2_all"
+    add("--teacher", default=str(run / "sst2_teacher" / "model.tar.gz"))
+    add("--train", default=str(run / "data" / "sst2" / "train.tsv"))
+    add("--rows", type=int, default=1280)
+    add("--rounds", type=int, default=MIN_ROUNDS)
+    add("--threads", type=int, default=1)
 
 
 def label(teacher, reader, rows):
-    """
-    The teacher's logits for `rows`, in batches of `BATCH_SIZE`, as ldnet-distill-transfer-set
-    computes them (`labelled_batches`).
-
-    # Returns
-
-    `torch.Tensor`
-        The logits, one row per transfer-set row, shape (len(rows), num_labels).
-    """
+    """The teacher's logits for `rows`, `(len(rows), num_labels)`, in batches of `BATCH_SIZE`,
+    as ldnet-distill-transfer-set computes them (`labelled_batches`)."""
     import torch
 
     from ldnet_allennlp.distillation.transfer_set import labelled_batches
@@ -55,10 +48,8 @@ def label(teacher, reader, rows):
 
 
 def transfer_rows(reader, train: str, count: int):
-    """
-    The first `count` rows of the transfer set built (n_iter 20, seed 13) from the first
-    examples of `train`, and how many examples that took.
-    """
+    """The first `count` rows of the transfer set built (n_iter 20, seed 13) from the first
+    examples of `train`, and how many examples that took."""
     from ldnet_allennlp.distillation.augmentation import AugmentationRules
     from ldnet_allennlp.distillation.transfer_set import transfer_set_rows
 
@@ -85,19 +76,14 @@ def speed(args: argparse.Namespace) -> None:
     archive = load_archive(args.teacher)
     teacher, reader = archive.model.eval(), archive.validation_dataset_reader
     rows, examples = transfer_rows(reader, args.train, args.rows)
-    orders = {
-        "generated": rows,
-        "length_sorted": length_sorted(rows, SORT_WINDOW_BATCHES * BATCH_SIZE),
-    }
-    logits: Dict[str, Any] = {}
+    sorted_rows = length_sorted(rows, SORT_WINDOW_BATCHES * BATCH_SIZE)
+    orders, logits = {"generated": rows, "length_sorted": sorted_rows}, {}
 
     def case(name: str):
         return lambda: logits.__setitem__(name, label(teacher, reader, orders[name]))
 
-    cases = {name: case(name) for name in orders}
-    rate, timings = timed_speed(
-        cases, {name: len(rows) for name in orders}, args.rounds, args.threads
-    )
+    work = {name: len(rows) for name in orders}
+    rate, timings = timed_speed({n: case(n) for n in orders}, work, args.rounds, args.threads)
     # the sorted order's logits back in generated order: padding must not change a row's logits
     position = {id(row): i for i, row in enumerate(orders["length_sorted"])}
     resorted = logits["length_sorted"][[position[id(row)] for row in rows]]
@@ -105,6 +91,7 @@ def speed(args: argparse.Namespace) -> None:
     results = {
         "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted rows",
         "command": command_line(),
+        "date": utc_date(),
         "hardware": hardware(),
         "teacher": project_path(args.teacher),
         "rows": len(rows),
@@ -131,6 +118,7 @@ def project_path(path: str) -> str:
 
 def table(results: Dict[str, Any]) -> Dict[str, Any]:
     """The results file's `summary` table (rows/s of each order and the speed-up)."""
+    speedup = results["speedup_length_sorted"]
     return {
         "caption": "Rows/s of the teacher labelling the same transfer-set rows in batches of "
         f"{results['batch_size']}: in generated order and length-sorted (as "
@@ -138,33 +126,22 @@ def table(results: Dict[str, Any]) -> Dict[str, Any]:
         f"{results['rounds']} interleaved rounds after a warm-up, {results['threads']} torch "
         "thread(s).",
         "columns": ["order", "rows/s", "speed-up"],
-        "rows": [
-            ["generated", results["rows_per_sec_generated_order"], 1.0],
-            [
-                "length-sorted (written)",
-                results["rows_per_sec_length_sorted"],
-                results["speedup_length_sorted"],
-            ],
-        ],
+        "rows": [["generated", results["rows_per_sec_generated_order"], 1.0]]
+        + [["length-sorted (written)", results["rows_per_sec_length_sorted"], speedup]],
     }
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """Rows/s of both orders, the speed-up, and the logit difference the sorting makes."""
-    return [
-        headline(
-            results, "teacher labelling, generated order (rows/s)", "rows_per_sec_generated_order"
-        ),
-        headline(
-            results, "teacher labelling, length-sorted (rows/s)", "rows_per_sec_length_sorted"
-        ),
-        headline(results, "speed-up of length-sorted rows", "speedup_length_sorted"),
-        headline(
-            results,
-            "largest logit difference between the orders",
-            "max_abs_logit_difference",
-            *at_most(LOGIT_TOLERANCE),
-        ),
+    figures = [
+        ("teacher labelling, generated order (rows/s)", "rows_per_sec_generated_order"),
+        ("teacher labelling, length-sorted (rows/s)", "rows_per_sec_length_sorted"),
+        ("speed-up of length-sorted rows", "speedup_length_sorted"),
+    ]
+    lines = [headline(results, figure, key) for figure, key in figures]
+    figure = "largest logit difference between the orders"
+    return lines + [
+        headline(results, figure, "max_abs_logit_difference", *at_most(LOGIT_TOLERANCE))
     ]
 
 
