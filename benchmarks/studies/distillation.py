@@ -1,20 +1,13 @@
 """
-Tang et al. (2019) distillation on SST-2 and SICK (3-way pair task), through the shared
-pipeline (`distillation_pipeline.py`): every choice is made on a dev split, the figures are
-reported on a held-out test evaluated once at the end (splits: `distillation_data.py`).
-
-Stages `sst2` and `sick` (`distillation_tasks.py`): split, fine-tune the MiniLM-L6 teacher,
-build the augmented transfer set (`allennlp ldnet-distill-transfer-set`) for each `--n-iter`,
-train the three students (`<task>_bilstm`, `<task>_distilled`, `<task>_distilled_aug`; with
-`--student-word-vectors glove` also with a frozen GloVe channel), choose n_iter and the word
-vectors on dev, and evaluate the four final models on the test. Dev figures: `<p>_dev_acc_*`,
-test figures: `<p>_test_acc_*` (p = sst2 or pair). Stage `speed`:
-sentences/s of teacher vs student; run it with the SST-2 run's `--run-dir`. Stage `split` only
-writes the split files; `report` only recomputes the derived keys (`finish_results`).
-
-A re-run in the same run dir skips finished steps; the settings its outputs depend on are
-pinned in <run-dir>/<task>_settings.json (other settings are refused, except more `--n-iter`
-or `--student-word-vectors` values).
+Tang et al. (2019) distillation on SST-2 and SICK (3-way pairs) through the shared pipeline
+(`distillation_pipeline.py`; the steps: `distillation_tasks.py`, the splits:
+`distillation_data.py`). Stages `sst2` and `sick`: split, fine-tune the MiniLM-L6 teacher, build
+the augmented transfer set per `--n-iter`, train the students (`bilstm`, `distilled`,
+`distilled_aug`; with `--student-word-vectors glove` also with a frozen GloVe channel), choose
+on dev (`<p>_dev_acc_*`), evaluate the four final models once on the test (`<p>_test_acc_*`;
+p = sst2 or pair). `speed` times teacher vs student (with the SST-2 run's `--run-dir`);
+`split` only writes the splits; `report` only recomputes the derived keys. A re-run skips
+finished steps; the settings its outputs depend on are pinned in <run-dir>/<task>_settings.json.
 
     SST2_DATA_DIR=../shared/data/sst2 SICK_DATA_PATH=../shared/data/sick/SICK.txt \\
         python -m benchmarks distillation --stage sst2 --run-dir runs/d_sst2
@@ -72,7 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--speed-data", help="speed: TSV of sentences (default SST-2 test.tsv)")
     add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
     add("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
-    add("--results", default="distillation", help="results file under benchmarks/results/")
+    add(
+        "--results",
+        default="distillation",
+        help="results file under benchmarks/results/ (no .json)",
+    )
 
 
 def checked(args: argparse.Namespace) -> argparse.Namespace:

@@ -192,29 +192,22 @@ def student_config(task: str, variant: str, vectors: str) -> str:
 
 
 def trained_students(task: str, run_dir: Path) -> Dict[str, Dict[str, Any]]:
-    """
-    Every finished student of the run dir, also those of earlier invocations: directory name ->
-    variant, word vectors, n_iter (distilled_aug) and best dev accuracy; ordered by variant, then
-    word vectors (random first), then n_iter.
-    """
-    found = {}
-    for variant in STUDENT_VARIANTS:
-        for vectors in WORD_VECTORS:
-            pattern = student_name(variant, None, vectors)
-            pattern += "_n*" if variant == "distilled_aug" else ""
-            dirs = [a.parent for a in run_dir.glob(f"{task}_{pattern}/model.tar.gz")]
-            n_iters = {
-                d: int(d.name.rsplit("_n", 1)[1]) if variant == "distilled_aug" else None
-                for d in dirs
-            }
-            for student_dir in sorted(dirs, key=lambda d: n_iters[d] or 0):
-                found[student_dir.name] = {
-                    "variant": variant,
-                    "vectors": vectors,
-                    "n_iter": n_iters[student_dir],
-                    "dev": best_dev_accuracy(student_dir),
-                }
-    return found
+    """Every finished student of the run dir, also those of earlier invocations: directory name
+    -> variant, word vectors, n_iter (distilled_aug) and best dev accuracy; ordered by variant,
+    then word vectors (random first), then n_iter."""
+    found = []
+    for archive in run_dir.glob(f"{task}_*/model.tar.gz"):
+        name = archive.parent.name[len(task) + 1 :]
+        vectors = "glove" if name.startswith("glove_") else "random"
+        variant, _, n_iter = name.removeprefix("glove_").partition("_n")
+        if variant in STUDENT_VARIANTS and (variant == "distilled_aug") == bool(n_iter):
+            order = (STUDENT_VARIANTS.index(variant), WORD_VECTORS.index(vectors))
+            found.append((*order, int(n_iter or 0), archive.parent))
+    return {
+        path.name: {"variant": STUDENT_VARIANTS[v], "vectors": WORD_VECTORS[w]}
+        | {"n_iter": n_iter or None, "dev": best_dev_accuracy(path)}
+        for v, w, n_iter, path in sorted(found)
+    }
 
 
 def chosen_students(candidates: Dict[str, Dict[str, Any]]) -> Dict[str, str]:
