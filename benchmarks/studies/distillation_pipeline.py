@@ -76,16 +76,14 @@ class Pipeline:
         (`test_metrics.json` beside the archive)."""
         outputs = {key: Path(path).parent / "test_metrics.json" for key, path in archives.items()}
         missing = [key for key, output in outputs.items() if not output.exists()]
-        evaluate = allennlp.evaluate
-        self.step(
-            name,
-            lambda: [
-                evaluate(
-                    archives[k], data, outputs[k], self.log, env=self.env, threads=self.threads
-                )
-                for k in missing
-            ],
-        )
+
+        def work() -> bool:
+            for key in missing:
+                arguments = (archives[key], data, outputs[key], self.log)
+                allennlp.evaluate(*arguments, env=self.env, threads=self.threads)
+            return bool(missing)
+
+        self.step(name, work)
         return {key: json.loads(output.read_text()) for key, output in outputs.items()}
 
 
