@@ -117,3 +117,32 @@ def test_transfer_train_and_test_stages(study_env, monkeypatch):
     run_stage(monkeypatch, "--stage", "test", "--run", name)
     assert len([call for call in fake.calls if call[0] == "evaluate"]) == 1  # once
     assert [c["wrote"] for c in results["commands"]][-1] == f"ner.runs.{name}.test"
+
+
+def test_the_speed_stage_on_fixture_taggers(tmp_path, monkeypatch):
+    legacy = runs.ROOT / "fixtures" / "legacy_archives"
+    rows = {
+        "teachers": [legacy / "ner_ldnet.tar.gz", legacy / "ner_ldnet.tar.gz"],
+        "unpruned": [legacy / "ner_ldnet.tar.gz"],
+        "pruned": [legacy / "ner_ldnet_pruned.tar.gz"],
+        "student": [legacy / "ner_ldnet_pruned.tar.gz"],
+    }
+    monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(figures, "speed_rows", lambda task, student: rows)
+    monkeypatch.setattr(figures, "run_archive", lambda name: rows["student"][0])
+    dev = runs.ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
+    monkeypatch.setitem(runs.TASKS["ner"], "dev", str(dev))
+    results = run_stage(monkeypatch, "--stage", "speed", "--run", "a_student")
+    speed = results["ner"]["speed"]
+    assert speed["rounds"] == 5 and len(speed["orders"]) == 5 and speed["batch_size"] == 32
+    assert speed["orders"][0] == ["teachers", "unpruned", "pruned", "student"]
+    words = speed["words"]
+    for row, archives in rows.items():
+        figures_of_row = speed["rows"][row]
+        assert figures_of_row["archives"] == [str(a.relative_to(runs.ROOT)) for a in archives]
+        low, high = figures_of_row["seconds_spread"]
+        assert words / high <= figures_of_row["words_per_second"] <= words / low
+    # the teachers' row runs both archives: its FLOPs are theirs summed
+    one = speed["rows"]["unpruned"]["flops_per_token"]
+    assert speed["rows"]["teachers"]["flops_per_token"] == 2 * one
+    assert speed["rows"]["pruned"]["flops_per_token"] < one
