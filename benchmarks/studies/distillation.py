@@ -65,11 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--speed-data", help="speed: TSV of sentences (default SST-2 test.tsv)")
     add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
     add("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
-    add(
-        "--results",
-        default="distillation",
-        help="results file under benchmarks/results/ (no .json)",
-    )
+    results = "results file under benchmarks/results/ (no .json)"
+    add("--results", default="distillation", help=results)
 
 
 def checked(args: argparse.Namespace) -> argparse.Namespace:
