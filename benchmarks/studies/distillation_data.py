@@ -1,7 +1,6 @@
 """
-The distillation study's data (`benchmarks/studies/distillation.py`): its configs, the splits
-(the dev carved from SST-2's train.tsv, the training subsets, the settings a run dir's splits
-are pinned to), and the students a run dir holds, with the one chosen on dev per variant.
+The distillation study's data: its configs, the splits (the dev carved from SST-2's train.tsv,
+the training subsets) and the students a run dir holds, with the one chosen on dev per variant.
 """
 
 import argparse
@@ -109,12 +108,19 @@ def task_files(task: str, run_dir: Path) -> Dict[str, Any]:
     return {**files, "dev": sick_split("TRIAL"), "test": sick_split("TEST")}
 
 
-def write_split(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
+def split_once(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
     """
     The split files of a task in `<run_dir>/data/<task>/`, then `split.json` (what was written;
-    its presence marks the stage done). Reads only the training source: SST-2's train.tsv, the
-    TRAIN rows of SICK.txt.
+    its presence marks the step done), the settings they depend on pinned in
+    `<run_dir>/<task>_settings.json`. Reads only the training source: SST-2's train.tsv, the
+    TRAIN rows of SICK.txt. Returns whether it wrote them now.
     """
+    if task == "sst2":
+        size = args.sst2_train_size or "all"
+        settings = {"seed": args.seed, "train_size": size, "dev_size": args.sst2_dev_size}
+    else:
+        settings = {"seed": args.seed, "train_size": args.pair_train_size or "all"}
+    pin_settings(run_dir, settings, name=f"{task}_settings")
     files = task_files(task, run_dir)
     if files["record"].exists():
         return False
@@ -137,27 +143,6 @@ def write_split(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
     record.update(train_rows=len(train), seed=args.seed)
     files["record"].write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return True
-
-
-def pin_task_settings(task: str, run_dir: Path, settings: Dict[str, Any]) -> None:
-    """`pin_settings` in `<run_dir>/<task>_settings.json`; a run dir holding outputs from before
-    the held-out splits (no such file) is refused."""
-    legacy = (f"data/{task}", f"{task}_teacher", f"transfer/{task}_aug.jsonl")
-    path = run_dir / f"{task}_settings.json"
-    if not path.exists() and any((run_dir / name).exists() for name in legacy):
-        raise SystemExit(
-            f"{run_dir} holds {task} outputs from before the held-out splits (no "
-            f"{path.name}); use a fresh --run-dir"
-        )
-    pin_settings(run_dir, settings, name=f"{task}_settings")
-
-
-def split_settings(task: str, args: argparse.Namespace) -> Dict[str, Any]:
-    """What a task's split depends on (pinned in the run dir)."""
-    if task == "sst2":
-        size = args.sst2_train_size or "all"
-        return {"seed": args.seed, "train_size": size, "dev_size": args.sst2_dev_size}
-    return {"seed": args.seed, "train_size": args.pair_train_size or "all"}
 
 
 def split_note(task: str, args: argparse.Namespace, split: Dict[str, Any]) -> str:
@@ -207,29 +192,22 @@ def student_config(task: str, variant: str, vectors: str) -> str:
 
 
 def trained_students(task: str, run_dir: Path) -> Dict[str, Dict[str, Any]]:
-    """
-    Every finished student of the run dir, also those of earlier invocations: directory name ->
-    variant, word vectors, n_iter (distilled_aug) and best dev accuracy; ordered by variant, then
-    word vectors (random first), then n_iter.
-    """
-    found = {}
-    for variant in STUDENT_VARIANTS:
-        for vectors in WORD_VECTORS:
-            pattern = student_name(variant, None, vectors)
-            pattern += "_n*" if variant == "distilled_aug" else ""
-            dirs = [a.parent for a in run_dir.glob(f"{task}_{pattern}/model.tar.gz")]
-            n_iters = {
-                d: int(d.name.rsplit("_n", 1)[1]) if variant == "distilled_aug" else None
-                for d in dirs
-            }
-            for student_dir in sorted(dirs, key=lambda d: n_iters[d] or 0):
-                found[student_dir.name] = {
-                    "variant": variant,
-                    "vectors": vectors,
-                    "n_iter": n_iters[student_dir],
-                    "dev": best_dev_accuracy(student_dir),
-                }
-    return found
+    """Every finished student of the run dir, also those of earlier invocations: directory name
+    -> variant, word vectors, n_iter (distilled_aug) and best dev accuracy; ordered by variant,
+    then word vectors (random first), then n_iter."""
+    found = []
+    for archive in run_dir.glob(f"{task}_*/model.tar.gz"):
+        name = archive.parent.name[len(task) + 1 :]
+        vectors = "glove" if name.startswith("glove_") else "random"
+        variant, _, n_iter = name.removeprefix("glove_").partition("_n")
+        if variant in STUDENT_VARIANTS and (variant == "distilled_aug") == bool(n_iter):
+            order = (STUDENT_VARIANTS.index(variant), WORD_VECTORS.index(vectors))
+            found.append((*order, int(n_iter or 0), archive.parent))
+    return {
+        path.name: {"variant": STUDENT_VARIANTS[v], "vectors": WORD_VECTORS[w]}
+        | {"n_iter": n_iter or None, "dev": best_dev_accuracy(path)}
+        for v, w, n_iter, path in sorted(found)
+    }
 
 
 def chosen_students(candidates: Dict[str, Dict[str, Any]]) -> Dict[str, str]:

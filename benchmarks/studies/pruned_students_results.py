@@ -1,6 +1,6 @@
 """
-The `pruned_students` study's figures (see `pruned_students.py`): the teachers' F1, the speed
-run, the table and headline keys of the chosen setting, and shipping the chosen student.
+The `pruned_students` study's figures (`pruned_students.py`): the teachers' F1, the speed run,
+and the table and headline keys of the chosen setting.
 """
 
 import argparse
@@ -9,65 +9,57 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness import allennlp
-from benchmarks.harness.data import CONLL00, ROOT, hardware
+from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import command_line, results_path
 from benchmarks.harness.study import Headline, at_least, at_most, headline
-from ldnet_allennlp.pretrained import resolve_archive
-from benchmarks.studies.pruned_students_runs import (
-    KEYS,
-    OUT,
-    RESULTS,
-    TASKS,
-    record,
-    run_archive,
-)
+from benchmarks.harness.timing import set_threads
+from benchmarks.studies.distillation_pipeline import forward, speed
+from benchmarks.studies.pruned_students_runs import KEYS, OUT, RESULTS, TASKS, record, run_archive
+
+ROWS = ("teachers", "unpruned", "pruned", "student")  # of the table, as the speed run names them
 
 
 def span_f1(gold: List[List[str]], predicted: List[List[str]]) -> float:
     """Micro span F1 (x100) of BIOUL tag sequences, as AllenNLP's `SpanBasedF1Measure`."""
     from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to_spans
 
-    true_positives = false_positives = false_negatives = 0
+    found = {"both": 0, "gold": 0, "predicted": 0}
     for gold_tags, predicted_tags in zip(gold, predicted):
         gold_spans = set(bioul_tags_to_spans(gold_tags))
         predicted_spans = set(bioul_tags_to_spans(predicted_tags))
-        true_positives += len(gold_spans & predicted_spans)
-        false_positives += len(predicted_spans - gold_spans)
-        false_negatives += len(gold_spans - predicted_spans)
-    precision = true_positives / max(true_positives + false_positives, 1)
-    recall = true_positives / max(true_positives + false_negatives, 1)
+        found["both"] += len(gold_spans & predicted_spans)
+        found["gold"] += len(gold_spans)
+        found["predicted"] += len(predicted_spans)
+    precision = found["both"] / max(found["predicted"], 1)
+    recall = found["both"] / max(found["gold"], 1)
     return 100 * 2 * precision * recall / max(precision + recall, 1e-12)
 
 
 def teacher_f1(archives: List[str], data_file: str) -> float:
     """Span F1 of the ensemble's silver tags (`silver_tags` of its averaged marginals) on a
-    labelled file, read by the first archive's validation reader (chunking: the held-out tenth
-    when `data_file` is train.txt)."""
+    labelled file, read by the first archive's validation reader."""
     from ldnet_allennlp.distillation.tagging.teacher import CrfEnsembleTeacher, silver_tags
 
     teacher = CrfEnsembleTeacher(archives)
     instances = list(teacher.readers[0].read(data_file))
     words = [[t.text for t in i["tokens"].tokens] for i in instances]
-    gold = [list(i["tags"].labels) for i in instances]
     predicted: List[List[str]] = []
     for start in range(0, len(words), 64):
         marginals = teacher.marginals(words[start : start + 64])
         predicted += silver_tags(marginals, teacher.labels, teacher.label_encoding)
-    return span_f1(gold, predicted)
+    return span_f1([list(i["tags"].labels) for i in instances], predicted)
 
 
 def stage_teacher(args: argparse.Namespace) -> None:
     """Dev F1 of the task's teachers, one by one and as the averaged ensemble (read with the
     same decoding), and, with `--read-test`, the ensemble's test F1 (once, at the end)."""
-    from benchmarks.harness.timing import set_threads
-
     set_threads(1)
     task = TASKS[args.task]
-    dev = task["data"].get("CONLL03_DEV_DATA_PATH") or CONLL00["CONLL00_TRAIN_DATA_PATH"]
     figures: Dict[str, Any] = {"command": command_line(), "hardware": hardware(1)}
-    for archive in task["teachers"]:
-        figures.setdefault("dev_f1_each", {})[archive] = teacher_f1([archive], dev)
-    figures["dev_f1_ensemble"] = teacher_f1(task["teachers"], dev)
+    figures["dev_f1_each"] = {
+        archive: teacher_f1([archive], task["dev"]) for archive in task["teachers"]
+    }
+    figures["dev_f1_ensemble"] = teacher_f1(task["teachers"], task["dev"])
     if args.read_test:
         figures["test_f1_ensemble"] = teacher_f1(task["teachers"], task["test"])
     record([args.task, "teacher"], figures)
@@ -76,205 +68,144 @@ def stage_teacher(args: argparse.Namespace) -> None:
 
 def speed_rows(task: str, student: Path) -> Dict[str, List[Path]]:
     """The rows of the speed table: name -> the archives whose forwards it runs."""
-    pretrained = ROOT / "pretrained"
-    shipped_pruned = OUT / f"start_{task}_pruned" / "model.tar.gz"  # today's, before shipping
-    teachers = [ROOT / resolve_archive(a) for a in TASKS[task]["teachers"]]
+    from ldnet_allennlp.pretrained import resolve_archive
+
+    unpruned = "ner_ldnet.tar.gz" if task == "ner" else "chunk_ldnet.tar.gz"
     return {
-        "teachers": teachers,
-        "unpruned": [pretrained / ("ner_ldnet.tar.gz" if task == "ner" else "chunk_ldnet.tar.gz")],
-        "pruned": [shipped_pruned],
+        "teachers": [ROOT / resolve_archive(a) for a in TASKS[task]["teachers"]],
+        "unpruned": [ROOT / "pretrained" / unpruned],
+        "pruned": [OUT / f"start_{task}_pruned" / "model.tar.gz"],  # the shipped one's copy
         "student": [student],
     }
 
 
 def stage_speed(args: argparse.Namespace) -> None:
     """FLOPs per token and words/s (batch 32, one thread, the first 1,000 dev sentences, median
-    of interleaved rounds) of the teachers, the un-pruned tagger, today's pruned one and the
+    of interleaved rounds) of the teachers, the un-pruned tagger, the shipped pruned one and the
     student `--run` (its first name)."""
-    from benchmarks.harness.taggers import forward_seconds, tensor_batches
-    from benchmarks.harness.timing import interleaved, set_threads
-    from ldnet_allennlp.tagging.flops import flops_per_token
-
-    set_threads(1)
-    rows = speed_rows(args.task, run_archive(args.run[0] if args.run else ""))
-    dev = (
-        TASKS[args.task]["data"].get("CONLL03_DEV_DATA_PATH") or CONLL00["CONLL00_TRAIN_DATA_PATH"]
-    )
-    reader_archive = rows["unpruned"][0]
     from allennlp.models.archival import load_archive
 
-    instances = list(load_archive(str(reader_archive)).validation_dataset_reader.read(dev))
-    sentences = [[t.text for t in i["tokens"].tokens] for i in instances[:1000]]
+    from benchmarks.harness.taggers import tensor_batches
+    from ldnet_allennlp.tagging.flops import flops_per_token
+
+    rows = speed_rows(args.task, run_archive(args.run[0] if args.run else ""))
+    reader = load_archive(str(rows["unpruned"][0])).validation_dataset_reader
+    instances = list(reader.read(TASKS[args.task]["dev"]))[:1000]
+    sentences = [[t.text for t in i["tokens"].tokens] for i in instances]
     words = sum(len(s) for s in sentences)
-    loaded = {
-        row: [tensor_batches(a, sentences, 32) for a in archives] for row, archives in rows.items()
-    }
-
-    def case(row):
-        return lambda: sum(forward_seconds(model, batches) for model, batches in loaded[row])
-
-    timings = interleaved(
-        {row: case(row) for row in rows}, rounds=args.rounds, threads=1, self_timed=True
-    )
+    loaded = {row: [tensor_batches(a, sentences, 32) for a in rows[row]] for row in rows}
+    cases = {row: forward(loaded[row]) for row in rows}
+    rates, timings = speed(cases, {row: words for row in rows}, args.rounds, threads=1)
     figures = {
         row: {
             "archives": [str(a.relative_to(ROOT)) for a in rows[row]],
             "flops_per_token": float(sum(flops_per_token(m) for m, _ in loaded[row])),
-            "words_per_second": words / timings.median(row),
+            "words_per_second": rates[row],
             "seconds_spread": list(timings.spread(row)),
         }
         for row in rows
     }
-    record(
-        [args.task, "speed"],
-        {
-            "rows": figures,
-            "words": words,
-            "sentences": len(sentences),
-            "batch_size": 32,
-            "rounds": args.rounds,
-            "orders": timings.orders,
-            "command": command_line(),
-            "hardware": hardware(1),
-        },
-    )
+    run = {"rows": figures, "words": words, "sentences": len(sentences), "batch_size": 32}
+    run.update(rounds=args.rounds, orders=timings.orders, command=command_line())
+    record([args.task, "speed"], {**run, "hardware": hardware(1)})
     print(json.dumps(figures, indent=1), flush=True)
 
 
-def _dev_f1(archive: Path, task: str, name: str) -> float:
-    dev = TASKS[task]["data"].get("CONLL03_DEV_DATA_PATH") or CONLL00["CONLL00_TRAIN_DATA_PATH"]
-    output = OUT / f"dev_metrics_{name}.json"
-    metrics = allennlp.evaluate(archive, dev, output, OUT / f"{name}_dev.log", threads=1)
-    return 100 * metrics["f1-measure-overall"]
-
-
-def _seconds(text: str) -> float:
-    return allennlp.duration_seconds(text)
-
-
-def stage_summary(args: argparse.Namespace) -> None:
-    """The task's table (teachers, un-pruned, today's pruned, student: test F1, dev F1, FLOPs per
-    token, words/s) and its headline keys, for the student setting whose seeds are `--run`
-    (before `ship` replaces today's pruned tagger), and the CPU-hours of every stage."""
-    results = json.loads(results_path(RESULTS).read_text())
-    task, key = results[args.task], KEYS[args.task]
+def summary_table(args: argparse.Namespace, task: Dict[str, Any]) -> Dict[str, Any]:
+    """Test F1, dev F1, FLOPs per token and words/s of the four rows, the student's the mean of
+    the runs `--run` (its seeds)."""
     manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
-    unpruned_name, pruned_name = args.task, f"{args.task}_pruned"
-    speed = task["speed"]["rows"]
     runs = [task["runs"][name] for name in args.run]
     if any("test" not in run for run in runs):
         raise SystemExit("run stage test on every --run first")
     student_test = [run["test"]["test_f1"] for run in runs]
-    today = OUT / f"start_{args.task}_pruned" / "model.tar.gz"
+    pruned = OUT / f"start_{args.task}_pruned" / "model.tar.gz"
+    dev = TASKS[args.task]["dev"]
+    output = OUT / f"dev_metrics_{args.task}_pruned_today.json"
+    log = OUT / f"{args.task}_pruned_today_dev.log"
+    pruned_dev = 100 * allennlp.evaluate(pruned, dev, output, log, threads=1)["f1-measure-overall"]
+    pruned_test = task.get("today_pruned_test_f1", manifest[f"{args.task}_pruned"]["test_f1"])
+    ensemble = {f: task["teacher"][f"{f}_ensemble"] for f in ("test_f1", "dev_f1")}
     table = {
-        "teachers": {
-            "test_f1": task["teacher"]["test_f1_ensemble"],
-            "dev_f1": task["teacher"]["dev_f1_ensemble"],
-        },
-        "unpruned": {
-            "test_f1": manifest[unpruned_name]["test_f1"],
-            "dev_f1": manifest[unpruned_name]["dev_f1"],
-        },
-        "pruned": {
-            "test_f1": task.get("today_pruned_test_f1", manifest[pruned_name]["test_f1"]),
-            "dev_f1": _dev_f1(today, args.task, f"{args.task}_pruned_today"),
-        },
+        "teachers": ensemble,
+        "unpruned": {f: manifest[args.task][f] for f in ("test_f1", "dev_f1")},
+        "pruned": {"test_f1": pruned_test, "dev_f1": pruned_dev},
         "student": {
             "test_f1": sum(student_test) / len(student_test),
             "test_f1_seeds": student_test,
-            "dev_f1": sum(run["best_dev_f1"] for run in runs) / len(runs),
         },
     }
+    table["student"]["dev_f1"] = sum(run["best_dev_f1"] for run in runs) / len(runs)
     for row, figures in table.items():
-        figures["flops_per_token"] = speed[row]["flops_per_token"]
-        figures["words_per_second"] = speed[row]["words_per_second"]
+        for key in ("flops_per_token", "words_per_second"):
+            figures[key] = task["speed"]["rows"][row][key]
+    return table
+
+
+def stage_summary(args: argparse.Namespace) -> None:
+    """The task's table and headline keys for the student setting whose seeds are `--run`
+    (before `ship` replaces the shipped pruned tagger), its dev F1 by setting, and the CPU-hours
+    of every stage."""
+    task, key = json.loads(results_path(RESULTS).read_text())[args.task], KEYS[args.task]
+    table = summary_table(args, task)
+    teachers = json.loads((ROOT / "pretrained" / "teachers" / "teachers.json").read_text())
     cpu = {
         "teacher_training_hours": sum(
-            _seconds(record["training_wallclock"]) / 3600
-            for name, record in json.loads(
-                (ROOT / "pretrained" / "teachers" / "teachers.json").read_text()
-            ).items()
+            allennlp.duration_seconds(teacher["training_wallclock"]) / 3600
+            for name, teacher in teachers.items()
             if name.startswith(args.task)
         ),
         "transfer_set_hours": task["transfer_set"]["seconds"] / 3600,
         "student_runs_hours": {
-            name: run["training_seconds"] / 3600 for name, run in task["runs"].items()
+            n: run["training_seconds"] / 3600 for n, run in task["runs"].items()
         },
     }
-    chosen = task["runs"][args.run[0]]
-    same = ("loss", "lr", "epochs", "weight", "seed")
-    record(
-        [args.task, "dev_f1_by_transfer_sentences"],
-        {
-            str(run["transfer_sentences"]): run["best_dev_f1"]
-            for run in task["runs"].values()
-            if all(run[k] == chosen[k] for k in same)
-        },
-    )
-    record(
-        [args.task, "dev_f1_by_loss"],
-        {
-            f"{run['loss']} lr{run['lr']:g} {run['transfer_sentences'] // 1000}k "
-            f"{run['epochs']}ep": run["best_dev_f1"]
-            for run in task["runs"].values()
-            if run["seed"] == 1 and run["transfer_sentences"] > 0
-        },
-    )
+    chosen, same = task["runs"][args.run[0]], ("loss", "lr", "epochs", "weight", "seed")
+    by_sentences = {
+        str(run["transfer_sentences"]): run["best_dev_f1"]
+        for run in task["runs"].values()
+        if all(run[k] == chosen[k] for k in same)
+    }
+    by_loss = {
+        f"{run['loss']} lr{run['lr']:g} {run['transfer_sentences'] // 1000}k "
+        f"{run['epochs']}ep": run["best_dev_f1"]
+        for run in task["runs"].values()
+        if run["seed"] == 1 and run["transfer_sentences"] > 0
+    }
+    record([args.task, "dev_f1_by_transfer_sentences"], by_sentences)
+    record([args.task, "dev_f1_by_loss"], by_loss)
     record([args.task, "student_runs"], args.run)
     record([args.task, "table"], table)
     record([args.task, "today_pruned_test_f1"], table["pruned"]["test_f1"])
     record([args.task, "cpu_hours"], cpu)
     record([f"{key}_test_f1_student"], table["student"]["test_f1"])
     record([f"{key}_test_f1_teacher"], table["teachers"]["test_f1"])
-    record(
-        [f"{key}_flops_ratio_student_vs_pruned"],
-        speed["student"]["flops_per_token"] / speed["pruned"]["flops_per_token"],
-    )
+    rows = task["speed"]["rows"]
+    ratio = rows["student"]["flops_per_token"] / rows["pruned"]["flops_per_token"]
+    record([f"{key}_flops_ratio_student_vs_pruned"], ratio)
     print(json.dumps(table, indent=1))
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """Per task: the student against its goal, the teacher, and the four rows of the table."""
     lines = []
-    goals = {"ner": 91.0, "chunk": 95.0}
-    for task in ("ner", "chunk"):
+    for task, name, goal in (("ner", "CoNLL-03", 91.0), ("chunk", "CoNLL-00", 95.0)):
         key = KEYS[task]
         if f"{key}_test_f1_student" not in results:
             continue
-        name = "CoNLL-03" if task == "ner" else "CoNLL-00"
+        figure = f"{name} test F1, pruned student (mean of seeds)"
+        lines.append(headline(results, figure, f"{key}_test_f1_student", *at_least(goal)))
+        figure = f"{name} student FLOPs per token / the shipped pruned tagger's"
         lines.append(
-            headline(
-                results,
-                f"{name} test F1, pruned student (mean of seeds)",
-                f"{key}_test_f1_student",
-                *at_least(goals[task]),
-            )
-        )
-        lines.append(
-            headline(
-                results,
-                f"{name} student FLOPs per token / today's pruned tagger's",
-                f"{key}_flops_ratio_student_vs_pruned",
-                *at_most(1.0),
-            )
+            headline(results, figure, f"{key}_flops_ratio_student_vs_pruned", *at_most(1.0))
         )
         if f"{key}_test_f1_teacher" in results:
-            lines.append(
-                headline(results, f"{name} test F1, teachers' ensemble", f"{key}_test_f1_teacher")
-            )
-        for row in ("teachers", "unpruned", "pruned", "student"):
-            lines.append(headline(results, f"{name}: {row}", f"{task}.table.{row}"))
+            figure = f"{name} test F1, teachers' ensemble"
+            lines.append(headline(results, figure, f"{key}_test_f1_teacher"))
+        lines += [headline(results, f"{name}: {row}", f"{task}.table.{row}") for row in ROWS]
         if "dev_f1_by_loss" in results[task]:
-            lines.append(
-                headline(
-                    results, f"{name} dev F1 of each student setting", f"{task}.dev_f1_by_loss"
-                )
-            )
-            lines.append(
-                headline(
-                    results,
-                    f"{name} dev F1 against transfer-set sentences (the chosen setting)",
-                    f"{task}.dev_f1_by_transfer_sentences",
-                )
-            )
+            figure = f"{name} dev F1 of each student setting"
+            lines.append(headline(results, figure, f"{task}.dev_f1_by_loss"))
+            figure = f"{name} dev F1 against transfer-set sentences (the chosen setting)"
+            lines.append(headline(results, figure, f"{task}.dev_f1_by_transfer_sentences"))
     return lines

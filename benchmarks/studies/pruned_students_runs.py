@@ -1,29 +1,24 @@
 """
-The `pruned_students` study's runs (see `pruned_students.py`): its tasks and paths, the news
-text, the transfer sets, the student runs and their test F1, and item 5's vocabulary check.
+The `pruned_students` study's runs (`pruned_students.py`): its tasks and paths, the news text,
+the transfer sets, the student runs and their test F1, through the shared `Pipeline`.
 """
 
 import argparse
-import shutil
-import tarfile
-import tempfile
 import json
+import shutil
 import subprocess
 import sys
-import time
+import tarfile
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
-from benchmarks.harness.results import (
-    command_line,
-    record_run,
-    results_path,
-    update_results_file,
-)
+from benchmarks.harness.results import command_line, record_run, results_path
+from benchmarks.harness.results import update_results_file
+from benchmarks.studies.distillation_pipeline import Pipeline
 
-PYTHON = sys.executable
 OUT = ROOT / "runs" / "students"
 TRANSFER = ROOT / "runs" / "transfer"
 NEWS = TRANSFER / "news.txt"
@@ -33,20 +28,16 @@ LMS = {
     "BACKWARD_LM_ARCHIVE": "pretrained/lm_backward.tar.gz",
 }
 TASKS: Dict[str, Dict[str, Any]] = {
-    "ner": {
-        "start": "pretrained/ner_ldnet_pruned.tar.gz",
-        "teachers": ["pretrained:ner", "pretrained/teachers/ner_seed2.tar.gz"],
-        "data": {k: v for k, v in CONLL03.items() if k != "CONLL03_TEST_DATA_PATH"},
-        "test": CONLL03["CONLL03_TEST_DATA_PATH"],
-        "config": "training_configs/tagging/student/ner_pruned_student.jsonnet",
-    },
-    "chunk": {
-        "start": "pretrained/chunk_ldnet_pruned.tar.gz",
-        "teachers": ["pretrained:chunk", "pretrained/teachers/chunk_seed2.tar.gz"],
-        "data": {k: v for k, v in CONLL00.items() if k != "CONLL00_TEST_DATA_PATH"},
-        "test": CONLL00["CONLL00_TEST_DATA_PATH"],
-        "config": "training_configs/tagging/student/chunk_pruned_student.jsonnet",
-    },
+    task: {
+        "start": f"pretrained/{task}_ldnet_pruned.tar.gz",
+        "teachers": [f"pretrained:{task}", f"pretrained/teachers/{task}_seed2.tar.gz"],
+        "data": {k: v for k, v in paths.items() if not k.endswith("_TEST_DATA_PATH")},
+        "test": paths[f"{prefix}_TEST_DATA_PATH"],
+        # chunking's dev: the held-out tenth of train.txt, as the validation reader reads it
+        "dev": paths.get("CONLL03_DEV_DATA_PATH") or paths["CONLL00_TRAIN_DATA_PATH"],
+        "config": f"training_configs/tagging/student/{task}_pruned_student.jsonnet",
+    }
+    for task, prefix, paths in (("ner", "CONLL03", CONLL03), ("chunk", "CONLL00", CONLL00))
 }
 KEYS = {"ner": "conll03", "chunk": "conll00"}
 
@@ -70,9 +61,8 @@ def record(path: List[str], value: Any) -> None:
 def stage_text(args: argparse.Namespace) -> None:
     if NEWS.exists():
         return
-    command = [PYTHON, "-m", "scripts.prepare_transfer_text", "--output", str(NEWS)]
-    if args.lm_text:
-        command += ["--data-dir", args.lm_text]
+    command = [sys.executable, "-m", "scripts.prepare_transfer_text", "--output", str(NEWS)]
+    command += ["--data-dir", args.lm_text] if args.lm_text else []
     report = json.loads(subprocess.run(command, cwd=ROOT, check=True, capture_output=True).stdout)
     record(["news_text"], {**report, "command": " ".join(command[1:]), "file": str(NEWS)})
 
@@ -82,37 +72,19 @@ def transfer_file(task: str, size: int) -> Path:
 
 
 def stage_transfer(args: argparse.Namespace) -> None:
-    task = TASKS[args.task]
-    output = transfer_file(args.task, args.transfer_size)
-    arguments = [
-        "ldnet-tagging-transfer-set",
-        *task["teachers"],
-        "--input",
-        str(NEWS.relative_to(ROOT)),
-        "--output",
-        str(output.relative_to(ROOT)),
-        "--max-sentences",
-        str(args.transfer_size),
-        "--threads",
-        "1",
-    ]
-    log = output.with_suffix(".log")
-    began = time.time()
-    allennlp.run_allennlp(arguments, log, threads=1)
-    summary = json.loads(log.read_text().strip().splitlines()[-1])
-    if summary["labelled_now"]:
-        record(
-            [args.task, "transfer_set"],
-            {
-                **summary,
-                "wall_seconds": time.time() - began,
-                "path": "batched AllenNLP (ldnet_crf_tagger forward + crf_marginals), 1 thread",
-                "teachers": task["teachers"],
-                "command": command_line(),
-                "allennlp_command": "allennlp " + " ".join(arguments),
-                "hardware": hardware(),
-            },
-        )
+    """The task's teachers' marginals over the first `--transfer-size` news sentences."""
+    teachers, output = TASKS[args.task]["teachers"], transfer_file(args.task, args.transfer_size)
+    arguments = ["ldnet-tagging-transfer-set", *teachers, "--input", str(NEWS.relative_to(ROOT))]
+    arguments += ["--output", str(output.relative_to(ROOT))]
+    arguments += ["--max-sentences", str(args.transfer_size), "--threads", "1"]
+    pipe = Pipeline(TRANSFER, output.with_suffix(".log"))
+    if not pipe.label(output.stem, arguments, output):
+        return
+    figures = json.loads(pipe.log.read_text().strip().splitlines()[-1])  # the command's summary
+    figures.update(wall_seconds=pipe.seconds[output.stem], teachers=teachers)
+    figures["path"] = "batched AllenNLP (ldnet_crf_tagger forward + crf_marginals), 1 thread"
+    figures.update(command=command_line(), allennlp_command="allennlp " + " ".join(arguments))
+    record([args.task, "transfer_set"], {**figures, "hardware": hardware()})
 
 
 def run_name(args: argparse.Namespace) -> str:
@@ -125,8 +97,8 @@ def run_name(args: argparse.Namespace) -> str:
 def start_dir(task: str) -> Path:
     """The serialization dir (vocabulary/ + best.th) a student starts from: the shipped pruned
     tagger, for chunking with its training-file vocabulary (`pruned_students_vocab`)."""
-    from benchmarks.studies.pruning_phase2 import phase1_from_archive
     from benchmarks.studies.pruned_students_vocab import restricted_start
+    from benchmarks.studies.pruning_phase2 import phase1_from_archive
 
     start = phase1_from_archive(ROOT / TASKS[task]["start"], OUT / f"start_{task}_pruned")
     if task != "chunk":
@@ -139,45 +111,26 @@ def start_dir(task: str) -> Path:
 
 
 def stage_train(args: argparse.Namespace) -> None:
-    task = TASKS[args.task]
-    name = run_name(args)
-    out = OUT / name
-    env = {
-        **task["data"],
-        **LMS,
-        "STUDENT_START_DIR": str(start_dir(args.task)),
-        "TRANSFER_SET_PATH": str(transfer_file(args.task, args.transfer_size)),
-        "DISTILLATION_LOSS": args.loss,
-        "DISTILLATION_WEIGHT": json.dumps(args.weight),
-        "TRANSFER_SENTENCES": json.dumps(args.sentences),
-        "STUDENT_EPOCHS": json.dumps(args.epochs),
-        "STUDENT_LR": json.dumps(args.lr),
-    }
+    """One student run: `--loss`, `--weight`, `--sentences` of the transfer set, `--epochs`,
+    `--lr`, `--seed`; its dev F1 per epoch and its CPU seconds."""
+    task, name = TASKS[args.task], run_name(args)
+    env = {**task["data"], **LMS, "STUDENT_START_DIR": str(start_dir(args.task))}
+    env["TRANSFER_SET_PATH"] = str(transfer_file(args.task, args.transfer_size))
+    env["DISTILLATION_LOSS"] = args.loss
+    for variable, value in (("DISTILLATION_WEIGHT", args.weight), ("STUDENT_LR", args.lr)):
+        env[variable] = json.dumps(value)
+    env["TRANSFER_SENTENCES"], env["STUDENT_EPOCHS"] = str(args.sentences), str(args.epochs)
     overrides = {"random_seed": args.seed, "numpy_seed": args.seed, "pytorch_seed": args.seed}
-    began = time.time()
-    allennlp.train(task["config"], out, OUT / f"{name}.log", overrides, env, threads=1)
-    epochs = allennlp.epoch_metrics(out)
-    record(
-        [args.task, "runs", name],
-        {
-            "loss": args.loss,
-            "weight": args.weight,
-            "transfer_sentences": args.sentences,
-            "epochs": args.epochs,
-            "lr": args.lr,
-            "seed": args.seed,
-            "dev_f1_by_epoch": [100 * m["validation_f1-measure-overall"] for m in epochs],
-            "best_dev_f1": 100 * max(m["validation_f1-measure-overall"] for m in epochs),
-            "training_seconds": allennlp.training_seconds(out),
-            "wall_seconds_this_call": time.time() - began,
-            "threads": 1,
-            "command": command_line(),
-            "config": task["config"],
-            "environment": env,
-            "overrides": overrides,
-            "hardware": hardware(),
-        },
-    )
+    pipe = Pipeline(OUT, OUT / f"{name}.log", env=env)
+    pipe.train(name, task["config"], OUT / name, overrides)
+    f1 = [100 * m["validation_f1-measure-overall"] for m in allennlp.epoch_metrics(OUT / name)]
+    settings = ("loss", "weight", "epochs", "lr", "seed")
+    figures = {key: getattr(args, key) for key in settings}
+    figures.update(transfer_sentences=args.sentences, dev_f1_by_epoch=f1, best_dev_f1=max(f1))
+    figures.update(training_seconds=allennlp.training_seconds(OUT / name))
+    figures.update(wall_seconds_this_call=pipe.seconds.get(name), threads=1, command=command_line())
+    figures.update(config=task["config"], environment=env, overrides=overrides)
+    record([args.task, "runs", name], {**figures, "hardware": hardware()})
 
 
 def run_archive(name: str) -> Path:
@@ -192,29 +145,22 @@ def run_archive(name: str) -> Path:
 def stage_test(args: argparse.Namespace) -> None:
     """Test F1 of the students `--run` (each once, after every choice was made on dev)."""
     for name in args.run:
-        output = OUT / name / "test_metrics.json"
-        metrics = allennlp.evaluate(
-            run_archive(name), TASKS[args.task]["test"], output, OUT / f"{name}.log", threads=1
-        )
-        record(
-            [args.task, "runs", name, "test"],
-            {"test_f1": 100 * metrics["f1-measure-overall"], "command": command_line()},
-        )
+        pipe = Pipeline(OUT, OUT / f"{name}.log")
+        metrics = pipe.test(f"{name}_test", {name: run_archive(name)}, TASKS[args.task]["test"])
+        figures = {"test_f1": 100 * metrics[name]["f1-measure-overall"], "command": command_line()}
+        record([args.task, "runs", name, "test"], figures)
 
 
 def stage_vocabulary(args: argparse.Namespace) -> None:
-    """Item 5: the shipped chunkers' test F1 with a training-file vocabulary."""
+    """The shipped chunkers' test F1 with a training-file vocabulary (`pruned_students_vocab`)."""
     from benchmarks.harness.timing import set_threads
     from benchmarks.studies.pruned_students_vocab import evaluate_with_training_vocabulary
 
     set_threads(1)
-    train = CONLL00["CONLL00_TRAIN_DATA_PATH"]
-    for name, archive in (
-        ("chunk", "chunk_ldnet.tar.gz"),
-        ("chunk_pruned", "chunk_ldnet_pruned.tar.gz"),
-    ):
+    for name in ("chunk", "chunk_pruned"):
+        archive = str(ROOT / "pretrained" / f"{name.replace('chunk', 'chunk_ldnet')}.tar.gz")
         figures = evaluate_with_training_vocabulary(
-            str(ROOT / "pretrained" / archive), TASKS["chunk"]["test"], train
+            archive, TASKS["chunk"]["test"], CONLL00["CONLL00_TRAIN_DATA_PATH"]
         )
         record(
             ["test_vocabulary", name],
@@ -227,15 +173,12 @@ def stage_ship(args: argparse.Namespace) -> None:
     """The student `--run` as `pretrained/<task>_ldnet_pruned.tar.gz`: ldnet-prune
     --keep-all-layers --fp16 --reference-lms, its training reader replaced by the gold reader
     (the archive is an ordinary tagger's), its test F1 measured; then the manifest."""
-
     name = args.run[0] if args.run else ""
-    run = OUT / name
-    fp16 = run / "model_fp16.tar.gz"
+    run, archive = OUT / name, run_archive(name)
+    fp16, shipped = run / "model_fp16.tar.gz", run / "model_shipped.tar.gz"
     flags = ["--fp16", "--reference-lms", "--keep-all-layers"]
-    allennlp.run_allennlp(
-        ["ldnet-prune", str(run_archive(name)), "-o", str(fp16)] + flags, OUT / f"{name}.log"
-    )
-    shipped = run / "model_shipped.tar.gz"
+    pipe = Pipeline(OUT, OUT / f"{name}.log")
+    allennlp.run_allennlp(["ldnet-prune", str(archive), "-o", str(fp16)] + flags, pipe.log)
     with tarfile.open(fp16) as source, tempfile.TemporaryDirectory() as staging:
         source.extractall(staging, filter="data")
         config_file = Path(staging) / "config.json"
@@ -247,24 +190,11 @@ def stage_ship(args: argparse.Namespace) -> None:
                 if member.is_file():
                     target.add(member, arcname=str(member.relative_to(staging)))
     output = run / "test_metrics_shipped.json"
-    metrics = allennlp.evaluate(
-        shipped, TASKS[args.task]["test"], output, OUT / f"{name}.log", threads=1
-    )
+    metrics = allennlp.evaluate(shipped, TASKS[args.task]["test"], output, pipe.log, threads=1)
     target = ROOT / TASKS[args.task]["start"]
-
     shutil.copyfile(shipped, target)
-    record(
-        [args.task, "shipped"],
-        {
-            "run": name,
-            "file": str(target.relative_to(ROOT)),
-            "test_f1_fp16": 100 * metrics["f1-measure-overall"],
-            "commands": [
-                command_line(),
-                f"allennlp ldnet-prune {run_archive(name).relative_to(ROOT)} -o "
-                f"{fp16.relative_to(ROOT)} " + " ".join(flags),
-                "python scripts/pretrained_manifest.py",
-            ],
-        },
-    )
-    subprocess.run([PYTHON, "scripts/pretrained_manifest.py"], cwd=ROOT, check=True)
+    prune = f"allennlp ldnet-prune {archive.relative_to(ROOT)} -o {fp16.relative_to(ROOT)} "
+    commands = [command_line(), prune + " ".join(flags), "python scripts/pretrained_manifest.py"]
+    figures = {"run": name, "file": str(target.relative_to(ROOT)), "commands": commands}
+    record([args.task, "shipped"], {**figures, "test_f1_fp16": 100 * metrics["f1-measure-overall"]})
+    subprocess.run([sys.executable, "scripts/pretrained_manifest.py"], cwd=ROOT, check=True)

@@ -1,17 +1,15 @@
 """
-Teacher labelling speed of `ldnet-distill-transfer-set` (issue 18): the same transfer-set rows
-labelled in batches of 64 in the order they are generated (each example's original, then its
-augmented samples: what the builder labelled before it sorted) and in the order it writes them
-now (`length_sorted` within windows of `SORT_WINDOW_BATCHES` batches).
+The transfer-set step of the distillation pipeline alone: the teacher's labelling speed in
+`ldnet-distill-transfer-set`, the same rows labelled in batches of 64 in the order they are
+generated (each example's original, then its augmented samples) and in the order it writes
+them (`length_sorted` within windows of `SORT_WINDOW_BATCHES` batches).
 
     python -m benchmarks transfer_set --rows 1280 --rounds 5
 
-The rows come from the first examples of `--train` (n_iter 20, Tang et al.'s settings, as the
-distillation study builds them), cut to `--rows`, so that both orders label the same rows.
-`harness.timing.interleaved`: a warm-up round, then `--rounds` interleaved rounds with torch
-threads set to `--threads`; the median rows/s of each order and their ratio; and the largest
-difference between the two orders' logits per row (padding must not change them). Writes
-`benchmarks/results/transfer_set_labelling.json`.
+The rows come from the first examples of `--train` (n_iter 20, as the distillation study builds
+them), cut to `--rows`. `distillation_pipeline.speed` times both orders (median rows/s of
+interleaved rounds at `--threads`); the largest difference between the two orders' logits per
+row must stay float noise (padding must not change them).
 """
 
 import argparse
@@ -19,9 +17,10 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import command_line, save_results
+from benchmarks.harness.results import command_line, save_results, utc_date
 from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
-from benchmarks.harness.timing import MIN_ROUNDS, interleaved, set_threads
+from benchmarks.harness.timing import MIN_ROUNDS
+from benchmarks.studies.distillation_pipeline import speed as timed_speed
 
 RESULTS = "transfer_set_labelling"
 BATCH_SIZE = 64
@@ -30,24 +29,17 @@ LOGIT_TOLERANCE = 1e-4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    run = ROOT / "runs" / "distillation_sst2_all"
-    parser.add_argument("--teacher", default=str(run / "sst2_teacher" / "model.tar.gz"))
-    parser.add_argument("--train", default=str(run / "data" / "sst2" / "train.tsv"))
-    parser.add_argument("--rows", type=int, default=1280)
-    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
-    parser.add_argument("--threads", type=int, default=1)
+    add, run = parser.add_argument, ROOT / "runs" / "distillation_sst2_all"
+    add("--teacher", default=str(run / "sst2_teacher" / "model.tar.gz"))
+    add("--train", default=str(run / "data" / "sst2" / "train.tsv"))
+    add("--rows", type=int, default=1280)
+    add("--rounds", type=int, default=MIN_ROUNDS)
+    add("--threads", type=int, default=1)
 
 
 def label(teacher, reader, rows):
-    """
-    The teacher's logits for `rows`, in batches of `BATCH_SIZE`, as ldnet-distill-transfer-set
-    computes them (`labelled_batches`).
-
-    # Returns
-
-    `torch.Tensor`
-        The logits, one row per transfer-set row, shape (len(rows), num_labels).
-    """
+    """The teacher's logits for `rows`, `(len(rows), num_labels)`, in batches of `BATCH_SIZE`,
+    as ldnet-distill-transfer-set computes them (`labelled_batches`)."""
     import torch
 
     from ldnet_allennlp.distillation.classification.transfer_set import labelled_batches
@@ -56,10 +48,8 @@ def label(teacher, reader, rows):
 
 
 def transfer_rows(reader, train: str, count: int):
-    """
-    The first `count` rows of the transfer set built (n_iter 20, seed 13) from the first
-    examples of `train`, and how many examples that took.
-    """
+    """The first `count` rows of the transfer set built (n_iter 20, seed 13) from the first
+    examples of `train`, and how many examples that took."""
     from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
     from ldnet_allennlp.distillation.classification.transfer_set import transfer_set_rows
 
@@ -76,7 +66,6 @@ def transfer_rows(reader, train: str, count: int):
 
 def speed(args: argparse.Namespace) -> None:
     """Times both orders and writes the results file."""
-    import torch
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401
@@ -85,30 +74,25 @@ def speed(args: argparse.Namespace) -> None:
 
     if args.rounds < MIN_ROUNDS:
         raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
-    set_threads(args.threads)
     archive = load_archive(args.teacher)
     teacher, reader = archive.model.eval(), archive.validation_dataset_reader
     rows, examples = transfer_rows(reader, args.train, args.rows)
-    orders = {
-        "generated": rows,
-        "length_sorted": length_sorted(rows, SORT_WINDOW_BATCHES * BATCH_SIZE),
-    }
-    logits: Dict[str, Any] = {}
+    sorted_rows = length_sorted(rows, SORT_WINDOW_BATCHES * BATCH_SIZE)
+    orders, logits = {"generated": rows, "length_sorted": sorted_rows}, {}
 
     def case(name: str):
         return lambda: logits.__setitem__(name, label(teacher, reader, orders[name]))
 
-    with torch.inference_mode():
-        timings = interleaved({name: case(name) for name in orders}, rounds=args.rounds)
+    work = {name: len(rows) for name in orders}
+    rate, timings = timed_speed({n: case(n) for n in orders}, work, args.rounds, args.threads)
     # the sorted order's logits back in generated order: padding must not change a row's logits
     position = {id(row): i for i, row in enumerate(orders["length_sorted"])}
     resorted = logits["length_sorted"][[position[id(row)] for row in rows]]
     difference = float((resorted - logits["generated"]).abs().max())
-    rate = {name: timings.rate(name, len(rows)) for name in orders}
     results = {
-        "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted "
-        "rows (issue 18)",
+        "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted rows",
         "command": command_line(),
+        "date": utc_date(),
         "hardware": hardware(),
         "teacher": project_path(args.teacher),
         "rows": len(rows),
@@ -135,6 +119,7 @@ def project_path(path: str) -> str:
 
 def table(results: Dict[str, Any]) -> Dict[str, Any]:
     """The results file's `summary` table (rows/s of each order and the speed-up)."""
+    speedup = results["speedup_length_sorted"]
     return {
         "caption": "Rows/s of the teacher labelling the same transfer-set rows in batches of "
         f"{results['batch_size']}: in generated order and length-sorted (as "
@@ -142,33 +127,22 @@ def table(results: Dict[str, Any]) -> Dict[str, Any]:
         f"{results['rounds']} interleaved rounds after a warm-up, {results['threads']} torch "
         "thread(s).",
         "columns": ["order", "rows/s", "speed-up"],
-        "rows": [
-            ["generated (before)", results["rows_per_sec_generated_order"], 1.0],
-            [
-                "length-sorted (now)",
-                results["rows_per_sec_length_sorted"],
-                results["speedup_length_sorted"],
-            ],
-        ],
+        "rows": [["generated", results["rows_per_sec_generated_order"], 1.0]]
+        + [["length-sorted (written)", results["rows_per_sec_length_sorted"], speedup]],
     }
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """Rows/s of both orders, the speed-up, and the logit difference the sorting makes."""
-    return [
-        headline(
-            results, "teacher labelling, generated order (rows/s)", "rows_per_sec_generated_order"
-        ),
-        headline(
-            results, "teacher labelling, length-sorted (rows/s)", "rows_per_sec_length_sorted"
-        ),
-        headline(results, "speed-up of length-sorted rows", "speedup_length_sorted"),
-        headline(
-            results,
-            "largest logit difference between the orders",
-            "max_abs_logit_difference",
-            *at_most(LOGIT_TOLERANCE),
-        ),
+    figures = [
+        ("teacher labelling, generated order (rows/s)", "rows_per_sec_generated_order"),
+        ("teacher labelling, length-sorted (rows/s)", "rows_per_sec_length_sorted"),
+        ("speed-up of length-sorted rows", "speedup_length_sorted"),
+    ]
+    lines = [headline(results, figure, key) for figure, key in figures]
+    figure = "largest logit difference between the orders"
+    return lines + [
+        headline(results, figure, "max_abs_logit_difference", *at_most(LOGIT_TOLERANCE))
     ]
 
 
