@@ -19,7 +19,7 @@ import os
 from typing import Any, Callable, Dict, List
 
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import command_line, load_results, save_results
+from benchmarks.harness.results import command_line, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies import lm_pretraining, lm_throughput
@@ -76,19 +76,9 @@ def measured(name: str, measure: Callable[[argparse.Namespace], Dict[str, Any]])
     """A stage that adds `measure(args)` to lm.json with its `<name>_command`."""
 
     def run(args: argparse.Namespace) -> None:
-        results = load_results(RESULTS)
-        if name == "pretrained" and "previous_cpu_lms" not in results:
-            # the session-1 LMs' figures, kept for reference
-            results["previous_cpu_lms"] = {
-                key: results[key]
-                for key in list(results)
-                if key.startswith(("pretrain_", "ppl_")) and key != "ppl_note"
-            }
-        results.update(measure(args))
-        results[f"{name}_command"] = command_line()
-        results["command"] = COMMAND
-        finish(results)
-        save_results(RESULTS, results)
+        figures = measure(args)
+        figures.update({f"{name}_command": command_line(), "command": COMMAND})
+        results = write_results(RESULTS, figures, finish=finish)
         print(json.dumps(results, indent=2, sort_keys=True))
 
     return part(name, run)
@@ -96,9 +86,7 @@ def measured(name: str, measure: Callable[[argparse.Namespace], Dict[str, Any]])
 
 def report(args: argparse.Namespace) -> None:
     """Recomputes the derived keys of lm.json (`finish`)."""
-    results = load_results(RESULTS)
-    finish(results)
-    save_results(RESULTS, results)
+    write_results(RESULTS, {}, finish=finish)
 
 
 def finish(results: Dict[str, Any]) -> None:

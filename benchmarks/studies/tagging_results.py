@@ -9,7 +9,8 @@ import os
 import platform
 from typing import Any, Dict, List, Optional
 
-from benchmarks.harness.results import Updates, results_path, update_results_file
+from benchmarks.harness import results as results_files
+from benchmarks.harness.results import Updates
 from benchmarks.studies.tagging_lm_tables import (
     lm_finetune_limit,
     lm_finetune_table,
@@ -268,7 +269,7 @@ def write_results(updates: Updates) -> None:
     Merges `updates` (or what a callable returns for the current results) into tagging.json and
     recomputes the final keys and tables, under a lock: parallel runs lose nothing.
     """
-    update_results_file(results_path(RESULTS), updates, finish=finish_results)
+    results_files.write_results(RESULTS, updates, finish=finish_results)
 
 
 def finish_results(results: Dict[str, Any]) -> None:
