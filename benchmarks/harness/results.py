@@ -138,3 +138,41 @@ def run_record(command: Optional[str] = None, **extra: Any) -> Dict[str, Any]:
     record = {"command": command or command_line(), "date": utc_date(), "hardware": hardware()}
     record.update(extra)
     return record
+
+
+# The old writers' names over `write_results`, for the studies that still call them; this block
+# goes once they call `write_results`.
+def save_results(name: str, results: Dict[str, Any], directory: Optional[Path] = None) -> None:
+    write_results(name, results, directory, replace=True)
+
+
+def write_json_atomically(path: Path, data: Dict[str, Any]) -> None:
+    write_results(path, data, replace=True)
+
+
+def update_results_file(path: Path, updates: Updates, finish=None, replace: bool = False):
+    return write_results(path, updates, replace=replace, finish=finish)
+
+
+def record_run(results: Dict[str, Any], key: str = "commands", **record: Any) -> Dict[str, Any]:
+    results.setdefault(key, []).append(run_record(**record))
+    return results[key][-1]
+
+
+class SharedResults:
+    def __init__(self, name: str, directory: Optional[Path] = None) -> None:
+        self.name, self.directory, self._before = name, directory, {}
+
+    @property
+    def path(self) -> Path:
+        return results_path(self.name, self.directory)
+
+    def load(self) -> Dict[str, Any]:
+        results = load_results(self.path)
+        self._before = json.loads(json.dumps(results))
+        return results
+
+    def save(self, results: Dict[str, Any], finish=None) -> Dict[str, Any]:
+        written = write_results(self.path, results, since=self._before, finish=finish)
+        self._before = json.loads(json.dumps(results))
+        return written
