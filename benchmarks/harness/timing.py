@@ -237,3 +237,14 @@ def command_seconds(
 def command_case(command: Sequence[str], **options: Any) -> Callable[[], float]:
     """A self-timed case for `interleaved` that runs `command` once (`command_seconds`)."""
     return lambda: command_seconds(command, **options)
+
+
+@contextlib.contextmanager
+def wall_clock(record: Callable[[float], Any], clock: Callable[[], float] = time.perf_counter):
+    """Calls `record` with the wall seconds of the `with` block, also when the block fails: the
+    time of one piece of work that is not repeated (a training run), not a speed figure."""
+    start = clock()
+    try:
+        yield
+    finally:
+        record(clock() - start)

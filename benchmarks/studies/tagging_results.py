@@ -1,25 +1,18 @@
 """
-tagging.json's derived keys, recomputed on every write (`write_results`): issue 13's headline
-keys as the mean over seeds (`final`), what limits each final run (`final_limits`), and the
-summary tables (the F1 table, `final`, the LM studies' sections, the recipe search). Shared by the
+tagging.json's derived keys, recomputed on every write (`write_results`): the headline keys as
+the mean over seeds (`final`), what limits each final run (`final_limits`), and the summary
+tables (`final`, the F1 table, the LM studies' sections, the recipe search). Shared by the
 studies that write tagging.json: `tagging`, `lm_passes` and `lm_finetune`.
 """
 
-import os
-import platform
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from benchmarks.harness import results as results_files
 from benchmarks.harness.results import Updates
-from benchmarks.studies.tagging_lm_tables import (
-    lm_finetune_limit,
-    lm_finetune_table,
-    lm_passes_limit,
-    lm_passes_table,
-)
+from benchmarks.harness.study import Headline, headline
 
 RESULTS = "tagging"
-TITLE = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking (issues 4 and 13)"
+TITLE = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking"
 
 SEED_SUFFIX = "_seed"
 LM_LABEL_INFIX = "_lm-"
@@ -63,7 +56,7 @@ TAGGERS = {
 }
 
 
-# Issue 13's results keys -> the run behind each (its config header says what chose it on dev).
+# The headline results keys -> the run behind each (its config header says what chose it on dev).
 # Each key holds the mean test F1 over the run's seeds (`<run>` with AllenNLP's default seeds and
 # every `<run>_seed<N>` evaluated); `final.<key>` lists them. A key whose run has no test F1 yet
 # keeps its earlier value, and `final.<key>.run` says so.
@@ -109,8 +102,7 @@ def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
 
 def limits(results: Dict[str, Any]) -> List[str]:
     """What the final runs' own records say limits their F1, one line per key and seed: epochs
-    (was dev F1 still rising at the last epoch?), the dev-test gap, the cost of an epoch on this
-    CPU."""
+    (was dev F1 still rising at the last epoch?), the dev-test gap, the cost of an epoch."""
     lines = []
     for key, record in results.get("final", {}).items():
         for seed in record.get("test_f1_by_seed", {"default": None}):
@@ -165,7 +157,7 @@ def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
             ]
         )
     return {
-        "caption": "Test F1 (model picked on dev; goals from issue 13: NER >= 91 with LD-Net "
+        "caption": "Test F1 (model picked on dev; goals: NER >= 91 with LD-Net "
         "features and >= 90 without, chunking >= 95, LD-Net >= +1.0 over the matched no-LM "
         "tagger; the gain is over the no-LM run with the same word vectors and recipe). Each "
         "run's command is under `<run>.command`.",
@@ -200,9 +192,8 @@ def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def recipe_table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """The recipe search of issue 13: dev F1 only, each run against the config it changes."""
+    """The recipe search: dev F1 only, each run against the config it changes."""
     search = results["recipe_search"]
-    # the recipe search of issue 13: dev F1 only, each run against the config it changes
     search_rows = []
     for baseline in ("ner_vanilla_glove", "ner_ldnet_glove", "chunk_ldnet_glove"):
         if results.get(baseline):
@@ -216,7 +207,7 @@ def recipe_table(results: Dict[str, Any]) -> Dict[str, Any]:
     for name, run in sorted(search.items()):
         search_rows.append([name, run["config"], run["dev_f1_by_epoch"]])
     return {
-        "caption": "Recipe search (issue 13), dev F1 per epoch (NER: CoNLL-03 eng.testa; "
+        "caption": "Recipe search, dev F1 per epoch (NER: CoNLL-03 eng.testa; "
         "chunking: every 10th sentence of CoNLL-00 train.txt, held out from training); the test "
         "file is never read by these runs (`--dev-only`). Commands: recipe_search.<run>.command.",
         "columns": ["run", "config", "dev F1 by epoch"],
@@ -233,7 +224,7 @@ FINAL_GOALS = {
 
 
 def final_table(final: Dict[str, Any]) -> Dict[str, Any]:
-    """Issue 13's headline keys: each run's test F1 per seed and the mean."""
+    """The headline keys: each final run's test F1 per seed and the mean."""
     rows = []
     for key, record in final.items():
         goal = FINAL_GOALS.get(key)
@@ -256,9 +247,9 @@ def final_table(final: Dict[str, Any]) -> Dict[str, Any]:
             verdict = None if goal is None else ("met" if gain >= goal else "missed")
             rows.append([f"{ldnet} - {vanilla}", "gain of LD-Net", None, gain, goal, verdict])
     return {
-        "caption": "Issue 13's results: the final runs (chosen on dev, test read once per "
-        "model), test F1 per seed ('default' = AllenNLP's seeds, N = --seed N) and their mean, "
-        "which is what the key holds.",
+        "caption": "The final runs (chosen on dev, test read once per model), test F1 per seed "
+        "('default' = AllenNLP's seeds, N = --seed N) and their mean, which is what the key "
+        "holds.",
         "columns": ["key", "run", "test F1 by seed", "mean", "goal", ""],
         "rows": rows,
     }
@@ -280,12 +271,160 @@ def finish_results(results: Dict[str, Any]) -> None:
         results["final_limits"] = limits(results)
     results["title"] = TITLE
     results["summary"] = tables(results)
-    results["hardware"] = (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), no GPU"
-    )
 
 
 def table_index(results: Dict[str, Any], caption: str) -> Optional[int]:
     """The index in `results["summary"]` of the table whose caption starts with `caption`."""
     tables = results.get("summary", [])
     return next((i for i, t in enumerate(tables) if t["caption"].startswith(caption)), None)
+
+
+def late_mean(dev: List[float], epochs: int) -> Optional[float]:
+    """Mean dev F1 over the second half of the first `epochs` epochs (less noisy than one)."""
+    late = dev[epochs // 2 : epochs]
+    return round(sum(late) / len(late), 2) if len(dev) >= epochs else None
+
+
+def lm_size(lms: Dict[str, Any]) -> str:
+    """`6x128`: an LM pair's dense layers x hidden size (the shipped 6x128 when not recorded)."""
+    return f"{lms.get('num_layers', 6)}x{lms.get('hidden_size', 128)}"
+
+
+def lm_passes_limit(study: Dict[str, Any]) -> str:
+    """One line of `final_limits`: dev F1 against LM size and passes at equal epochs."""
+    epochs, parts = study["epochs"], []
+    for row in study["rows"]:
+        lms = row["lms"]
+        what = "no LM" if lms is None else f"{lm_size(lms)} LMs, {lms['passes']} passes"
+        if lms is not None:
+            perplexity = "/".join(
+                f"{lms[d]['dev_perplexity']:.0f}" for d in ("forward", "backward")
+            )
+            what += f" (dev perplexity {perplexity}"
+            if lms.get("cpu_hours") is not None:
+                what += f", {lms['cpu_hours']} CPU-hours"
+            what += ")"
+        parts.append(f"{what}: {late_mean(row['dev_f1_by_epoch'], epochs)} ({row['run']})")
+    return (
+        f"dev F1 against LM size and passes (lm_passes), mean over epochs "
+        f"{epochs // 2 + 1}-{epochs}: " + "; ".join(parts)
+    )
+
+
+def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
+    """`lm_passes` (python -m benchmarks lm_passes): dev F1 against LM size, passes and
+    epochs, with the LMs' training cost."""
+    epochs = study["epochs"]
+    rows = []
+    for row in study["rows"]:
+        lms, dev = row["lms"], row["dev_f1_by_epoch"]
+        perplexity = None
+        if lms:
+            perplexity = [lms[d]["dev_perplexity"] for d in ("forward", "backward")]
+        seconds = row.get("train_wallclock_s")
+        rows.append(
+            [
+                row["run"],
+                "none" if lms is None else lm_size(lms),
+                "none" if lms is None else lms["passes"],
+                None if lms is None else lms.get("cpu_hours"),
+                perplexity,
+                dev,
+                dev[epochs - 1] if len(dev) >= epochs else None,
+                late_mean(dev, epochs),
+                seconds and round(seconds / row["epochs_trained"]),
+            ]
+        )
+    return {
+        "caption": "Dev F1 (CoNLL-03 eng.testa) against LM size and passes: the final NER recipe "
+        "on LMs of the shipped vocabulary and of the shipped size (6 dense layers x 128) or "
+        "another, that saw 0 (initialised only) or more passes over the LM corpus, beside the "
+        "shipped LMs' taggers and the no-LM taggers over the same first "
+        f"{epochs} epochs. LM CPU-hours: both directions' training seconds on CPU, one thread "
+        "each (the shipped LMs trained on a GPU). LM dev perplexity on the LM corpus' held-out "
+        "sentences. Tagger s/epoch: its training wall-clock over its epochs (one thread; rows "
+        "may come from different machines). Commands: lm_passes.commands and each row's "
+        "command.",
+        "columns": [
+            "run",
+            "LM size",
+            "LM passes",
+            "LM CPU-hours",
+            "LM dev perplexity (fwd, bwd)",
+            "dev F1 by epoch",
+            f"dev F1 at epoch {epochs}",
+            f"mean dev F1, epochs {epochs // 2 + 1}-{epochs}",
+            "tagger s/epoch",
+        ],
+        "rows": rows,
+    }
+
+
+def lm_finetune_table(task: str, study: Dict[str, Any]) -> Dict[str, Any]:
+    """`lm_finetune_study.<task>` (python -m benchmarks lm_finetune): the final recipe's dev F1
+    on LMs fine-tuned on the task's training text against the shipped LMs, at equal epochs."""
+    epochs, lms = study["epochs"], study["lms"]
+    perplexity = {
+        "fine-tuned": [lms[d]["dev_perplexity_after"] for d in ("forward", "backward")],
+        "shipped": [lms[d]["dev_perplexity_before"] for d in ("forward", "backward")],
+    }
+    rows = [
+        [
+            row["lms"],
+            row["seed"],
+            perplexity[row["lms"]],
+            row["dev_f1_by_epoch"],
+            row["best_dev_f1"],
+            late_mean(row["dev_f1_by_epoch"], epochs),
+        ]
+        for row in study["rows"]
+    ]
+    data = "CoNLL-03 eng.testa" if task == "ner" else "the held-out tenth of CoNLL-00 train.txt"
+    fine_tuning = ", ".join(
+        f"{d}: epoch {lms[d]['best_epoch']} of {lms[d]['epochs']} kept, {lms[d]['seconds']} s"
+        for d in ("forward", "backward")
+    )
+    return {
+        "caption": f"{task}: {study['tagger']} on the shipped LMs and on the same LMs fine-tuned "
+        f"on the task's training text (ELMo's domain transfer; {fine_tuning}), dev F1 ({data}) "
+        f"over the same first {epochs} epochs, by seed. LM dev perplexity (fwd, bwd): on the "
+        f"task's dev text ({lms['dev_text']}). Commands: lm_finetune_study.{task}.commands and "
+        "each row's command.",
+        "columns": [
+            "LMs",
+            "seed",
+            "LM dev perplexity (fwd, bwd)",
+            "dev F1 by epoch",
+            "best dev F1",
+            f"mean dev F1, epochs {epochs // 2 + 1}-{epochs}",
+        ],
+        "rows": rows,
+    }
+
+
+def lm_finetune_limit(task: str, study: Dict[str, Any]) -> str:
+    """One line of `final_limits`: dev F1 on task-fine-tuned against shipped LMs."""
+    epochs = study["epochs"]
+    parts = [
+        f"{row['lms']} LMs, seed {row['seed']}: {late_mean(row['dev_f1_by_epoch'], epochs)}"
+        for row in study["rows"]
+    ]
+    return (
+        f"{task} dev F1 on LMs fine-tuned on the task's text (lm_finetune_study), mean over "
+        f"epochs {epochs // 2 + 1}-{epochs}: " + "; ".join(parts)
+    )
+
+
+def late_mean_headlines(
+    results: Dict[str, Any], caption: str, column: int, figure: Callable[[Dict, List], str]
+) -> List[Headline]:
+    """A headline per row of the summary table whose caption starts with `caption`: the row's
+    `column` (its late mean dev F1), named `figure(table, row)`."""
+    index = table_index(results, caption)
+    if index is None:
+        return []
+    table = results["summary"][index]
+    return [
+        headline(results, figure(table, row), f"summary[{index}].rows[{row_index}][{column}]")
+        for row_index, row in enumerate(table["rows"])
+    ]

@@ -1,5 +1,5 @@
 """
-LM fine-tuning on the task's text (`python -m benchmarks lm_finetune`, issue 13) without
+LM fine-tuning on the task's text (`python -m benchmarks lm_finetune`) without
 training: `scripts/conll_to_lm_text.py --holdout` splits CoNLL-00 train.txt exactly as the
 `ldnet_conll2000` reader does (so a fine-tuned LM never reads the chunkers' dev sentences), and
 `lm_finetune_study` puts the fine-tuned-LM taggers beside the shipped-LM ones at equal epochs,
@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.harness.results import load_results
 from benchmarks.studies import lm_finetune as finetune
-from benchmarks.studies import tagging_lm_tables as bench
+from benchmarks.studies import tagging_results as bench
 from ldnet_allennlp.tagging.dataset_readers import ValidatingConll2000DatasetReader
 from scripts.conll_to_lm_text import convert
 from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
@@ -200,7 +200,7 @@ def test_the_train_stage_fine_tunes_both_lms_then_trains_the_tagger_on_them(tmp_
     monkeypatch.setattr(finetune, "OUT", tmp_path)
     monkeypatch.setattr(finetune, "texts", lambda task: text)
     monkeypatch.setattr(harness_allennlp, "train", fake_train)
-    monkeypatch.setattr(finetune.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)
     argv = ["lm_finetune", "--task", "chunk", "--epochs", "20", "--seed", "2", "--lm-epochs", "3"]
     monkeypatch.setattr(sys, "argv", ["benchmarks", *argv, "--stage", "train"])
     main()

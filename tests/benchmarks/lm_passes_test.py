@@ -12,7 +12,7 @@ import pytest
 from benchmarks.harness import results as harness_results
 from benchmarks.harness.results import load_results
 from benchmarks.studies import lm_passes as study
-from benchmarks.studies import tagging_lm_tables as tables
+from benchmarks.studies import tagging_results as tables
 from benchmarks.studies import tagging_results as bench
 from tests.conftest import PROJECT_ROOT
 
