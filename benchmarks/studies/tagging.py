@@ -48,78 +48,55 @@ COMMAND = (
     "python -m benchmarks tagging [--runs ...] [--epochs N] [--forward-lm ... --backward-lm ...]"
     " [--finalize-partial]"
 )
-# run name -> (config under training_configs/tagging, results key; None: recipe search only,
-# run with --dev-only). *_lm_init: words initialised from the forward LM's embeddings; *_glove:
-# GloVe 6B 50d (frozen, whole index) added to the words; recipe/: the recipe search.
+# The runs, in training order. *_lm_init: words initialised from the forward LM's embeddings;
+# *_glove: GloVe 6B 50d (frozen, whole index) added to the words. The recipe search's configs are
+# under training_configs/tagging/recipe/; its DEV_ONLY runs have no test F1 (--dev-only only).
+RUN_NAMES = (
+    "ner_vanilla ner_ldnet ner_ldnet_lm_init ner_vanilla_lm_init ner_ldnet_glove ner_vanilla_glove "
+    "chunk_vanilla_glove chunk_ldnet_glove chunk_vanilla chunk_ldnet chunk_ldnet_lm_init "
+    "ner_vanilla_glove_min2 ner_vanilla_glove_nowords ner_vanilla_glove_sgd ner_ldnet_glove_sgd "
+    "chunk_ldnet_glove_sgd chunk_vanilla_glove_sgd ner_vanilla_glove_char_lstm"
+).split()
+RECIPE_START = RUN_NAMES.index("ner_vanilla_glove_min2")
+DEV_ONLY = {"ner_vanilla_glove_min2", "ner_vanilla_glove_nowords", "ner_vanilla_glove_char_lstm"}
+CORPUS = {"ner": "conll03", "chunk": "conll00"}
+
+
+def results_key(name: str) -> Optional[str]:
+    """The key of a run's test F1 (mean over seeds): `<corpus>_test_f1_<tagger>`."""
+    task, tagger = name.split("_", 1)
+    return None if name in DEV_ONLY else f"{CORPUS[task]}_test_f1_{tagger}"
+
+
+# run name -> (config under training_configs/tagging, results key)
 RUN_SPECS = {
-    "ner_vanilla": ("ner_vanilla", "conll03_test_f1_vanilla"),
-    "ner_ldnet": ("ner_ldnet", "conll03_test_f1_ldnet"),
-    "ner_ldnet_lm_init": ("ner_ldnet_lm_init", "conll03_test_f1_ldnet_lm_init"),
-    "ner_vanilla_lm_init": ("ner_vanilla_lm_init", "conll03_test_f1_vanilla_lm_init"),
-    "ner_ldnet_glove": ("ner_ldnet_glove", "conll03_test_f1_ldnet_glove"),
-    "ner_vanilla_glove": ("ner_vanilla_glove", "conll03_test_f1_vanilla_glove"),
-    "chunk_vanilla_glove": ("chunk_vanilla_glove", "conll00_test_f1_vanilla_glove"),
-    "chunk_ldnet_glove": ("chunk_ldnet_glove", "conll00_test_f1_ldnet_glove"),
-    "chunk_vanilla": ("chunk_vanilla", "conll00_test_f1_vanilla"),
-    "chunk_ldnet": ("chunk_ldnet", "conll00_test_f1_ldnet"),
-    "chunk_ldnet_lm_init": ("chunk_ldnet_lm_init", "conll00_test_f1_ldnet_lm_init"),
-    "ner_vanilla_glove_min2": ("recipe/ner_vanilla_glove_min2", None),
-    "ner_vanilla_glove_nowords": ("recipe/ner_vanilla_glove_nowords", None),
-    "ner_vanilla_glove_sgd": ("recipe/ner_vanilla_glove_sgd", "conll03_test_f1_vanilla_glove_sgd"),
-    "ner_ldnet_glove_sgd": ("recipe/ner_ldnet_glove_sgd", "conll03_test_f1_ldnet_glove_sgd"),
-    "chunk_ldnet_glove_sgd": ("recipe/chunk_ldnet_glove_sgd", "conll00_test_f1_ldnet_glove_sgd"),
-    "chunk_vanilla_glove_sgd": (
-        "recipe/chunk_vanilla_glove_sgd",
-        "conll00_test_f1_vanilla_glove_sgd",
-    ),
-    "ner_vanilla_glove_char_lstm": ("recipe/ner_vanilla_glove_char_lstm", None),
+    name: (f"recipe/{name}" if index >= RECIPE_START else name, results_key(name))
+    for index, name in enumerate(RUN_NAMES)
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    names = list(RUN_SPECS)
+    names, lms = list(RUN_SPECS), ROOT / "runs"
+
+    def flag(name: str, text: str) -> None:
+        parser.add_argument(name, action="store_true", help=text)
+
     parser.add_argument("--runs", nargs="+", default=names, choices=names)
     parser.add_argument("--epochs", type=int, default=None, help="override trainer.num_epochs")
-    parser.add_argument("--forward-lm", default=ROOT / "runs" / "lm_forward" / "model.tar.gz")
-    parser.add_argument("--backward-lm", default=ROOT / "runs" / "lm_backward" / "model.tar.gz")
+    parser.add_argument("--forward-lm", default=lms / "lm_forward" / "model.tar.gz")
+    parser.add_argument("--backward-lm", default=lms / "lm_backward" / "model.tar.gz")
     parser.add_argument("--threads", type=int, default=1, help="OMP threads per training run")
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run goes to "
-        "runs/tagging/<run>_seed<N> and its results under that key",
-    )
-    parser.add_argument(
-        "--lm-label",
-        help="names the LMs given with --forward-lm/--backward-lm in a study of other LMs (with "
-        "--dev-only): the run goes to runs/tagging/<run>_lm-<label>, recorded under that key",
-    )
-    parser.add_argument(
-        "--skip-train", action="store_true", help="only evaluate trained runs (= --stage record)"
-    )
-    parser.add_argument(
-        "--finalize-partial",
-        action="store_true",
-        help="archive the best checkpoint (best.th) of runs that were stopped before the end",
-    )
-    parser.add_argument(
-        "--extend",
-        action="store_true",
-        help="continue a finished run to --epochs (resumed from its last checkpoint)",
-    )
-    parser.add_argument(
-        "--ship",
-        action="store_true",
-        help="also write <run dir>/model_fp16.tar.gz, the tagger as pretrained/ ships it "
-        "(fp16, LMs by reference), and record its test F1 (test_f1_fp16)",
-    )
+    seed = "AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run and its "
+    parser.add_argument("--seed", type=int, help=seed + "key: <run>_seed<N>")
+    label = "names the LMs of --forward-lm/--backward-lm in a study of other LMs (--dev-only)"
+    parser.add_argument("--lm-label", help=f"{label}; the run and its key: <run>_lm-<label>")
+    flag("--skip-train", "only evaluate trained runs (= --stage record)")
+    flag("--finalize-partial", "archive the best checkpoint of runs stopped before the end")
+    flag("--extend", "continue a finished run to --epochs (from its last checkpoint)")
+    ship = "also write <run dir>/model_fp16.tar.gz as pretrained/ ships it (fp16, LMs by name)"
+    flag("--ship", f"{ship} and record its test F1 (test_f1_fp16)")
     parser.add_argument("--notes", help="free text for the report (what limited the runs)")
-    parser.add_argument(
-        "--dev-only",
-        action="store_true",
-        help="recipe search: record dev F1 per epoch under recipe_search.<run>, never read test",
-    )
+    flag("--dev-only", "record dev F1 per epoch (recipe_search.<run>), never read test")
 
 
 def checked(args: argparse.Namespace) -> None:
@@ -274,11 +251,9 @@ def extend(key: str, epochs: int) -> None:
 
 def test_f1(name: str, args: argparse.Namespace, archive: Path, output: Path) -> float:
     """Test F1 (percent) of `archive`; the test file is read once per archive."""
-    key = run_key(name, args.seed, args.lm_label)
-    metrics = allennlp.evaluate(
-        archive, TEST[task_of(name)], output, log_path(key), env=run_env(name, args),
-        threads=args.threads,
-    )  # fmt: skip
+    key, env = run_key(name, args.seed, args.lm_label), run_env(name, args)
+    test = TEST[task_of(name)]
+    metrics = allennlp.evaluate(archive, test, output, log_path(key), env=env, threads=args.threads)
     return 100.0 * metrics["f1-measure-overall"]
 
 
@@ -299,17 +274,14 @@ def evaluate(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         "completed": (out / "metrics.json").exists(),
         "train_wallclock_s": train_wallclock(key),
     }
-    try:
-        from allennlp.models.archival import load_archive
+    from allennlp.models.archival import load_archive
 
-        import ldnet_allennlp  # noqa: F401
-        from ldnet_allennlp.tagging.flops import flops_breakdown, flops_per_token
+    import ldnet_allennlp  # noqa: F401
+    from ldnet_allennlp.tagging.flops import flops_breakdown, flops_per_token
 
-        model = load_archive(str(archive)).model
-        result["flops_per_token"] = float(flops_per_token(model))
-        result["flops_breakdown"] = {k: float(v) for k, v in flops_breakdown(model).items()}
-    except ImportError as error:  # the FLOPs counter is optional here
-        print(f"[{key}] no FLOPs: {error}")
+    model = load_archive(str(archive)).model
+    result["flops_per_token"] = float(flops_per_token(model))
+    result["flops_breakdown"] = {k: float(v) for k, v in flops_breakdown(model).items()}
     return result
 
 
@@ -418,10 +390,7 @@ def with_command(commands: List[str], command: Optional[str]) -> List[str]:
     return commands + ([command] if command and command not in commands else [])
 
 
-def train_on_lms(
-    name: str, lm_label: str, archives: Dict[str, Path], epochs: int, threads: int,
-    seed: Optional[int] = None,
-) -> None:  # fmt: skip
+def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads: int, seed=None):
     """`python -m benchmarks tagging --runs <name> --lm-label <lm_label> --dev-only` on the LM
     pair `archives` ({"forward": ..., "backward": ...}), in a subprocess: how the LM studies
     train their taggers."""
