@@ -147,36 +147,16 @@ def interleaved(
     min_rounds: int = MIN_ROUNDS,
 ) -> Timings:
     """
-    Times `cases` by the protocol of this module.
+    Times `cases` (name -> callable; the mapping's order is the order within a round) by the
+    protocol of this module, and returns the counted samples and each round's order.
 
-    # Parameters
-
-    cases : `Mapping[str, Callable[..., Any]]`
-        Name -> callable; the mapping's order is the order within a round.
-    rounds : `int`
-        Counted rounds, at least `min_rounds`.
-    warmup : `Union[int, Mapping[str, Callable[[], Any]]]`
-        An int: that many uncounted rounds of the cases themselves first (round index -1 when
-        `pass_round`). A mapping: these calls, once each, instead (e.g. on less data).
-    order : `Union[None, str, Callable[[int], Sequence[str]]]`
-        The order of the cases in each counted round (`round_order`).
-    threads : `Optional[int]`
-        If given, `set_threads(threads)` first (and torch's count restored after).
-    self_timed : `bool`
-        A case returns its own measurement, stored as is, instead of being clocked.
-    pass_round : `bool`
-        A case is called with the round index (0, 1, ...; warm-up rounds: -1).
-    clock : `Callable[[], float]`
-        Seconds, for clocked cases.
-    on_round : `Optional[Callable[[int, Dict[str, Any]], None]]`
-        Called after each counted round with its index and {case: its sample}.
-    min_rounds : `int`
-        The fewest rounds allowed.
-
-    # Returns
-
-    `Timings`
-        The counted samples, and the order of each counted round.
+    `rounds` counted rounds (at least `min_rounds`) follow `warmup`: an int is that many
+    uncounted rounds of the cases themselves (round index -1 with `pass_round`), a mapping is
+    calls of their own, once each (e.g. on less data). `order` sets each round's order
+    (`round_order`); `threads`, if given, is set for the run (`using_threads`). A case is timed
+    with `clock`, or with `self_timed` returns its own measurement, stored as is; with
+    `pass_round` it gets the round index. `on_round(index, {case: sample})` is called after each
+    counted round.
     """
     if rounds < min_rounds:
         raise ValueError(

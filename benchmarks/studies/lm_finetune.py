@@ -1,26 +1,19 @@
 """
 The shipped LMs fine-tuned on a task's own text (ELMo's domain transfer), measured by the final
-tagging recipe's dev F1 against the same recipe on the shipped LMs.
+tagging recipe's dev F1 against the same recipe on the shipped LMs, at equal epochs.
 
     python -m benchmarks lm_finetune --task chunk --epochs 20 [--seed 2]
     python -m benchmarks lm_finetune --task ner --epochs 8 --stage record   # = --record-only
 
-Every step is skipped when its output exists, so a call resumes. Stage `train`:
-
-1. Text (`scripts/conll_to_lm_text.py`, into `runs/lm_finetune/`): the task's training and dev
-   sentences. NER: eng.train / eng.testa. Chunking: train.txt without / with only the held-out
-   tenth that the chunkers are chosen on, so no LM reads the dev sentences in training. The
-   test files are never read.
-2. The LMs (`training_configs/tagging/lm_finetune_{forward,backward}.jsonnet`, from the shipped
-   LMs): `--lm-epochs` epochs over the training text, keeping the epoch of lowest dev
-   perplexity; both directions side by side.
-3. The tagger: `python -m benchmarks tagging --runs <recipe> --lm-label ft --epochs E
-   [--seed N] --dev-only` on the fine-tuned LMs.
-
-Stage `record` writes `tagging.json`'s `lm_finetune_study.<task>`: the LMs' dev perplexity
-before (the shipped LMs, `allennlp evaluate`) and after, their epochs and seconds, and the dev F1
-by epoch of every fine-tuned-LM tagger beside the recipe on the shipped LMs (every seed), over
-the same first E epochs.
+Stage `train` (every step skipped when its output exists): the task's training and dev text
+(`scripts/conll_to_lm_text.py`; NER: eng.train / eng.testa; chunking: train.txt without / with
+only the held-out tenth the chunkers are chosen on, so no LM reads dev sentences in training;
+never a test file); both LMs fine-tuned side by side for `--lm-epochs` epochs, keeping the epoch
+of lowest dev perplexity (`training_configs/tagging/lm_finetune_*.jsonnet`); the tagger on them
+(`tagging --lm-label ft --dev-only`). Stage `record` writes tagging.json's
+`lm_finetune_study.<task>`: the LMs' dev perplexity before (`allennlp evaluate` of the shipped
+LMs) and after, their epochs and seconds, and every fine-tuned-LM tagger's dev F1 by epoch beside
+the recipe's on the shipped LMs (every seed).
 """
 
 import argparse
@@ -53,20 +46,16 @@ OUT = ROOT / "runs" / "lm_finetune"
 DIRECTIONS = ("forward", "backward")
 LM_LABEL = "ft"
 # task -> (tagger run of the final recipe, text files: name -> (CoNLL file, holdout))
+TRAIN03, DEV03 = CONLL03["CONLL03_TRAIN_DATA_PATH"], CONLL03["CONLL03_DEV_DATA_PATH"]
+TRAIN00 = CONLL00["CONLL00_TRAIN_DATA_PATH"]
 TASKS = {
     "ner": (
         "ner_ldnet_glove_sgd",
-        {
-            "conll03_train": (CONLL03["CONLL03_TRAIN_DATA_PATH"], None),
-            "conll03_dev": (CONLL03["CONLL03_DEV_DATA_PATH"], None),
-        },
+        {"conll03_train": (TRAIN03, None), "conll03_dev": (DEV03, None)},
     ),
     "chunk": (
         "chunk_ldnet_glove_sgd",
-        {
-            "conll00_train": (CONLL00["CONLL00_TRAIN_DATA_PATH"], "exclude"),
-            "conll00_dev": (CONLL00["CONLL00_TRAIN_DATA_PATH"], "only"),
-        },
+        {"conll00_train": (TRAIN00, "exclude"), "conll00_dev": (TRAIN00, "only")},
     ),
 }
 

@@ -1,26 +1,18 @@
 """
-Dev F1 against the LMs' size and passes: the shipped NER recipe (`ner_ldnet_glove_sgd`) on
-forward/backward LMs that saw P passes over the LM corpus, beside the same tagger on the shipped
-LMs and the no-LM tagger (`ner_vanilla_glove_sgd`) at equal epochs.
+Dev F1 against the LMs' size and passes: the final NER recipe (`ner_ldnet_glove_sgd`) on LM pairs
+that saw P passes over the LM corpus, beside the same tagger on the shipped LMs and the no-LM
+tagger (`ner_vanilla_glove_sgd`) at equal epochs.
 
     python -m benchmarks lm_passes --passes 0 1 --epochs 8 [--lm-size 6x64]
     python -m benchmarks lm_passes --stage record --epochs 8     # = --record-only
 
-Stage `train`, for each P (every step skipped when its output exists, so a call resumes; an LM
-interrupted mid-pass trains again from its start):
-
-1. `pack` (once): the LM corpus of `scripts/prepare_lm_corpus.py` plus the CoNLL-03 and CoNLL-00
-   train words, as ids under the shipped LMs' vocabulary.
-2. The LMs: `scripts/pretrain_lms_accelerated.py train --passes P` with the shipped LMs' first
-   stage settings (`--passes 0` keeps the seeded initialisation), then `archive`; both
-   directions side by side.
-3. The tagger: `python -m benchmarks tagging --runs ner_ldnet_glove_sgd --lm-label passP
-   --epochs E --dev-only`.
-
-Stage `record` rebuilds `tagging.json`'s `lm_passes` from every finished run: per LM pair its
-passes, tokens, seconds and dev perplexity and the tagger's dev F1 per epoch, beside the shipped
-LMs' taggers (every seed) and the no-LM taggers over the first E epochs. Calls with different
-`--passes` may run at once.
+Stage `train`, for each P, skipping every step whose output exists (an LM interrupted mid-pass
+trains again from its start): `pack` the LM corpus plus the CoNLL-03 and CoNLL-00 train words
+as ids under the shipped LMs' vocabulary (once); train both directions side by side with
+`scripts/pretrain_lms_accelerated.py train --passes P` and the shipped LMs' first-stage
+settings (`--passes 0` keeps the seeded initialisation), then `archive`; train the tagger on
+them (`tagging --lm-label passP --dev-only`). Stage `record` rebuilds tagging.json's
+`lm_passes` from every finished run, so calls with different `--passes` may run at once.
 """
 
 import argparse
@@ -136,8 +128,7 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
     for direction in ("forward", "backward"):
         log = out / f"lm_{direction}.json"
         if log.exists() and len(json.loads(log.read_text()).get("passes", [])) >= passes:
-            continue  # trained (the log is written after each pass; training that was
-            # interrupted starts again from its beginning: the loop keeps no optimizer state)
+            continue  # trained: the log is written after each pass
         command = [PYTHON, LM_SCRIPT, "train", "--pack", pack_dir, "--direction", direction]
         command += ["--passes", str(passes), "--max-seconds", "1e9", *LM_SETTINGS]
         command += ["--output", out]
@@ -201,7 +192,7 @@ def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
             record = results[name]
             dev = record["dev_f1_by_epoch"][:epochs]
             rows.append({"lms": lms, "run": name, "dev_f1_by_epoch": dev, **pick(record)})
-    rows.sort(key=lambda row: (-1,) if row["lms"] is None else order(row["lms"]))
+    rows.sort(key=order)
     return {
         "commands": with_command(results.get("lm_passes", {}).get("commands", []), command),
         "epochs": epochs,
@@ -209,9 +200,10 @@ def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
     }
 
 
-def order(lms: Dict[str, Any]):
-    """Rows by LM size, then passes."""
-    return lms["num_layers"], lms["hidden_size"], lms["passes"]
+def order(row: Dict[str, Any]) -> Tuple[int, ...]:
+    """No LM first, then by LM size and passes."""
+    lms = row["lms"]
+    return (-1,) if lms is None else (lms["num_layers"], lms["hidden_size"], lms["passes"])
 
 
 def pick(record: Dict[str, Any]) -> Dict[str, Any]:
@@ -238,7 +230,7 @@ def lm_size_option(text: str) -> Tuple[int, int]:
 
 
 def train(args: argparse.Namespace) -> None:
-    """Steps 1-3 for each of `--passes` (nothing with `--record-only`)."""
+    """Pack, LMs and tagger for each of `--passes` (nothing with `--record-only`)."""
     if any(p < 0 for p in args.passes):
         raise SystemExit("--passes: counts of passes are >= 0")
     size = lm_size_option(args.lm_size)
