@@ -163,7 +163,7 @@ def record_test(name: str, key: str, args: argparse.Namespace) -> None:
 
 
 def task_of(name: str) -> str:
-    """ "ner" or "chunk": the first part of a run's name."""
+    """The task of a run, "ner" or "chunk": the first part of its name."""
     return name.split("_")[0]
 
 
