@@ -57,7 +57,7 @@ def write_results(
     - with `replace`, the file becomes `updates`;
     - with `since` (the results as this run loaded them), only the changes from `since` to
       `updates` are applied, recursively, so keys that other runs wrote meanwhile stay
-      (`merge_changes`).
+      (`_merge_changes`).
 
     `finish` may then recompute derived keys in place; the file is replaced atomically (a
     temporary file renamed), so a reader sees the old or the new file.
@@ -67,7 +67,7 @@ def write_results(
         results = json.loads(path.read_text()) if path.exists() else {}
         new = updates(results) if callable(updates) else updates
         if since is not None:
-            results = merge_changes(results, since, json.loads(json.dumps(new)))
+            results = _merge_changes(results, since, json.loads(json.dumps(new)))
         elif replace:
             results = dict(new)
         else:
@@ -92,7 +92,7 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         os.close(descriptor)  # closing releases the lock
 
 
-def merge_changes(current: Any, before: Any, after: Any) -> Any:
+def _merge_changes(current: Any, before: Any, after: Any) -> Any:
     """
     `current` (a file as it is now) with the changes from `before` to `after` (what one process
     read and what it holds now) applied: keys added, changed or removed, recursively in dicts;
@@ -105,7 +105,7 @@ def merge_changes(current: Any, before: Any, after: Any) -> Any:
             if key not in before:
                 merged[key] = value
             elif value != before[key]:
-                merged[key] = merge_changes(current.get(key), before[key], value)
+                merged[key] = _merge_changes(current.get(key), before[key], value)
         for key in before:
             if key not in after:
                 merged.pop(key, None)

@@ -23,7 +23,6 @@ The dense language models. Writes benchmarks/results/lm.json.
 import argparse
 import datetime
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -71,13 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--batches", type=int, default=8)
     pretrain = "pretrain: the corpus folder, relative to the project root"
-    parser.add_argument(
-        "--lm-data", default=os.environ.get("LM_DATA", "runs/lm_data"), help=pretrain
-    )
-    epochs = int(os.environ.get("LM_EPOCHS", 5))
-    parser.add_argument("--epochs", type=int, default=epochs, help="pretrain: 250 batches each")
-    directions = os.environ.get("LM_DIRECTIONS", "forward backward").split()
-    parser.add_argument("--directions", nargs="+", choices=DIRECTIONS, default=directions)
+    parser.add_argument("--lm-data", default="runs/lm_data", help=pretrain)
+    parser.add_argument("--epochs", type=int, default=5, help="pretrain: 250 batches each")
+    parser.add_argument("--directions", nargs="+", choices=DIRECTIONS, default=list(DIRECTIONS))
 
 
 def pretrain(args: argparse.Namespace) -> None:
