@@ -39,7 +39,13 @@ from benchmarks.harness.results import command_line
 from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
 from benchmarks.harness.timing import thread_env, wall_clock
-from benchmarks.studies.tagging_results import FINAL_GOALS, run_key, table_index, write_results
+from benchmarks.studies.tagging_results import (
+    FINAL_GOALS,
+    TASK_NAMES,
+    run_key,
+    table_index,
+    write_results,
+)
 
 RUNS = ROOT / "runs" / "tagging"
 DATA = {"ner": CONLL03, "chunk": CONLL00}
@@ -404,20 +410,13 @@ def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads:
         raise SystemExit(f"failed: {' '.join(command)}")
 
 
-TASKS = {"conll03": "CoNLL-03 NER", "conll00": "CoNLL-00 chunking"}
-FINAL_FIGURES = {
-    "conll03_test_f1_ldnet": "CoNLL-03 NER test F1, LD-Net",
-    "conll03_test_f1_vanilla": "CoNLL-03 NER test F1, no LM",
-    "conll00_test_f1_ldnet": "CoNLL-00 chunking test F1, LD-Net",
-    "conll00_test_f1_vanilla": "CoNLL-00 chunking test F1, no LM",
-}
-
-
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """The final test F1s (the mean over seeds) against their goals, and LD-Net's gain over the
     no-LM tagger, read from the `final` table's rows."""
-    lines = []
-    for key, figure in FINAL_FIGURES.items():
+    lines, task_names = [], {CORPUS[task]: name for task, name in TASK_NAMES.items()}
+    for key in FINAL_GOALS:
+        corpus, tagger = key.split("_test_f1_")
+        figure = f"{task_names[corpus]} test F1, {'LD-Net' if tagger == 'ldnet' else 'no LM'}"
         seeds = lookup(results, f"final.{key}.seeds")
         goal = FINAL_GOALS[key]
         test = at_least(goal) if goal is not None else ()
@@ -426,8 +425,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     for row_index, row in enumerate(results["summary"][index]["rows"]):
         if row[1] == "gain of LD-Net":
             where = f"summary[{index}].rows[{row_index}]"
-            task = TASKS[row[0][: len("conll03")]]
-            figure = f"{task} test F1, LD-Net's gain over no LM"
+            figure = f"{task_names[row[0][:7]]} test F1, LD-Net's gain over no LM"
             goal = None if row[4] is None else f">= +{row[4]:g}"
             met = None if row[5] is None else lookup(results, f"{where}[5]") == "met"
             lines.append(headline(results, figure, f"{where}[3]", goal, met))
