@@ -11,7 +11,8 @@ The timing protocol of every speed figure, in one place:
 
 A case is a callable. By default `interleaved` measures each call with its clock (seconds per
 call); with `self_timed` the call returns its own measurement (a rate, seconds read from a
-subprocess, or a dict of component seconds). Whole processes are timed by `command_case`.
+subprocess, or a dict of component seconds). Whole processes are timed by `command_case`; one
+piece of work that is not repeated (a training run) by `wall_clock`, never by a study's clock.
 
     with using_threads(1), torch.inference_mode():
         timings = interleaved({"teacher": teacher_pass, "student": student_pass}, rounds=5)
