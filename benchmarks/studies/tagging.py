@@ -230,13 +230,9 @@ def train_run(name: str, args: argparse.Namespace) -> None:
 
 
 def extend(key: str, epochs: int) -> None:
-    """
-    Continue a run that ended after fewer epochs than `epochs` (`--extend`): its config.json gets
-    the new `trainer.num_epochs`, its archive and final metrics move aside, and `train_run`
-    resumes it with `--recover` from its last checkpoint (optimizer, LR schedule and metric
-    tracker continue where they stopped). The epochs it had are recorded as
-    `extended_from_epochs`.
-    """
+    """Continues a finished run to `epochs` (`--extend`): its config.json gets the new
+    `trainer.num_epochs`, its archive and final metrics move aside, and `train_run` resumes it
+    from its last checkpoint (`--recover`); `extended_from_epochs` records the epochs it had."""
     out = RUNS / key
     config_path = out / "config.json"
     config = json.loads(config_path.read_text())
@@ -292,12 +288,9 @@ def evaluate(name: str, args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def ship(name: str, args: argparse.Namespace) -> Dict[str, Any]:
-    """
-    The run's tagger as `pretrained/` ships it: `allennlp ldnet-prune --keep-all-layers --fp16
-    --reference-lms` (no layer removed; weights in fp16; the frozen LM weights left out, named
-    `pretrained:lm_*` when they are the shipped LMs) into `<run dir>/model_fp16.tar.gz`, and that
-    archive's test F1 (a check that fp16 costs nothing, not a choice).
-    """
+    """The run's tagger as `pretrained/` ships it (`allennlp ldnet-prune --keep-all-layers --fp16
+    --reference-lms`: all layers, fp16 weights, the frozen LMs by reference) in
+    `<run dir>/model_fp16.tar.gz`, and its test F1 (a check that fp16 costs nothing)."""
     key = run_key(name, args.seed, args.lm_label)
     out = RUNS / key
     archive, shipped = out / "model.tar.gz", out / "model_fp16.tar.gz"
