@@ -116,10 +116,6 @@ def limits(results: Dict[str, Any]) -> List[str]:
                 f"{run['dev_f1'] - run['test_f1']:.2f} below dev"
                 + (f"; {minutes:.1f} min per epoch on one core" if minutes else "")
             )
-    if results.get("lm_passes"):
-        lines.append(lm_passes_limit(results["lm_passes"]))
-    for task, study in sorted(results.get("lm_finetune_study", {}).items()):
-        lines.append(lm_finetune_limit(task, study))
     return lines
 
 
@@ -262,24 +258,6 @@ def perplexities(lms: Dict[str, Any], key: str) -> List[float]:
     return [lms[direction][key] for direction in ("forward", "backward")]
 
 
-def lm_passes_limit(study: Dict[str, Any]) -> str:
-    """One line of `final_limits`: dev F1 against LM size and passes at equal epochs."""
-    epochs, parts = study["epochs"], []
-    for row in study["rows"]:
-        lms = row["lms"]
-        what = "no LM" if lms is None else f"{lm_size(lms)} LMs, {lms['passes']} passes"
-        if lms is not None:
-            perplexity = "/".join(f"{p:.0f}" for p in perplexities(lms, "dev_perplexity"))
-            hours = lms.get("cpu_hours")
-            what += f" (dev perplexity {perplexity}"
-            what += ")" if hours is None else f", {hours} CPU-hours)"
-        parts.append(f"{what}: {late_mean(row['dev_f1_by_epoch'], epochs)} ({row['run']})")
-    return (
-        f"dev F1 against LM size and passes (lm_passes), mean over epochs {late_epochs(epochs)}: "
-        + "; ".join(parts)
-    )
-
-
 def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
     """`lm_passes`: dev F1 against LM size, passes and epochs, with the LMs' training cost."""
     epochs, rows = study["epochs"], []
@@ -334,19 +312,6 @@ def lm_finetune_table(task: str, study: Dict[str, Any]) -> Dict[str, Any]:
     )
     columns = "LMs|seed|LM dev perplexity (fwd, bwd)|dev F1 by epoch|best dev F1|"
     return table(caption, columns + f"mean dev F1, epochs {late_epochs(epochs)}", rows)
-
-
-def lm_finetune_limit(task: str, study: Dict[str, Any]) -> str:
-    """One line of `final_limits`: dev F1 on task-fine-tuned against shipped LMs."""
-    epochs = study["epochs"]
-    parts = [
-        f"{row['lms']} LMs, seed {row['seed']}: {late_mean(row['dev_f1_by_epoch'], epochs)}"
-        for row in study["rows"]
-    ]
-    return (
-        f"{task} dev F1 on LMs fine-tuned on the task's text (lm_finetune_study), mean over "
-        f"epochs {late_epochs(epochs)}: " + "; ".join(parts)
-    )
 
 
 def late_mean_headlines(

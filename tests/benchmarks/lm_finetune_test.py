@@ -144,20 +144,6 @@ def test_the_report_table_puts_each_rows_perplexity_beside_its_dev_f1():
     assert "held-out tenth of CoNLL-00 train.txt" in table["caption"]
 
 
-def test_the_limits_line_gives_each_rows_late_mean():
-    study = {
-        "epochs": 4,
-        "rows": [
-            {"lms": "fine-tuned", "seed": "default", "dev_f1_by_epoch": [1, 2, 3, 5]},
-            {"lms": "shipped", "seed": "2", "dev_f1_by_epoch": [1, 2, 2, 3]},
-        ],
-    }
-    assert bench.lm_finetune_limit("chunk", study) == (
-        "chunk dev F1 on LMs fine-tuned on the task's text (lm_finetune_study), mean over "
-        "epochs 3-4: fine-tuned LMs, seed default: 4.0; shipped LMs, seed 2: 2.5"
-    )
-
-
 def test_the_lm_override_keeps_the_configs_trainer(monkeypatch):
     from allennlp.common.params import Params
 
