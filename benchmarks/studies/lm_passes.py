@@ -33,6 +33,7 @@ from benchmarks.studies.tagging import (
     SHIPPED_LMS,
     lm_study_arguments,
     recorded_command,
+    run_command,
     train_on_lms,
     with_command,
 )
@@ -56,12 +57,6 @@ TAGGER, NO_LM = "ner_ldnet_glove_sgd", "ner_vanilla_glove_sgd"
 LM_SETTINGS = ["--batch-size", "256", "--lr", "0.002", "--seed", "13"]
 
 
-def run(command: List[Any], threads: int) -> None:
-    print("+", " ".join(map(str, command)), flush=True)
-    if subprocess.run(list(map(str, command)), cwd=ROOT, env=thread_env(threads)).returncode:
-        raise SystemExit(f"failed: {' '.join(map(str, command))}")
-
-
 def pack(threads: int) -> Path:
     """The corpus as ids under the shipped LMs' vocabulary (`runs/lm_passes/pack`)."""
     out = STUDY_DIR / "pack"
@@ -69,7 +64,7 @@ def pack(threads: int) -> Path:
         return out
     data = ROOT / "runs" / "lm_data"
     if not (data / "train.txt").exists():
-        run([PYTHON, ROOT / "scripts" / "prepare_lm_corpus.py", "--output", data], threads)
+        run_command([PYTHON, ROOT / "scripts" / "prepare_lm_corpus.py", "--output", data], threads)
     vocabulary = STUDY_DIR / "shipped_vocabulary"
     if not vocabulary.exists():
         with tarfile.open(SHIPPED_LMS["forward"]) as tar:
@@ -80,7 +75,7 @@ def pack(threads: int) -> Path:
     command += ["--train-conll", CONLL03["CONLL03_TRAIN_DATA_PATH"]]
     command += ["--train-conll", CONLL00["CONLL00_TRAIN_DATA_PATH"]]
     command += ["--vocabulary", vocabulary, "--dev", data / "dev.txt", "--output", out]
-    run(command, threads)
+    run_command(command, threads)
     return out
 
 
@@ -145,7 +140,7 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
         if not archive.exists():
             command = [PYTHON, LM_SCRIPT, "archive", "--pack", pack_dir, "--direction", direction]
             command += ["--weights", out / f"lm_{direction}.th", "--output", archive]
-            run(command, threads)
+            run_command(command, threads)
     return archives
 
 

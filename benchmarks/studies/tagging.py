@@ -398,6 +398,13 @@ def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads:
     command += ["--threads", str(threads)] + (["--seed", str(seed)] if seed is not None else [])
     for direction in ("forward", "backward"):  # relative to the root, as recorded commands are
         command += [f"--{direction}-lm", os.path.relpath(archives[direction], ROOT)]
+    run_command(command, threads)
+
+
+def run_command(command: List[Any], threads: int) -> None:
+    """`command`, printed first, from the project root with `threads` OMP/MKL threads; a
+    failure stops the study."""
+    command = list(map(str, command))
     print("+", " ".join(command), flush=True)
     if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
         raise SystemExit(f"failed: {' '.join(command)}")
