@@ -1,6 +1,6 @@
 """
 The `allennlp` command line in a subprocess, as the studies call it: train (skipping finished
-runs, resuming interrupted ones), evaluate and predict, each with its output in a log file.
+runs, resuming interrupted ones) and evaluate, each with its output in a log file.
 """
 
 import json
@@ -87,22 +87,6 @@ def evaluate(
         args = ["evaluate", str(archive), data, "--output-file", str(output)]
         run_allennlp(args + _overrides(overrides), log, env, threads=threads)
     return json.loads(output.read_text())
-
-
-def predict(
-    archive: Path,
-    inputs: str,
-    output: Path,
-    log: Path,
-    predictor: Optional[str] = None,
-    extra: Optional[List[str]] = None,
-    threads: int = 0,
-) -> Path:
-    """`allennlp predict archive inputs --output-file output [--predictor P] [extra...]`."""
-    args = ["predict", str(archive), inputs, "--output-file", str(output), "--silent"]
-    args += ["--predictor", predictor] if predictor else []
-    run_allennlp(args + list(extra or []), log, threads=threads)
-    return output
 
 
 def duration_seconds(text: str) -> float:

@@ -1,7 +1,8 @@
 """
-Results files: one JSON object per study under `benchmarks/results/`, written atomically, and
-read-modify-written under a lock when several runs of a study write side by side. Each figure's
-file records the command(s) that produced it, the hardware and the date (`run_record`).
+Results files: one JSON object per study under `benchmarks/results/`. `write_results` is their one
+writer: under a lock on the file's folder it reads the file afresh, merges what a run gives into
+it, and replaces it atomically, so runs of a study side by side keep each other's keys. Each
+figure's file records the command(s) that produced it, the hardware and the date (`run_record`).
 """
 
 import contextlib
@@ -12,7 +13,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Union
 
 from benchmarks.harness.data import ROOT, hardware
 
@@ -21,34 +22,66 @@ RESULTS_DIR = ROOT / "benchmarks" / "results"
 Updates = Union[Dict[str, Any], Callable[[Dict[str, Any]], Dict[str, Any]]]
 
 
-def results_path(name: str, directory: Optional[Path] = None) -> Path:
-    """`<directory or RESULTS_DIR>/<name>`, ".json" added when `name` has no suffix."""
+def results_path(name: Union[str, Path], directory: Optional[Path] = None) -> Path:
+    """`<directory or RESULTS_DIR>/<name>`, ".json" added when `name` has no suffix; a `Path`
+    is taken as it is."""
+    if isinstance(name, Path):
+        return name
     file_name = name if name.endswith(".json") else f"{name}.json"
     return (RESULTS_DIR if directory is None else directory) / file_name
 
 
-def load_results(name: str, directory: Optional[Path] = None) -> Dict[str, Any]:
-    """The results file `name` ("pruning" or "pruning.json"), or {} if it does not exist yet."""
+def load_results(name: Union[str, Path], directory: Optional[Path] = None) -> Dict[str, Any]:
+    """The results file `name` ("pruning", "pruning.json" or a path), or {} if it is not there
+    yet. No lock: `write_results` replaces files atomically."""
     path = results_path(name, directory)
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def save_results(name: str, results: Dict[str, Any], directory: Optional[Path] = None) -> None:
-    """Replaces the results file `name` with `results` (atomically)."""
+def write_results(
+    name: Union[str, Path],
+    updates: Updates,
+    directory: Optional[Path] = None,
+    *,
+    replace: bool = False,
+    since: Optional[Dict[str, Any]] = None,
+    finish: Optional[Callable[[Dict[str, Any]], None]] = None,
+) -> Dict[str, Any]:
+    """
+    Writes the results file `name` (as `results_path` finds it) and returns what it wrote.
+
+    Under an exclusive lock on the file's folder the file is read afresh and `updates` (a
+    dict, or a callable that gets the current results and returns one) applied:
+
+    - by default, merged into the file key by key (top level);
+    - with `replace`, the file becomes `updates`;
+    - with `since` (the results as this run loaded them), only the changes from `since` to
+      `updates` are applied, recursively, so keys that other runs wrote meanwhile stay
+      (`_merge_changes`).
+
+    `finish` may then recompute derived keys in place; the file is replaced atomically (a
+    temporary file renamed), so a reader sees the old or the new file.
+    """
     path = results_path(name, directory)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomically(path, results)
-
-
-def write_json_atomically(path: Path, data: Dict[str, Any]) -> None:
-    """Writes a temporary file beside `path`, then renames it: a reader sees the old or the new."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(temporary, path)
+    with _folder_lock(path.parent):
+        results = json.loads(path.read_text()) if path.exists() else {}
+        new = updates(results) if callable(updates) else updates
+        if since is not None:
+            results = _merge_changes(results, since, json.loads(json.dumps(new)))
+        elif replace:
+            results = dict(new)
+        else:
+            results.update(new)
+        if finish is not None:
+            finish(results)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        os.replace(temporary, path)
+    return results
 
 
 @contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
+def _folder_lock(folder: Path) -> Iterator[None]:
     """An exclusive `flock` on `folder` itself (no lock file), held for the `with` block."""
     folder.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(folder, os.O_RDONLY)
@@ -59,32 +92,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
         os.close(descriptor)  # closing releases the lock
 
 
-def update_results_file(
-    path: Path,
-    updates: Updates,
-    finish: Optional[Callable[[Dict[str, Any]], None]] = None,
-    replace: bool = False,
-) -> Dict[str, Any]:
-    """
-    Read-modify-write of a results file that parallel benchmark runs share: under a lock on its
-    folder, the file is read afresh, `updates` merged in (a callable gets the current results
-    and returns the updates; with `replace`, the whole new results), `finish` may recompute
-    derived keys in place, and the file is replaced atomically. Returns what was written.
-    """
-    with folder_lock(path.parent):
-        results = json.loads(path.read_text()) if path.exists() else {}
-        new = updates(results) if callable(updates) else updates
-        if replace:
-            results = dict(new)
-        else:
-            results.update(new)
-        if finish is not None:
-            finish(results)
-        write_json_atomically(path, results)
-    return results
-
-
-def merge_changes(current: Any, before: Any, after: Any) -> Any:
+def _merge_changes(current: Any, before: Any, after: Any) -> Any:
     """
     `current` (a file as it is now) with the changes from `before` to `after` (what one process
     read and what it holds now) applied: keys added, changed or removed, recursively in dicts;
@@ -97,7 +105,7 @@ def merge_changes(current: Any, before: Any, after: Any) -> Any:
             if key not in before:
                 merged[key] = value
             elif value != before[key]:
-                merged[key] = merge_changes(current.get(key), before[key], value)
+                merged[key] = _merge_changes(current.get(key), before[key], value)
         for key in before:
             if key not in after:
                 merged.pop(key, None)
@@ -107,51 +115,6 @@ def merge_changes(current: Any, before: Any, after: Any) -> Any:
         added = [item for item in after if item not in before and item not in current]
         return [item for item in current if item not in removed] + added
     return after
-
-
-class SharedResults:
-    """
-    A results file that runs of one benchmark may write side by side (e.g. one task each): a
-    run `load`s it once, changes its dict, and each `save` writes only what this run changed
-    since its last load or save, merged into the file as it is then, under the file's lock.
-
-    # Parameters
-
-    name : `str`
-        The results file, "distillation" or "distillation.json".
-    directory : `Optional[Path]`
-        Its folder; by default `RESULTS_DIR` as it is when the file is read or written.
-    """
-
-    def __init__(self, name: str, directory: Optional[Path] = None) -> None:
-        self.name = name
-        self.directory = directory
-        self._before: Dict[str, Any] = {}
-
-    @property
-    def path(self) -> Path:
-        return results_path(self.name, self.directory)
-
-    def load(self) -> Dict[str, Any]:
-        # no lock needed: writers replace the file atomically
-        results = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self._before = json.loads(json.dumps(results))
-        return results
-
-    def save(
-        self, results: Dict[str, Any], finish: Optional[Callable[[Dict[str, Any]], None]] = None
-    ) -> Dict[str, Any]:
-        """Writes this run's changes; `finish` recomputes derived keys on the merged file.
-        Returns the file as written."""
-        snapshot = json.loads(json.dumps(results))
-        written = update_results_file(
-            self.path,
-            lambda current: merge_changes(current, self._before, snapshot),
-            finish=finish,
-            replace=True,
-        )
-        self._before = snapshot
-        return written
 
 
 def command_line(argv: Optional[Sequence[str]] = None) -> str:
@@ -168,19 +131,48 @@ def utc_date() -> str:
 def run_record(command: Optional[str] = None, **extra: Any) -> Dict[str, Any]:
     """
     What a figure's file records about the run that produced it: `command` (by default the one
-    running), `date` (UTC) and `hardware`, plus any `extra` keys (e.g. `part="speed"`).
+    running), `date` (UTC) and `hardware`, plus any `extra` keys (e.g. `part="speed"`). A file
+    written by several runs keeps a list of them: `results.setdefault("commands",
+    []).append(run_record(...))`.
     """
     record = {"command": command or command_line(), "date": utc_date(), "hardware": hardware()}
     record.update(extra)
     return record
 
 
+# The old writers' names over `write_results`, for the studies that still call them; this block
+# goes once they call `write_results`.
+def save_results(name: str, results: Dict[str, Any], directory: Optional[Path] = None) -> None:
+    write_results(name, results, directory, replace=True)
+
+
+def write_json_atomically(path: Path, data: Dict[str, Any]) -> None:
+    write_results(path, data, replace=True)
+
+
+def update_results_file(path: Path, updates: Updates, finish=None, replace: bool = False):
+    return write_results(path, updates, replace=replace, finish=finish)
+
+
 def record_run(results: Dict[str, Any], key: str = "commands", **record: Any) -> Dict[str, Any]:
-    """
-    Appends a `run_record(**record)` to the list `results[key]` (created if absent), so that a
-    file written by several runs keeps each one's command, date and hardware. Returns the record.
-    """
-    entry = run_record(**record)
-    runs: List[Dict[str, Any]] = results.setdefault(key, [])
-    runs.append(entry)
-    return entry
+    results.setdefault(key, []).append(run_record(**record))
+    return results[key][-1]
+
+
+class SharedResults:
+    def __init__(self, name: str, directory: Optional[Path] = None) -> None:
+        self.name, self.directory, self._before = name, directory, {}
+
+    @property
+    def path(self) -> Path:
+        return results_path(self.name, self.directory)
+
+    def load(self) -> Dict[str, Any]:
+        results = load_results(self.path)
+        self._before = json.loads(json.dumps(results))
+        return results
+
+    def save(self, results: Dict[str, Any], finish=None) -> Dict[str, Any]:
+        written = write_results(self.path, results, since=self._before, finish=finish)
+        self._before = json.loads(json.dumps(results))
+        return written

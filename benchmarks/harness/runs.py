@@ -6,12 +6,12 @@ a re-run with other settings cannot mix its outputs with the old ones.
 """
 
 import json
-import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Union
 
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import folder_lock, write_json_atomically
+from benchmarks.harness.results import load_results, write_results
+from benchmarks.harness.timing import wall_clock
 from ldnet_allennlp.training.finished import trained
 
 RUNS = ROOT / "runs"
@@ -52,12 +52,9 @@ def timed_once(directory: Path, name: str, work: Callable[[], bool]) -> Optional
     recorded time (None if there is none).
     """
     record = directory / "stage_seconds.json"
-    start = time.time()
-    if work():
-        seconds = round(time.time() - start, 1)
-        with folder_lock(directory):  # runs of one directory may finish side by side
-            recorded = json.loads(record.read_text()) if record.exists() else {}
-            recorded[name] = seconds
-            # atomic: a run of the same directory reading it below sees the old or the new file
-            write_json_atomically(record, recorded)
-    return json.loads(record.read_text()).get(name) if record.exists() else None
+    seconds = []
+    with wall_clock(seconds.append):
+        did_work = work()
+    if did_work:  # merged under the folder's lock: runs of one directory may finish side by side
+        write_results(record, {name: round(seconds[0], 1)})
+    return load_results(record).get(name)

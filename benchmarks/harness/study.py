@@ -28,20 +28,10 @@ class Stage:
 @dataclass(frozen=True)
 class Headline:
     """
-    One figure of a study's headline table in BENCHMARKS.md.
-
-    # Parameters
-
-    figure : `str`
-        What is measured, e.g. "CoNLL-03 test F1, pruned to 2 layers".
-    value : `Any`
-        The number as stored in the results JSON (read with `lookup`, never typed by hand).
-    key : `str`
-        The dotted JSON path it was read from, e.g. "conll03.test_f1" or "rows[0].f1".
-    goal : `Optional[str]`
-        The target, e.g. ">= 91.0" or "<= 0.3 F1 loss".
-    met : `Optional[bool]`
-        Whether `value` meets `goal`, computed by the study.
+    One figure of a study's headline table in BENCHMARKS.md: what is measured (`figure`, e.g.
+    "CoNLL-03 test F1, pruned to 2 layers"), its `value` as stored in the results JSON, read at
+    the dotted path `key` (e.g. "conll03.test_f1" or "rows[0].f1") with `lookup`, never typed by
+    hand; optionally the target (`goal`, e.g. ">= 91.0") and whether `value` meets it (`met`).
     """
 
     figure: str
@@ -54,22 +44,11 @@ class Headline:
 @dataclass(frozen=True)
 class Study:
     """
-    A benchmark study as the entry point and the report see it.
-
-    # Parameters
-
-    name : `str`
-        The command-line name: `python -m benchmarks <name>`.
-    description : `str`
-        One line for `python -m benchmarks --help`.
-    results_file : `str`
-        The file name under `benchmarks/results/`, e.g. "pruning.json".
-    stages : `Sequence[Stage]`
-        Run in this order; `--stage` picks some of them.
-    add_arguments : `Optional[Callable[[argparse.ArgumentParser], None]]`
-        Adds the study's own options to its sub-command.
-    summary : `Optional[Callable[[Dict[str, Any]], List[Headline]]]`
-        The headline figures, from the study's results.
+    A benchmark study as the entry point and the report see it: its command-line `name`
+    (`python -m benchmarks <name>`), a one-line `description` for `--help`, its `results_file`
+    under `benchmarks/results/` (e.g. "pruning.json"), its `stages` (run in this order; `--stage`
+    picks some), `add_arguments` (adds the study's own options to its sub-command) and
+    `summary` (the headline figures, from the study's results).
     """
 
     name: str
@@ -140,22 +119,11 @@ DATE_KEYS = ("date", "started_utc", "started_at", "finished_utc")
 
 def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str, Any]:
     """
-    How a results file was made, whichever spelling it uses. Each is searched at the top level,
-    then one level down (e.g. per task); superseded runs (`superseded` keys) are not searched.
-
-    # Parameters
-
-    results : `Dict[str, Any]`
-        The results file's contents.
-    path : `Optional[Any]`
-        The file, for the date git last committed it when the file records none.
-
-    # Returns
-
-    `Dict[str, Any]`
-        "command": a list of command lines, from "commands" (a list, a dict of parts, or
-        records with a "command") or "command"; "hardware": the "hardware" dict or text;
-        "date": a date key ("date", "started_utc", ...), else git's day, else None.
+    How a results file was made, whichever spelling it uses: "command" (a list of command lines,
+    from "commands" as a list, a dict of parts or records with a "command", or from "command"),
+    "hardware" (a dict or text) and "date" (a date key, else the day git last committed `path`,
+    else None). Each is searched at the top level, then one level down (e.g. per task), never
+    in superseded runs (`superseded` keys).
     """
     current = {key: value for key, value in results.items() if not superseded(key)}
     sections = [current] + [v for v in current.values() if isinstance(v, dict)]

@@ -11,7 +11,8 @@ The timing protocol of every speed figure, in one place:
 
 A case is a callable. By default `interleaved` measures each call with its clock (seconds per
 call); with `self_timed` the call returns its own measurement (a rate, seconds read from a
-subprocess, or a dict of component seconds). Whole processes are timed by `command_case`.
+subprocess, or a dict of component seconds). Whole processes are timed by `command_case`; one
+piece of work that is not repeated (a training run) by `wall_clock`, never by a study's clock.
 
     with using_threads(1), torch.inference_mode():
         timings = interleaved({"teacher": teacher_pass, "student": student_pass}, rounds=5)
@@ -147,36 +148,16 @@ def interleaved(
     min_rounds: int = MIN_ROUNDS,
 ) -> Timings:
     """
-    Times `cases` by the protocol of this module.
+    Times `cases` (name -> callable; the mapping's order is the order within a round) by the
+    protocol of this module, and returns the counted samples and each round's order.
 
-    # Parameters
-
-    cases : `Mapping[str, Callable[..., Any]]`
-        Name -> callable; the mapping's order is the order within a round.
-    rounds : `int`
-        Counted rounds, at least `min_rounds`.
-    warmup : `Union[int, Mapping[str, Callable[[], Any]]]`
-        An int: that many uncounted rounds of the cases themselves first (round index -1 when
-        `pass_round`). A mapping: these calls, once each, instead (e.g. on less data).
-    order : `Union[None, str, Callable[[int], Sequence[str]]]`
-        The order of the cases in each counted round (`round_order`).
-    threads : `Optional[int]`
-        If given, `set_threads(threads)` first (and torch's count restored after).
-    self_timed : `bool`
-        A case returns its own measurement, stored as is, instead of being clocked.
-    pass_round : `bool`
-        A case is called with the round index (0, 1, ...; warm-up rounds: -1).
-    clock : `Callable[[], float]`
-        Seconds, for clocked cases.
-    on_round : `Optional[Callable[[int, Dict[str, Any]], None]]`
-        Called after each counted round with its index and {case: its sample}.
-    min_rounds : `int`
-        The fewest rounds allowed.
-
-    # Returns
-
-    `Timings`
-        The counted samples, and the order of each counted round.
+    `rounds` counted rounds (at least `min_rounds`) follow `warmup`: an int is that many
+    uncounted rounds of the cases themselves (round index -1 with `pass_round`), a mapping is
+    calls of their own, once each (e.g. on less data). `order` sets each round's order
+    (`round_order`); `threads`, if given, is set for the run (`using_threads`). A case is timed
+    with `clock`, or with `self_timed` returns its own measurement, stored as is; with
+    `pass_round` it gets the round index. `on_round(index, {case: sample})` is called after each
+    counted round.
     """
     if rounds < min_rounds:
         raise ValueError(
@@ -237,3 +218,14 @@ def command_seconds(
 def command_case(command: Sequence[str], **options: Any) -> Callable[[], float]:
     """A self-timed case for `interleaved` that runs `command` once (`command_seconds`)."""
     return lambda: command_seconds(command, **options)
+
+
+@contextlib.contextmanager
+def wall_clock(record: Callable[[float], Any], clock: Callable[[], float] = time.perf_counter):
+    """Calls `record` with the wall seconds of the `with` block, also when the block fails: the
+    time of one piece of work that is not repeated (a training run), not a speed figure."""
+    start = clock()
+    try:
+        yield
+    finally:
+        record(clock() - start)

@@ -1,44 +1,63 @@
 """
-The dense language models (issue 3). Writes benchmarks/results/lm.json.
+The dense language models. Writes benchmarks/results/lm.json.
 
     python -m benchmarks lm --stage pretrain      # CPU pre-training into runs/lm_* (resumable)
     python -m benchmarks lm --stage throughput    # dense LM vs allennlp-models' LM, tokens/s
-    python -m benchmarks lm --stage ppl           # WikiText-2 valid perplexity of runs/lm_*
-    python -m benchmarks lm --stage pretrained    # the same for the shipped pretrained/lm_*
+    python -m benchmarks lm --stage pretrained    # perplexity of the shipped pretrained/lm_*
     python -m benchmarks lm --stage report        # only the derived keys (summary tables)
 
-`lm_throughput.py` holds the throughput stage, `lm_pretraining.py` the others. `--part` (the
-earlier spelling, in the commands lm.json records) picks stages too: `all` = throughput + ppl.
-The shipped LMs were trained on an accelerator by scripts/pretrain_lms_accelerated.py
-(pack/train/archive); `--stage pretrain` is the CPU path.
+- `pretrain`: the forward and backward LMs pre-trained on CPU into runs/lm_forward and
+  runs/lm_backward (git-ignored), side by side with `--threads` each, ending with model.tar.gz
+  (what the LD-Net tagger loads). A run left by an interrupted one is continued (`allennlp
+  train --recover`), and `--epochs` may differ from the first run's. An "epoch" is 250 batches
+  of ~64 sentences (~360k tokens); the configs' own 16 epochs are one pass over the corpus.
+- `throughput` (`lm_throughput`): training tokens/s of the dense LM against allennlp-models'.
+- `pretrained`: `allennlp evaluate` of the shipped LMs on the LM corpus's dev split and on
+  WikiText-2 valid as converted by scripts/prepare_lm_corpus.py (perplexity over our vocabulary,
+  so not comparable with published WikiText-2 results), with what
+  `scripts/pretrain_lms_accelerated.py train` logged per stage (committed under
+  benchmarks/results/lm_pretraining/). The shipped LMs were trained by that script
+  (pack/train/archive) on an accelerator.
 """
 
 import argparse
+import datetime
 import json
-import os
+import statistics
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List
 
+from benchmarks.harness import allennlp
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import command_line, load_results, save_results
+from benchmarks.harness.results import RESULTS_DIR, command_line, write_results
+from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline
 from benchmarks.harness.timing import MIN_ROUNDS
-from benchmarks.studies import lm_pretraining, lm_throughput
+from benchmarks.studies import lm_throughput
 
 RESULTS = "lm"
-PARTS = {"throughput": ("throughput",), "ppl": ("ppl",), "pretrained": ("pretrained",)}
-PARTS.update(all=("throughput", "ppl"), report=("report",))
+DIRECTIONS = ("forward", "backward")
+PRETRAINING_LOGS = RESULTS_DIR / "lm_pretraining"
+STAGE_NOTES = {
+    1: "from scratch, lr 0.002; corpus pack_stage1_2.json, which by mistake read CoNLL-00's "
+    "train.txt as LM text (each token line a 3-word sentence: ~1.06M of its 7.73M tokens)",
+    2: "continued from stage 1 at lr 0.001, same corpus",
+    3: "continued from stage 2 (weights sent in fp16) at lr 0.0005 on the corrected corpus "
+    "pack_stage3.json (LM text + CoNLL-03/CoNLL-00 train words, same vocabulary)",
+}
 COMMAND = (
     "the shipped LMs (pretrained/lm_*.tar.gz): scripts/pretrain_lms_accelerated.py "
     "pack/train/archive (commands per stage under pretrain_accelerated_*), then "
     "python -m benchmarks lm --stage pretrained; the CPU path: python -m benchmarks lm --stage "
-    "pretrain, python -m benchmarks lm --stage ppl|throughput"
+    "pretrain, python -m benchmarks lm --stage throughput"
 )
-RATIO_GOAL = 1.0  # issue 3: the dense LM trains at least as fast as AllenNLP's
+RATIO_GOAL = 1.0  # the dense LM trains at least as fast as AllenNLP's
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     runs = ROOT / "runs"
-    parser.add_argument("--part", choices=list(PARTS), help="the earlier spelling of --stage")
     parser.add_argument("--data", default=str(runs / "lm_data/train.txt"))
     parser.add_argument("--vocabulary", default=str(runs / "lm_forward/vocabulary"))
     parser.add_argument("--wikitext", default=str(runs / "lm_data/wikitext2_valid.txt"))
@@ -51,54 +70,131 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--batches", type=int, default=8)
     pretrain = "pretrain: the corpus folder, relative to the project root"
-    parser.add_argument(
-        "--lm-data", default=os.environ.get("LM_DATA", "runs/lm_data"), help=pretrain
+    parser.add_argument("--lm-data", default="runs/lm_data", help=pretrain)
+    parser.add_argument("--epochs", type=int, default=5, help="pretrain: 250 batches each")
+    parser.add_argument("--directions", nargs="+", choices=DIRECTIONS, default=list(DIRECTIONS))
+
+
+def pretrain(args: argparse.Namespace) -> None:
+    """Both directions (`--directions`) side by side, `--threads` each; the corpus is prepared
+    into `--lm-data` first if it is not there."""
+    data = args.lm_data  # relative to the project root, as the runs' saved configs have it
+    if not (ROOT / data / "train.txt").exists():
+        prepare = [sys.executable, "scripts/prepare_lm_corpus.py", "--output", data]
+        subprocess.run(prepare, cwd=ROOT, check=True)
+    env = {"LM_TRAIN_DATA_PATH": f"{data}/train.txt", "LM_VALIDATION_DATA_PATH": f"{data}/dev.txt"}
+    with ThreadPoolExecutor(max_workers=len(args.directions)) as pool:
+        runs = [
+            pool.submit(pretrain_direction, direction, args.epochs, env, args.threads)
+            for direction in args.directions
+        ]
+    failed = [str(run.exception()) for run in runs if run.exception() is not None]
+    if failed:
+        raise SystemExit("; ".join(failed))
+
+
+def pretrain_direction(direction: str, epochs: int, env: Dict[str, str], threads: int) -> None:
+    """One direction into runs/lm_<direction>: skipped when finished (`trained`), else trained
+    or resumed, after a `<date> start` line in runs/lm_<direction>.log."""
+    out, log = ROOT / "runs" / f"lm_{direction}", ROOT / "runs" / f"lm_{direction}.log"
+    if trained(out):
+        print(f"runs/lm_{direction}/model.tar.gz exists; skipping {direction}")
+        return
+    config = out / "config.json"
+    if config.exists():  # trainer.num_epochs is the one key a resumed run may change
+        saved = json.loads(config.read_text())
+        saved["trainer"]["num_epochs"] = epochs
+        config.write_text(json.dumps(saved, indent=4))
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    line = f"{now} start {direction} -> runs/lm_{direction} "
+    line += "--recover" if config.exists() else ""
+    print(line, flush=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as handle:
+        handle.write(line + "\n")
+    jsonnet = ROOT / "training_configs" / "lm" / f"dense_lm_{direction}.jsonnet"
+    allennlp.train(jsonnet, out, log, {"trainer.num_epochs": epochs}, env, threads)
+
+
+def accelerated_stage(stage: int, direction: str) -> Dict[str, Any]:
+    """One stage of `scripts/pretrain_lms_accelerated.py train`, from its committed log."""
+    log = json.loads((PRETRAINING_LOGS / f"stage{stage}_{direction}.json").read_text())
+    run = log["passes"]
+    options = " ".join(
+        f"--{key.replace('_', '-')} {value}"
+        for key, value in log["args"].items()
+        if key != "command" and value is not None
     )
-    epochs = int(os.environ.get("LM_EPOCHS", 5))
-    parser.add_argument("--epochs", type=int, default=epochs, help="pretrain: 250 batches each")
-    directions = os.environ.get("LM_DIRECTIONS", "forward backward").split()
-    parser.add_argument(
-        "--directions", nargs="+", choices=lm_pretraining.DIRECTIONS, default=directions
-    )
+    return {
+        "stage": stage,
+        "note": STAGE_NOTES[stage],
+        "command": f"python scripts/pretrain_lms_accelerated.py train {options}",
+        "device": log["device"],
+        "passes": len(run),
+        "tokens": sum(entry["tokens"] for entry in run),
+        "seconds": round(sum(entry["seconds"] for entry in run), 1),
+        "tokens_per_sec_median": statistics.median(entry["tokens_per_sec"] for entry in run),
+        "dev_perplexity_first_pass": round(run[0]["dev_perplexity"], 2),
+        "dev_perplexity_last_pass": round(run[-1]["dev_perplexity"], 2),
+        "best_dev_perplexity": round(log["best_dev_perplexity"], 2),
+    }
 
 
-def part(name: str, run: Callable[[argparse.Namespace], None]) -> Callable:
-    """`run` as a stage, skipped when `--part` names other stages."""
+def accelerated_pretraining(direction: str) -> Dict[str, Any]:
+    """What `scripts/pretrain_lms_accelerated.py train` logged, stage by stage."""
+    stages = [accelerated_stage(stage, direction) for stage in sorted(STAGE_NOTES)]
+    seconds = sum(stage["seconds"] for stage in stages)
+    return {
+        "stages": stages,
+        "passes": sum(stage["passes"] for stage in stages),
+        "tokens_seen": sum(stage["tokens"] for stage in stages),
+        "wall_clock_minutes": round(seconds / 60, 1),
+        "best_dev_perplexity": stages[-1]["best_dev_perplexity"],
+    }
 
-    def stage(args: argparse.Namespace) -> None:
-        if args.part is None or name in PARTS[args.part]:
-            run(args)
 
-    return stage
+def pretrained_lms(args: argparse.Namespace) -> Dict[str, Any]:
+    """Perplexity of the shipped LMs (pretrained/lm_*.tar.gz) on the LM corpus's dev split and
+    on WikiText-2 valid, with their pre-training record; the perplexity table shows them."""
+    results: Dict[str, Any] = {}
+    for direction in DIRECTIONS:
+        archive = ROOT / "pretrained" / f"lm_{direction}.tar.gz"
+        for name, path in (("dev", args.lm_dev), ("wikitext2_valid", args.wikitext)):
+            output = ROOT / "runs" / f"pretrained_lm_{direction}_{name}.json"
+            evaluate = ["evaluate", str(archive), path, "--output-file", str(output)]
+            allennlp.run_allennlp(evaluate, output.with_suffix(".log"))
+            ppl = round(json.loads(output.read_text())["perplexity"], 2)
+            results[f"pretrained_{direction}_ppl_{name}"] = ppl
+        summary = accelerated_pretraining(direction)
+        summary["shipped_archive_dev_perplexity"] = results[f"pretrained_{direction}_ppl_dev"]
+        results[f"pretrain_accelerated_{direction}"] = summary
+        wikitext = results[f"pretrained_{direction}_ppl_wikitext2_valid"]
+        results[f"ppl_{direction}_wikitext2_valid"] = wikitext
+        results[f"pretrain_{direction}"] = {
+            "best_dev_perplexity": results[f"pretrained_{direction}_ppl_dev"],
+            "tokens_seen_approx": summary["tokens_seen"],
+            "wall_clock_minutes": summary["wall_clock_minutes"],
+            "passes": summary["passes"],
+            "where": "accelerator (pretrain_accelerated_*), fp16 archive in pretrained/",
+        }
+    return results
 
 
 def measured(name: str, measure: Callable[[argparse.Namespace], Dict[str, Any]]) -> Callable:
     """A stage that adds `measure(args)` to lm.json with its `<name>_command`."""
 
     def run(args: argparse.Namespace) -> None:
-        results = load_results(RESULTS)
-        if name == "pretrained" and "previous_cpu_lms" not in results:
-            # the session-1 LMs' figures, kept for reference
-            results["previous_cpu_lms"] = {
-                key: results[key]
-                for key in list(results)
-                if key.startswith(("pretrain_", "ppl_")) and key != "ppl_note"
-            }
-        results.update(measure(args))
-        results[f"{name}_command"] = command_line()
-        results["command"] = COMMAND
-        finish(results)
-        save_results(RESULTS, results)
+        figures = measure(args)
+        figures.update({f"{name}_command": command_line(), "command": COMMAND})
+        results = write_results(RESULTS, figures, finish=finish)
         print(json.dumps(results, indent=2, sort_keys=True))
 
-    return part(name, run)
+    return run
 
 
 def report(args: argparse.Namespace) -> None:
     """Recomputes the derived keys of lm.json (`finish`)."""
-    results = load_results(RESULTS)
-    finish(results)
-    save_results(RESULTS, results)
+    write_results(RESULTS, {}, finish=finish)
 
 
 def finish(results: Dict[str, Any]) -> None:
@@ -108,14 +204,14 @@ def finish(results: Dict[str, Any]) -> None:
         # what one pass over the LM corpus costs one direction at the measured training rate
         hours = corpus_tokens / results["tokens_per_sec_dense"] / 3600
         results["full_corpus_pass_hours_per_direction"] = round(hours, 2)
-    results["title"] = "Dense language models: throughput and perplexity (issue 3)"
+    results["title"] = "Dense language models: throughput and perplexity"
     results["summary"] = tables(results)
 
 
 THROUGHPUT_CAPTION = (
-    "Training throughput, tokens/s (goal from issue 3: dense / AllenNLP >= 1.0). Dense: 6 x 128 "
-    "dense LSTM + adaptive softmax; AllenNLP: allennlp-models' language_model, stacked LSTM of "
-    "the same parameter count, its sampled softmax. Setup under `throughput_setup`."
+    "Training throughput, tokens/s (goal: dense / AllenNLP >= 1.0). Dense: 6 x 128 dense LSTM + "
+    "adaptive softmax; AllenNLP: allennlp-models' language_model, stacked LSTM of the same "
+    "parameter count, its sampled softmax. Setup under `throughput_setup`."
 )
 PPL_COLUMNS = ["LM", "WikiText-2 valid ppl", "LM-corpus dev ppl", "tokens seen", "wall-clock min"]
 
@@ -133,7 +229,7 @@ def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
         columns = ["timed", "dense LM", "AllenNLP LM", "ratio"]
         found.append({"caption": THROUGHPUT_CAPTION, "columns": columns, "rows": rows})
     rows = []
-    for direction in lm_pretraining.DIRECTIONS:
+    for direction in DIRECTIONS:
         pretrain = results.get(f"pretrain_{direction}", {})
         if f"ppl_{direction}_wikitext2_valid" in results:
             row = [direction, results[f"ppl_{direction}_wikitext2_valid"]]
@@ -146,7 +242,7 @@ def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
-    """The training throughput against issue 3's goal, and the shipped LMs' perplexities."""
+    """The training throughput against its goal, and the shipped LMs' perplexities."""
     lines = [
         headline(results, "dense LM training, tokens/s (1 thread)", "tokens_per_sec_dense"),
         headline(results, "AllenNLP LM training, tokens/s", "tokens_per_sec_allennlp_lstm"),
@@ -157,21 +253,12 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
             *at_least(RATIO_GOAL, "x"),
         ),
     ]
-    for direction in lm_pretraining.DIRECTIONS:
-        lines.append(
-            headline(
-                results,
-                f"shipped {direction} LM, LM-corpus dev perplexity",
-                f"pretrained_{direction}_ppl_dev",
-            )
-        )
-        lines.append(
-            headline(
-                results,
-                f"shipped {direction} LM, WikiText-2 valid perplexity (our vocabulary)",
-                f"pretrained_{direction}_ppl_wikitext2_valid",
-            )
-        )
+    for direction in DIRECTIONS:
+        shipped = f"shipped {direction} LM"
+        key = f"pretrained_{direction}_ppl"
+        lines.append(headline(results, f"{shipped}, LM-corpus dev perplexity", f"{key}_dev"))
+        figure = f"{shipped}, WikiText-2 valid perplexity (our vocabulary)"
+        lines.append(headline(results, figure, f"{key}_wikitext2_valid"))
     return lines
 
 
@@ -180,11 +267,10 @@ STUDY = Study(
     description="Dense LMs: CPU pre-training, training throughput vs AllenNLP's LM, perplexity.",
     results_file="lm.json",
     stages=[
-        Stage("pretrain", part("pretrain", lm_pretraining.pretrain), "both LMs on CPU (runs/)"),
+        Stage("pretrain", pretrain, "both LMs on CPU (runs/)"),
         Stage("throughput", measured("throughput", lm_throughput.throughput), "tokens/s"),
-        Stage("ppl", measured("ppl", lm_pretraining.perplexity), "perplexity of runs/lm_*"),
-        Stage("pretrained", measured("pretrained", lm_pretraining.pretrained_lms), "shipped LMs"),
-        Stage("report", part("report", report), "only recompute lm.json's derived keys"),
+        Stage("pretrained", measured("pretrained", pretrained_lms), "shipped LMs' perplexity"),
+        Stage("report", report, "only recompute lm.json's derived keys"),
     ],
     add_arguments=add_arguments,
     summary=summary,

@@ -1,36 +1,24 @@
 """
-LM fine-tuning on the task's own text (issue 13, deliverable 3: "fine-tune the LMs on the task's
-own text if dev F1 says so"): ELMo's domain transfer applied to the shipped dense LMs, measured by
-the final tagging recipe's dev F1 against the same recipe on the shipped LMs.
+The shipped LMs fine-tuned on a task's own text (ELMo's domain transfer), measured by the final
+tagging recipe's dev F1 against the same recipe on the shipped LMs, at equal epochs.
 
-    python -m benchmarks lm_finetune --task chunk --epochs 20
-    python -m benchmarks lm_finetune --task chunk --epochs 20 --seed 2
-    python -m benchmarks lm_finetune --task ner --epochs 8
+    python -m benchmarks lm_finetune --task chunk --epochs 20 [--seed 2]
     python -m benchmarks lm_finetune --task ner --epochs 8 --stage record   # = --record-only
 
-Every step is skipped when its output exists, so an interrupted call resumes (LM fine-tuning and
-the tagger with `allennlp train --recover`). Stage `train` does 1-4, stage `record` 5 (and 3):
-
-1. Text (`scripts/conll_to_lm_text.py`, into `runs/lm_finetune/`): the task's training sentences
-   and its dev sentences. NER: eng.train / eng.testa. Chunking: train.txt without / with only the
-   held-out tenth that the chunkers are chosen on, so no LM reads the dev sentences in training.
-   The test files are never read.
-2. The LMs (`training_configs/tagging/lm_finetune_{forward,backward}.jsonnet`, from the shipped
-   `pretrained/lm_{forward,backward}.tar.gz`): `--lm-epochs` epochs over the training text, Adam
-   5e-4; the archive keeps the epoch with the lowest dev perplexity. Both directions side by side.
-3. The shipped LMs' perplexity on the same dev text (`allennlp evaluate`), for before / after.
-4. The tagger: `python -m benchmarks tagging --runs <recipe> --lm-label ft --epochs E
-   [--seed N] --dev-only` on the fine-tuned LMs (dev F1 per epoch, recorded under `lm_study`).
-5. `tagging.json`'s `lm_finetune_study.<task>`: the LMs' dev perplexity before / after, their
-   epochs and seconds, and dev F1 by epoch of every fine-tuned-LM tagger beside the same recipe
-   on the shipped LMs (every seed), over the same first E epochs.
+Stage `train` (every step skipped when its output exists): the task's training and dev text
+(`scripts/conll_to_lm_text.py`; NER: eng.train / eng.testa; chunking: train.txt without / with
+only the held-out tenth the chunkers are chosen on, so no LM reads dev sentences in training;
+never a test file); both LMs fine-tuned side by side for `--lm-epochs` epochs, keeping the epoch
+of lowest dev perplexity (`training_configs/tagging/lm_finetune_*.jsonnet`); the tagger on them
+(`tagging --lm-label ft --dev-only`). Stage `record` writes tagging.json's
+`lm_finetune_study.<task>`: the LMs' dev perplexity before (`allennlp evaluate` of the shipped
+LMs) and after, their epochs and seconds, and every fine-tuned-LM tagger's dev F1 by epoch beside
+the recipe's on the shipped LMs (every seed).
 """
 
 import argparse
 import json
 import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -38,32 +26,36 @@ from typing import Any, Dict, List, Optional
 from benchmarks.harness import allennlp
 from benchmarks.harness.allennlp import duration_seconds
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT
-from benchmarks.harness.results import command_line
-from benchmarks.harness.study import Headline, Stage, Study, headline
-from benchmarks.harness.timing import thread_env
-from benchmarks.studies.tagging_results import run_key, seed_runs, table_index, write_results
+from benchmarks.harness.study import Headline, Stage, Study
+from benchmarks.studies.tagging import (
+    SHIPPED_LMS,
+    lm_study_arguments,
+    recorded_command,
+    train_on_lms,
+    with_command,
+)
+from benchmarks.studies.tagging_results import (
+    late_mean_headlines,
+    run_key,
+    seed_runs,
+    write_results,
+)
 from scripts.conll_to_lm_text import convert
 
-PYTHON = sys.executable
 OUT = ROOT / "runs" / "lm_finetune"
-SHIPPED = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
 DIRECTIONS = ("forward", "backward")
 LM_LABEL = "ft"
 # task -> (tagger run of the final recipe, text files: name -> (CoNLL file, holdout))
+TRAIN03, DEV03 = CONLL03["CONLL03_TRAIN_DATA_PATH"], CONLL03["CONLL03_DEV_DATA_PATH"]
+TRAIN00 = CONLL00["CONLL00_TRAIN_DATA_PATH"]
 TASKS = {
     "ner": (
         "ner_ldnet_glove_sgd",
-        {
-            "conll03_train": (CONLL03["CONLL03_TRAIN_DATA_PATH"], None),
-            "conll03_dev": (CONLL03["CONLL03_DEV_DATA_PATH"], None),
-        },
+        {"conll03_train": (TRAIN03, None), "conll03_dev": (DEV03, None)},
     ),
     "chunk": (
         "chunk_ldnet_glove_sgd",
-        {
-            "conll00_train": (CONLL00["CONLL00_TRAIN_DATA_PATH"], "exclude"),
-            "conll00_dev": (CONLL00["CONLL00_TRAIN_DATA_PATH"], "only"),
-        },
+        {"conll00_train": (TRAIN00, "exclude"), "conll00_dev": (TRAIN00, "only")},
     ),
 }
 
@@ -92,8 +84,8 @@ def finetune_lms(task: str, lm_epochs: int, threads: int) -> Dict[str, Path]:
     skipped, an interrupted one resumed); their archives."""
     text = texts(task)
     variables = {
-        "FORWARD_LM_ARCHIVE": str(SHIPPED["forward"]),
-        "BACKWARD_LM_ARCHIVE": str(SHIPPED["backward"]),
+        "FORWARD_LM_ARCHIVE": str(SHIPPED_LMS["forward"]),
+        "BACKWARD_LM_ARCHIVE": str(SHIPPED_LMS["backward"]),
         "LM_FINETUNE_TRAIN_PATH": str(text["train"]),
         "LM_FINETUNE_DEV_PATH": str(text["dev"]),
     }
@@ -114,7 +106,7 @@ def perplexity_before(task: str, direction: str, threads: int) -> float:
     if not output.exists():
         reader = {"dataset_reader": {"type": "dense_lm_text", "max_sequence_length": 100}}
         dev, log = str(texts(task)["dev"]), OUT / f"{task}_{direction}_before.log"
-        allennlp.evaluate(SHIPPED[direction], dev, output, log, reader, threads=threads)
+        allennlp.evaluate(SHIPPED_LMS[direction], dev, output, log, reader, threads=threads)
     return json.loads(output.read_text())["perplexity"]
 
 
@@ -134,20 +126,6 @@ def lm_record(task: str, threads: int) -> Dict[str, Any]:
             "seconds": round(duration_seconds(metrics["training_duration"]), 1),
         }
     return record
-
-
-def train_tagger(task: str, epochs: int, seed: Optional[int], threads: int) -> None:
-    command = [PYTHON, "-m", "benchmarks", "tagging", "--runs", TASKS[task][0]]
-    command += ["--lm-label", LM_LABEL, "--epochs", str(epochs), "--dev-only"]
-    command += ["--threads", str(threads)]
-    if seed is not None:
-        command += ["--seed", str(seed)]
-    for direction in DIRECTIONS:
-        archive = os.path.relpath(OUT / f"{task}_{direction}" / "model.tar.gz", ROOT)
-        command += [f"--{direction}-lm", archive]
-    print("+", " ".join(command), flush=True)
-    if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
-        raise SystemExit(f"failed: {' '.join(command)}")
 
 
 def study(
@@ -181,7 +159,7 @@ def study(
         "tagger": tagger,
         "epochs": epochs,
         "rows": rows,
-        "commands": earlier + ([command] if command and command not in earlier else []),
+        "commands": with_command(earlier, command),
     }
 
 
@@ -199,13 +177,9 @@ def shipped_runs(results: Dict[str, Any], tagger: str) -> Dict[str, Dict[str, An
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=list(TASKS), help="required by every stage")
-    parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
     parser.add_argument("--seed", type=int, default=None, help="the tagger's seed (--seed N)")
     parser.add_argument("--lm-epochs", type=int, default=4, help="LM fine-tuning epochs")
-    parser.add_argument("--threads", type=int, default=1, help="threads per process")
-    parser.add_argument(
-        "--record-only", action="store_true", help="only (re)write the study from finished runs"
-    )
+    lm_study_arguments(parser, "the study")
 
 
 def task_given(args: argparse.Namespace) -> None:
@@ -216,20 +190,18 @@ def task_given(args: argparse.Namespace) -> None:
 
 
 def train(args: argparse.Namespace) -> None:
-    """Steps 1-4: the task's text, both LMs fine-tuned, the tagger on them."""
+    """The task's text, both LMs fine-tuned, the tagger on them."""
     task_given(args)
     if not args.record_only:
-        finetune_lms(args.task, args.lm_epochs, args.threads)
-        train_tagger(args.task, args.epochs, args.seed, args.threads)
+        archives = finetune_lms(args.task, args.lm_epochs, args.threads)
+        tagger = TASKS[args.task][0]
+        train_on_lms(tagger, LM_LABEL, archives, args.epochs, args.threads, args.seed)
 
 
 def record(args: argparse.Namespace) -> None:
-    """Step 5: `lm_finetune_study.<task>` rebuilt from the finished runs; the command is recorded
-    when this invocation trained."""
+    """`lm_finetune_study.<task>` rebuilt from the finished runs."""
     task_given(args)
-    trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
-    command = command_line() if trained_here else None
-    lms = lm_record(args.task, args.threads)
+    command, lms = recorded_command(args), lm_record(args.task, args.threads)
     write_results(
         lambda results: {
             "lm_finetune_study": {
@@ -246,11 +218,12 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     lines = []
     for task in sorted(results.get("lm_finetune_study", {})):
         tagger = results["lm_finetune_study"][task]["tagger"]
-        index = table_index(results, f"{task}: {tagger} on the shipped LMs")
-        table = results["summary"][index]
-        for row_index, row in enumerate(table["rows"]):
-            figure = f"{task}: {table['columns'][5]}, {row[0]} LMs, seed {row[1]}"
-            lines.append(headline(results, figure, f"summary[{index}].rows[{row_index}][5]"))
+
+        def figure(table: Dict[str, Any], row: List[Any], task: str = task) -> str:
+            return f"{task}: {table['columns'][5]}, {row[0]} LMs, seed {row[1]}"
+
+        caption = f"{task}: {tagger} on the shipped LMs"
+        lines += late_mean_headlines(results, caption, 5, figure)
     return lines
 
 

@@ -1,36 +1,22 @@
 """
-Dev F1 against LM passes (issue 13): the shipped NER recipe (`ner_ldnet_glove_sgd`) trained on
-forward/backward LMs that saw P passes over the LM corpus, compared at equal epochs with the same
-tagger on the shipped LMs and with the no-LM tagger (`ner_vanilla_glove_sgd`).
+Dev F1 against the LMs' size and passes: the final NER recipe (`ner_ldnet_glove_sgd`) on LM pairs
+that saw P passes over the LM corpus, beside the same tagger on the shipped LMs and the no-LM
+tagger (`ner_vanilla_glove_sgd`) at equal epochs.
 
-    python -m benchmarks lm_passes --passes 0 1 --epochs 8
+    python -m benchmarks lm_passes --passes 0 1 --epochs 8 [--lm-size 6x64]
     python -m benchmarks lm_passes --stage record --epochs 8     # = --record-only
 
-For each P, every step is skipped when its output exists, so an interrupted call resumes (the
-tagger with `allennlp train --recover`; an LM whose training was interrupted trains again from
-its start, as the plain loop keeps no optimizer state, about 30 min per pass on one core):
-
-1. `pack` (once): the LM corpus of `scripts/prepare_lm_corpus.py` plus the CoNLL-03 and CoNLL-00
-   train words, as token ids, with the shipped LMs' vocabulary, so that every LM has the shipped
-   LMs' size and vocabulary and differs from them only in what it was trained on.
-2. The LMs: `scripts/pretrain_lms_accelerated.py train --passes P` with the shipped LMs' first
-   stage settings (batch 256, Adam lr 0.002, seed 13; `--passes 0` keeps the seeded
-   initialisation), then `archive`. The shipped LMs had 30 passes (`lm.json`).
-3. The tagger: `python -m benchmarks tagging --runs ner_ldnet_glove_sgd --lm-label passP
-   --epochs E --dev-only` (dev F1 per epoch on eng.testa; the test file is never read).
-4. `tagging.json`'s `lm_passes`: per LM pair its passes, tokens, seconds and dev perplexity, and
-   the tagger's dev F1 per epoch; beside them, for the first E epochs, the shipped LMs' taggers
-   (every seed) and the no-LM taggers, read from their records.
-
-Stage `train` does 1-3, stage `record` 4. The forward and backward LMs of a P train side by
-side, everything else one process at a time, each with `--threads` threads. Calls with different
-`--passes` may run at once: each adds its taggers to `tagging.json` (`lm_study.<run>`), and
-`lm_passes` is rebuilt from all of them.
+Stage `train`, for each P, skipping every step whose output exists (an LM interrupted mid-pass
+trains again from its start): `pack` the LM corpus plus the CoNLL-03 and CoNLL-00 train words
+as ids under the shipped LMs' vocabulary (once); train both directions side by side with
+`scripts/pretrain_lms_accelerated.py train --passes P` and the shipped LMs' first-stage
+settings (`--passes 0` keeps the seeded initialisation), then `archive`; train the tagger on
+them (`tagging --lm-label passP --dev-only`). Stage `record` rebuilds tagging.json's
+`lm_passes` from every finished run, so calls with different `--passes` may run at once.
 """
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -40,21 +26,28 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT
-from benchmarks.harness.results import command_line, load_results
-from benchmarks.harness.study import Headline, Stage, Study, headline
+from benchmarks.harness.results import load_results
+from benchmarks.harness.study import Headline, Stage, Study
 from benchmarks.harness.timing import thread_env
+from benchmarks.studies.tagging import (
+    SHIPPED_LMS,
+    lm_study_arguments,
+    recorded_command,
+    run_command,
+    train_on_lms,
+    with_command,
+)
 from benchmarks.studies.tagging_results import (
     RESULTS,
+    late_mean_headlines,
     run_key,
     seed_runs,
-    table_index,
     write_results,
 )
 
 PYTHON = sys.executable
 LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
 STUDY_DIR = ROOT / "runs" / "lm_passes"
-SHIPPED = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
 SHIPPED_PASSES = 30  # lm.json: pretrain_accelerated_{forward,backward}.passes
 SHIPPED_SIZE = (6, 128)  # training_configs/lm/dense_lm_*.jsonnet: num_layers, hidden_size
 # an LM pair's label: `pass<P>` for the shipped size, `<layers>x<hidden>_pass<P>` for another
@@ -64,12 +57,6 @@ TAGGER, NO_LM = "ner_ldnet_glove_sgd", "ner_vanilla_glove_sgd"
 LM_SETTINGS = ["--batch-size", "256", "--lr", "0.002", "--seed", "13"]
 
 
-def run(command: List[Any], threads: int) -> None:
-    print("+", " ".join(map(str, command)), flush=True)
-    if subprocess.run(list(map(str, command)), cwd=ROOT, env=thread_env(threads)).returncode:
-        raise SystemExit(f"failed: {' '.join(map(str, command))}")
-
-
 def pack(threads: int) -> Path:
     """The corpus as ids under the shipped LMs' vocabulary (`runs/lm_passes/pack`)."""
     out = STUDY_DIR / "pack"
@@ -77,10 +64,10 @@ def pack(threads: int) -> Path:
         return out
     data = ROOT / "runs" / "lm_data"
     if not (data / "train.txt").exists():
-        run([PYTHON, ROOT / "scripts" / "prepare_lm_corpus.py", "--output", data], threads)
+        run_command([PYTHON, ROOT / "scripts" / "prepare_lm_corpus.py", "--output", data], threads)
     vocabulary = STUDY_DIR / "shipped_vocabulary"
     if not vocabulary.exists():
-        with tarfile.open(SHIPPED["forward"]) as tar:
+        with tarfile.open(SHIPPED_LMS["forward"]) as tar:
             members = [m for m in tar.getmembers() if m.name.startswith("vocabulary")]
             tar.extractall(STUDY_DIR / "shipped", members=members, filter="data")
         (STUDY_DIR / "shipped" / "vocabulary").rename(vocabulary)
@@ -88,7 +75,7 @@ def pack(threads: int) -> Path:
     command += ["--train-conll", CONLL03["CONLL03_TRAIN_DATA_PATH"]]
     command += ["--train-conll", CONLL00["CONLL00_TRAIN_DATA_PATH"]]
     command += ["--vocabulary", vocabulary, "--dev", data / "dev.txt", "--output", out]
-    run(command, threads)
+    run_command(command, threads)
     return out
 
 
@@ -136,8 +123,7 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
     for direction in ("forward", "backward"):
         log = out / f"lm_{direction}.json"
         if log.exists() and len(json.loads(log.read_text()).get("passes", [])) >= passes:
-            continue  # trained (the log is written after each pass; training that was
-            # interrupted starts again from its beginning: the loop keeps no optimizer state)
+            continue  # trained: the log is written after each pass
         command = [PYTHON, LM_SCRIPT, "train", "--pack", pack_dir, "--direction", direction]
         command += ["--passes", str(passes), "--max-seconds", "1e9", *LM_SETTINGS]
         command += ["--output", out]
@@ -154,18 +140,8 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
         if not archive.exists():
             command = [PYTHON, LM_SCRIPT, "archive", "--pack", pack_dir, "--direction", direction]
             command += ["--weights", out / f"lm_{direction}.th", "--output", archive]
-            run(command, threads)
+            run_command(command, threads)
     return archives
-
-
-def train_tagger(lm_label: str, archives: Dict[str, Path], epochs: int, threads: int) -> None:
-    command = [PYTHON, "-m", "benchmarks", "tagging", "--runs", TAGGER]
-    command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
-    # relative to the project root, as the recorded commands give them
-    forward, backward = (os.path.relpath(archives[d], ROOT) for d in ("forward", "backward"))
-    command += ["--forward-lm", forward, "--backward-lm", backward]
-    command += ["--threads", str(threads)]
-    run(command, threads)
 
 
 def lm_record(lm_label: str) -> Dict[str, Any]:
@@ -211,18 +187,18 @@ def study(epochs: int, command: Optional[str]) -> Dict[str, Any]:
             record = results[name]
             dev = record["dev_f1_by_epoch"][:epochs]
             rows.append({"lms": lms, "run": name, "dev_f1_by_epoch": dev, **pick(record)})
-    rows.sort(key=lambda row: (-1,) if row["lms"] is None else order(row["lms"]))
-    commands = results.get("lm_passes", {}).get("commands", [])
+    rows.sort(key=order)
     return {
-        "commands": commands + ([command] if command and command not in commands else []),
+        "commands": with_command(results.get("lm_passes", {}).get("commands", []), command),
         "epochs": epochs,
         "rows": rows,
     }
 
 
-def order(lms: Dict[str, Any]):
-    """Rows by LM size, then passes."""
-    return lms["num_layers"], lms["hidden_size"], lms["passes"]
+def order(row: Dict[str, Any]) -> Tuple[int, ...]:
+    """No LM first, then by LM size and passes."""
+    lms = row["lms"]
+    return (-1,) if lms is None else (lms["num_layers"], lms["hidden_size"], lms["passes"])
 
 
 def pick(record: Dict[str, Any]) -> Dict[str, Any]:
@@ -237,11 +213,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=f"{SHIPPED_SIZE[0]}x{SHIPPED_SIZE[1]}",
         help="the LMs' dense layers, LAYERSxHIDDEN (default: the shipped 6x128)",
     )
-    parser.add_argument("--epochs", type=int, default=8, help="tagger epochs per LM pair")
-    parser.add_argument("--threads", type=int, default=1, help="threads per process")
-    parser.add_argument(
-        "--record-only", action="store_true", help="only (re)write lm_passes from finished runs"
-    )
+    lm_study_arguments(parser, "lm_passes")
 
 
 def lm_size_option(text: str) -> Tuple[int, int]:
@@ -253,7 +225,7 @@ def lm_size_option(text: str) -> Tuple[int, int]:
 
 
 def train(args: argparse.Namespace) -> None:
-    """Steps 1-3 for each of `--passes` (nothing with `--record-only`)."""
+    """Pack, LMs and tagger for each of `--passes` (nothing with `--record-only`)."""
     if any(p < 0 for p in args.passes):
         raise SystemExit("--passes: counts of passes are >= 0")
     size = lm_size_option(args.lm_size)
@@ -262,31 +234,25 @@ def train(args: argparse.Namespace) -> None:
     pack_dir = pack(args.threads)
     for passes in args.passes:
         archives = train_lms(passes, size, pack_dir, args.threads)
-        train_tagger(label(passes, size), archives, args.epochs, args.threads)
+        train_on_lms(TAGGER, label(passes, size), archives, args.epochs, args.threads)
 
 
 def record(args: argparse.Namespace) -> None:
-    """Step 4: `lm_passes` rebuilt from every finished run. Its command is recorded when this
-    invocation trained (`--record-only` or `--stage record` measure nothing: the commands that
-    trained the rows stay the record)."""
-    trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
-    command = command_line() if trained_here else None
-    write_results({"lm_passes": study(args.epochs, command)})
+    """`lm_passes` rebuilt from every finished run."""
+    write_results({"lm_passes": study(args.epochs, recorded_command(args))})
     print("lm_passes written to tagging.json")
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """Each row's mean dev F1 over the late epochs, by LM size and passes (the table's)."""
-    index = table_index(results, "Dev F1 (CoNLL-03 eng.testa) against LM size")
-    if index is None:
-        return []
-    table, lines = results["summary"][index], []
-    for row_index, row in enumerate(table["rows"]):
+
+    def figure(table: Dict[str, Any], row: List[Any]) -> str:
         passes = "pass" if row[2] == 1 else "passes"
         lms = "no LM" if row[1] == "none" else f"{row[1]} LMs, {row[2]} {passes}"
-        figure = f"{table['columns'][7]}: {row[0]} ({lms})"
-        lines.append(headline(results, figure, f"summary[{index}].rows[{row_index}][7]"))
-    return lines
+        return f"{table['columns'][7]}: {row[0]} ({lms})"
+
+    caption = "Dev F1 (CoNLL-03 eng.testa) against LM size"
+    return late_mean_headlines(results, caption, 7, figure)
 
 
 STUDY = Study(

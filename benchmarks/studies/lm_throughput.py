@@ -1,5 +1,5 @@
 """
-The `lm` study's training throughput stage (issue 3): tokens/s of one full training step
+The `lm` study's training throughput stage: tokens/s of one full training step
 (forward, backward, Adam step) of our `dense_language_model` (training_configs/lm/) against
 allennlp-models' `language_model` with a stacked `lstm` contextualizer whose parameter count
 matches our dense LSTM stack (same layers, hidden size solved for), same embedding size,
@@ -11,14 +11,13 @@ included.
 
 Timing (`harness.timing.interleaved`): `--warmup` batches per model first, then `--rounds`
 rounds of `--batches` fresh batches each, the models' order alternating between rounds (whole
-LM, then encoder only); the median round.
+LM, then encoder only); tokens/s of the median round.
 """
 
 import argparse
 import os
 import statistics
-import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.timing import interleaved, set_threads
@@ -95,9 +94,9 @@ def tokens(batch) -> int:
     return int((batch["source"]["tokens"]["tokens"] != 0).sum())
 
 
-def training_steps(models: Dict[str, Any]):
-    """A self-timed case maker: `steps(name, batches, encoder_only)` trains `models[name]` on
-    `batches` (Adam, lr 1e-3) and returns its tokens/s."""
+def training_steps(models: Dict[str, Any]) -> Callable[[str, List[Dict], bool], None]:
+    """`steps(name, batches, encoder_only)`: trains `models[name]` on `batches` (Adam, lr 1e-3),
+    the whole LM's loss or, with `encoder_only`, the sum of its contextualizer's outputs."""
     import torch
 
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-3) for name, m in models.items()}
@@ -111,47 +110,53 @@ def training_steps(models: Dict[str, Any]):
             return model.contextual_embeddings(source, mask).sum()
         return model._contextualizer(model._text_field_embedder(source), mask).sum()
 
-    def steps(name: str, batches: List[Dict], encoder_only: bool) -> float:
+    def steps(name: str, batches: List[Dict], encoder_only: bool) -> None:
         model, optimizer = models[name], optimizers[name]
         model.train()
-        start = time.perf_counter()
         for batch in batches:
             optimizer.zero_grad()
             loss(name, model, batch, encoder_only).backward()
             optimizer.step()
-        return sum(tokens(batch) for batch in batches) / (time.perf_counter() - start)
 
     return steps
 
 
-def timed_rounds(args: argparse.Namespace, models: Dict[str, Any], batches: List[Dict]):
-    """Warm-up, then `--rounds` interleaved rounds of fresh batches: tokens/s per
-    `<kind>/<model>`."""
+def timed_rounds(
+    args: argparse.Namespace, models: Dict[str, Any], batches: List[Dict]
+) -> Dict[str, Dict[str, List[float]]]:
+    """Warm-up, then `--rounds` interleaved rounds of fresh batches: tokens/s per round,
+    `[kind][model]`."""
     steps = training_steps(models)
     names = list(models)
 
-    def case(kind: str, name: str):
-        def run(round_index: int) -> float:
-            fresh = batches[args.warmup + round_index * args.batches :][: args.batches]
-            return steps(name, fresh, kind == "encoder_only")
+    def fresh(round_index: int) -> List[Dict]:
+        return batches[args.warmup + round_index * args.batches :][: args.batches]
 
-        return run
+    def case(kind: str, name: str) -> Callable[[int], None]:
+        return lambda round_index: steps(name, fresh(round_index), kind == "encoder_only")
 
     def order(round_index: int) -> List[str]:
         models_order = names if round_index % 2 == 0 else names[::-1]
         return [f"{kind}/{name}" for kind in KINDS for name in models_order]
 
-    def report(round_index: int, samples: Dict[str, float]) -> None:
-        for case_name, rate in samples.items():
+    def report(round_index: int, seconds: Dict[str, float]) -> None:
+        for case_name, elapsed in seconds.items():
             kind, name = case_name.split("/")
+            rate = sum(map(tokens, fresh(round_index))) / elapsed
             print(f"round {round_index} {kind:>12} {name:>13}: {rate:8.0f} tokens/s")
 
     warmup = {name: (lambda n=name: steps(n, batches[: args.warmup], False)) for name in names}
     cases = {f"{kind}/{name}": case(kind, name) for kind in KINDS for name in names}
-    return interleaved(
-        cases, args.rounds, warmup=warmup, order=order, self_timed=True, pass_round=True,
-        on_round=report,
-    )  # fmt: skip
+    timings = interleaved(
+        cases, args.rounds, warmup=warmup, order=order, pass_round=True, on_round=report
+    )
+    words = [sum(map(tokens, fresh(i))) for i in range(args.rounds)]
+    return {
+        kind: {
+            name: [w / s for w, s in zip(words, timings.values(f"{kind}/{name}"))] for name in names
+        }
+        for kind in KINDS
+    }
 
 
 def throughput(args: argparse.Namespace) -> Dict[str, Any]:
@@ -179,9 +184,7 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
     needed = args.warmup + args.rounds * args.batches
     if len(batches) < needed:
         raise SystemExit(f"need {needed} batches, have {len(batches)}: raise --sentences")
-    start_time = time.time()
-    timings = timed_rounds(args, models, batches)
-    runs = {kind: {n: timings.values(f"{kind}/{n}") for n in models} for kind in KINDS}
+    runs = timed_rounds(args, models, batches)
     setup = {
         "batch_size_sentences": batch_size,
         "mean_tokens_per_batch": round(statistics.mean(tokens(b) for b in batches[:needed]), 1),
@@ -199,7 +202,6 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
         "allennlp_lstm_parameters": count(lstm._contextualizer),
         "allennlp_lstm": f"{dense.num_layers} layers x {hidden} hidden (stacked torch LSTM), "
         "sampled softmax with 8192 samples",
-        "seconds": round(time.time() - start_time, 1),
         "hardware": {
             **hardware(),
             "load_average_at_start": load_at_start,
@@ -214,9 +216,9 @@ def throughput_figures(runs: Dict[str, Dict[str, List[float]]], setup: Dict[str,
     median = {k: {n: statistics.median(v) for n, v in d.items()} for k, d in runs.items()}
     return {
         "throughput_note": (
-            "Median over interleaved rounds, one torch thread, on a 2-core CPU shared with other "
-            "jobs (load averages under throughput_setup.hardware): absolute numbers depend on the "
-            "load, the ratio is measured in one run."
+            "Median over interleaved rounds, one torch thread (load averages under "
+            "throughput_setup.hardware): absolute numbers depend on the load, the ratio is "
+            "measured in one run."
         ),
         "tokens_per_sec_dense": round(median["full"]["dense"], 1),
         "tokens_per_sec_allennlp_lstm": round(median["full"]["allennlp_lstm"], 1),

@@ -1,7 +1,7 @@
 """
-LD-Net tagging on real data (issues 4 and 13): trains the no-LM baselines and the LD-Net taggers
-on CoNLL-03 NER and CoNLL-00 chunking into `runs/tagging/<run>/`, scores the test sets with
-`allennlp evaluate`, counts FLOPs per token, and writes `benchmarks/results/tagging.json`.
+LD-Net tagging on real data: the no-LM and LD-Net taggers on CoNLL-03 NER and CoNLL-00 chunking,
+trained into `runs/tagging/<run>/`, scored with `allennlp evaluate`, FLOPs per token counted;
+writes benchmarks/results/tagging.json (its derived keys: `tagging_results`).
 
     python -m benchmarks tagging                                 # every run
     python -m benchmarks tagging --runs ner_vanilla chunk_vanilla --epochs 8
@@ -9,92 +9,100 @@ on CoNLL-03 NER and CoNLL-00 chunking into `runs/tagging/<run>/`, scores the tes
         --forward-lm runs/lm_forward/model.tar.gz --backward-lm runs/lm_backward/model.tar.gz
     python -m benchmarks tagging --stage record --runs ner_ldnet   # = --skip-train
 
-Stage `train` trains each of `--runs` (`harness.allennlp.train`: a finished run is skipped, an
-interrupted one resumed with `--recover`, so the `--epochs` of a resumed run must be the one it
-was started with; `--extend` continues a finished run to more epochs; `--finalize-partial`
-archives the best checkpoint of a stopped run instead). Wall-clock is summed over all the
-(resumed) training processes of a run (`train_wallclock_s`; where a process was killed with its
-benchmark call, which then recorded nothing, AllenNLP's own epoch clock summed over the
-processes, when that is larger). Stage `record` scores each run and merges its figures into the
-JSON file (`tagging_results.write_results`, under a lock: several invocations may run at once,
-one per run); with `--dev-only` (the recipe search of issue 13, or `--lm-label`, a study of other
-LMs) only the dev F1 per epoch, never the test file.
+Stage `train` trains each of `--runs` (a finished run is skipped, an interrupted one resumed with
+`--recover`, so a resumed run keeps the `--epochs` it was started with; `--extend` continues a
+finished run to more epochs; `--finalize-partial` archives the best checkpoint of a stopped
+run). `train_wallclock_s` sums the wall-clock of a run's training processes, or AllenNLP's own
+epoch clock when that is larger (a process killed with its benchmark call records nothing).
+Stage `record` scores each run and merges its figures into tagging.json under a lock, so
+invocations may run side by side; with `--dev-only` (the recipe search, or `--lm-label`: a study
+of other LMs, see `lm_passes` and `lm_finetune`) it records dev F1 per epoch, never test.
 
-LM fine-tuning on the task text (ELMo domain transfer): the `lm_finetune` study runs it end to
-end. The earlier study of issue 4 (`lm_finetune`, snapshot LMs, Adam recipe) was run by hand with
-the commands in training_configs/tagging/lm_finetune_{forward,backward}.jsonnet and ner_ldnet
-trained into runs/tagging/ner_ldnet_lmft; `--lm-finetune-report` records it.
-
-Pretrained word vectors: `*_lm_init` runs initialise their word embeddings from the forward LM's
-(exported once with `allennlp ldnet-export-word-vectors --lowercase`); `*_glove` runs add GloVe
-6B 50d. Keys (F1 in percent): conll03_test_f1_<tagger>, conll00_test_f1_<tagger>, and per run
-`<run>.{test_f1, dev_f1, epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
+`*_lm_init` runs take their word embeddings from the forward LM (exported once with `allennlp
+ldnet-export-word-vectors --lowercase`); `*_glove` runs add GloVe 6B 50d. Keys (F1 in percent):
+conll03_test_f1_<tagger>, conll00_test_f1_<tagger>, and per run `<run>.{test_f1, dev_f1,
+epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
 """
 
 import argparse
 import json
+import os
+import subprocess
 import sys
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict, List, Optional
 
-from benchmarks.harness.data import ROOT
+from benchmarks.harness import allennlp
+from benchmarks.harness.allennlp import epoch_metrics, training_seconds
+from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
 from benchmarks.harness.results import command_line
+from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
-from benchmarks.studies import tagging_runs as runs
-from benchmarks.studies.tagging_results import FINAL_GOALS, run_key, table_index, write_results
+from benchmarks.harness.timing import thread_env, wall_clock
+from benchmarks.studies.tagging_results import (
+    FINAL_GOALS,
+    TASK_NAMES,
+    run_key,
+    table_index,
+    write_results,
+)
 
+RUNS = ROOT / "runs" / "tagging"
+DATA = {"ner": CONLL03, "chunk": CONLL00}
+TEST = {"ner": CONLL03["CONLL03_TEST_DATA_PATH"], "chunk": CONLL00["CONLL00_TEST_DATA_PATH"]}
 COMMAND = (
     "python -m benchmarks tagging [--runs ...] [--epochs N] [--forward-lm ... --backward-lm ...]"
     " [--finalize-partial]"
 )
+# The runs, in training order. *_lm_init: words initialised from the forward LM's embeddings;
+# *_glove: GloVe 6B 50d (frozen, whole index) added to the words. The recipe search's configs are
+# under training_configs/tagging/recipe/; its DEV_ONLY runs have no test F1 (--dev-only only).
+RUN_NAMES = (
+    "ner_vanilla ner_ldnet ner_ldnet_lm_init ner_vanilla_lm_init ner_ldnet_glove ner_vanilla_glove "
+    "chunk_vanilla_glove chunk_ldnet_glove chunk_vanilla chunk_ldnet chunk_ldnet_lm_init "
+    "ner_vanilla_glove_min2 ner_vanilla_glove_nowords ner_vanilla_glove_sgd ner_ldnet_glove_sgd "
+    "chunk_ldnet_glove_sgd chunk_vanilla_glove_sgd ner_vanilla_glove_char_lstm"
+).split()
+RECIPE_START = RUN_NAMES.index("ner_vanilla_glove_min2")
+DEV_ONLY = {"ner_vanilla_glove_min2", "ner_vanilla_glove_nowords", "ner_vanilla_glove_char_lstm"}
+CORPUS = {"ner": "conll03", "chunk": "conll00"}
+
+
+def results_key(name: str) -> Optional[str]:
+    """The key of a run's test F1 (mean over seeds): `<corpus>_test_f1_<tagger>`."""
+    task, tagger = name.split("_", 1)
+    return None if name in DEV_ONLY else f"{CORPUS[task]}_test_f1_{tagger}"
+
+
+# run name -> (config under training_configs/tagging, results key)
+RUN_SPECS = {
+    name: (f"recipe/{name}" if index >= RECIPE_START else name, results_key(name))
+    for index, name in enumerate(RUN_NAMES)
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    names = list(runs.RUN_SPECS)
+    names, lms = list(RUN_SPECS), ROOT / "runs"
+
+    def flag(name: str, text: str) -> None:
+        parser.add_argument(name, action="store_true", help=text)
+
     parser.add_argument("--runs", nargs="+", default=names, choices=names)
     parser.add_argument("--epochs", type=int, default=None, help="override trainer.num_epochs")
-    parser.add_argument("--forward-lm", default=ROOT / "runs" / "lm_forward" / "model.tar.gz")
-    parser.add_argument("--backward-lm", default=ROOT / "runs" / "lm_backward" / "model.tar.gz")
+    parser.add_argument("--forward-lm", default=lms / "lm_forward" / "model.tar.gz")
+    parser.add_argument("--backward-lm", default=lms / "lm_backward" / "model.tar.gz")
     parser.add_argument("--threads", type=int, default=1, help="OMP threads per training run")
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run goes to "
-        "runs/tagging/<run>_seed<N> and its results under that key",
-    )
-    parser.add_argument(
-        "--lm-label",
-        help="names the LMs given with --forward-lm/--backward-lm in a study of other LMs (with "
-        "--dev-only): the run goes to runs/tagging/<run>_lm-<label>, recorded under that key",
-    )
-    parser.add_argument(
-        "--skip-train", action="store_true", help="only evaluate trained runs (= --stage record)"
-    )
-    parser.add_argument(
-        "--finalize-partial",
-        action="store_true",
-        help="archive the best checkpoint (best.th) of runs that were stopped before the end",
-    )
-    parser.add_argument(
-        "--lm-finetune-report", action="store_true", help="also record the LM fine-tuning effect"
-    )
-    parser.add_argument(
-        "--extend",
-        action="store_true",
-        help="continue a finished run to --epochs (resumed from its last checkpoint)",
-    )
-    parser.add_argument(
-        "--ship",
-        action="store_true",
-        help="also write <run dir>/model_fp16.tar.gz, the tagger as pretrained/ ships it "
-        "(fp16, LMs by reference), and record its test F1 (test_f1_fp16)",
-    )
+    seed = "AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run and its "
+    parser.add_argument("--seed", type=int, help=seed + "key: <run>_seed<N>")
+    label = "names the LMs of --forward-lm/--backward-lm in a study of other LMs (--dev-only)"
+    parser.add_argument("--lm-label", help=f"{label}; the run and its key: <run>_lm-<label>")
+    flag("--skip-train", "only evaluate trained runs (= --stage record)")
+    flag("--finalize-partial", "archive the best checkpoint of runs stopped before the end")
+    flag("--extend", "continue a finished run to --epochs (from its last checkpoint)")
+    ship = "also write <run dir>/model_fp16.tar.gz as pretrained/ ships it (fp16, LMs by name)"
+    flag("--ship", f"{ship} and record its test F1 (test_f1_fp16)")
     parser.add_argument("--notes", help="free text for the report (what limited the runs)")
-    parser.add_argument(
-        "--dev-only",
-        action="store_true",
-        help="recipe search: record dev F1 per epoch under recipe_search.<run>, never read test",
-    )
+    flag("--dev-only", "record dev F1 per epoch (recipe_search.<run>), never read test")
 
 
 def checked(args: argparse.Namespace) -> None:
@@ -115,7 +123,7 @@ def train(args: argparse.Namespace) -> None:
     early) or trained (unless `--skip-train`)."""
     checked(args)
     for name in args.runs:
-        out = runs.RUNS / run_key(name, args.seed, args.lm_label)
+        out = RUNS / run_key(name, args.seed, args.lm_label)
         stopped = not (out / "model.tar.gz").exists() and (out / "best.th").exists()
         if args.finalize_partial and stopped:
             from allennlp.models.archival import archive_model
@@ -123,25 +131,23 @@ def train(args: argparse.Namespace) -> None:
             print(f"[{out.name}] stopped early: archiving its best checkpoint")
             archive_model(str(out))
         elif not args.skip_train:
-            runs.train(name, args)
+            train_run(name, args)
 
 
 def record(args: argparse.Namespace) -> None:
     """Each of `--runs` scored and merged into tagging.json (dev F1 only with `--dev-only`)."""
     checked(args)
-    if args.lm_finetune_report:
-        write_results({"lm_finetune": runs.lm_finetune_report()})
     if args.notes:
         write_results({"notes": args.notes})
     for name in args.runs:
         key = run_key(name, args.seed, args.lm_label)
-        if args.dev_only or runs.RUN_SPECS[name][3] is None:
-            result = runs.dev_only_record(name, args)
+        if args.dev_only or RUN_SPECS[name][1] is None:
+            result = dev_only_record(name, args)
             print(f"[{key}] {json.dumps(result)}", flush=True)
             # runs on other LMs (--lm-label) are a study of the LMs, not a recipe choice
             section = "recipe_search" if args.lm_label is None else "lm_study"
             write_results(lambda current: {section: {**current.get(section, {}), key: result}})
-        elif not (runs.RUNS / key / "model.tar.gz").exists():
+        elif not (RUNS / key / "model.tar.gz").exists():
             print(f"[{key}] not trained yet; skipped")
         else:
             record_test(name, key, args)
@@ -150,42 +156,276 @@ def record(args: argparse.Namespace) -> None:
 def record_test(name: str, key: str, args: argparse.Namespace) -> None:
     """A run's test F1 and its record; its results key too, unless it is a `--seed` run (which
     adds a seed to its run's mean, `final`)."""
-    result = runs.evaluate(name, args)
+    result = evaluate(name, args)
     if args.ship:
-        result.update(runs.ship(name, args))
+        result.update(ship(name, args))
         result["ship_command"] = command_line()
-    result["command"] = runs.reproduce_command(name, args.seed, args.lm_label)
+    result["command"] = reproduce_command(name, args.seed, args.lm_label)
     if args.seed is not None:
         result["seed"] = args.seed
     print(f"[{key}] {json.dumps(result)}", flush=True)
-    updates = {} if args.seed is not None else {runs.RUN_SPECS[name][3]: result["test_f1"]}
-    write_results({**updates, key: result, "command": COMMAND})
+    updates = {} if args.seed is not None else {RUN_SPECS[name][1]: result["test_f1"]}
+    write_results({**updates, key: result, "command": COMMAND, "hardware": hardware()})
 
 
-TASKS = {"conll03": "CoNLL-03 NER", "conll00": "CoNLL-00 chunking"}
-FINAL_FIGURES = {
-    "conll03_test_f1_ldnet": "CoNLL-03 NER test F1, LD-Net",
-    "conll03_test_f1_vanilla": "CoNLL-03 NER test F1, no LM",
-    "conll00_test_f1_ldnet": "CoNLL-00 chunking test F1, LD-Net",
-    "conll00_test_f1_vanilla": "CoNLL-00 chunking test F1, no LM",
-}
+def task_of(name: str) -> str:
+    """The task of a run, "ner" or "chunk": the first part of its name."""
+    return name.split("_")[0]
+
+
+def run_env(name: str, args: argparse.Namespace) -> Dict[str, str]:
+    """The variables the run's config reads: its data, the LMs, the LM's word vectors."""
+    return {
+        **DATA[task_of(name)],
+        "FORWARD_LM_ARCHIVE": str(args.forward_lm),
+        "BACKWARD_LM_ARCHIVE": str(args.backward_lm),
+        "LM_WORD_VECTORS": str(word_vectors_file(args)),
+    }
+
+
+def word_vectors_file(args: argparse.Namespace) -> Path:
+    """The forward LM's word embeddings as GloVe-format text, lowercased (*_lm_init)."""
+    return RUNS / f"lm_word_vectors_lower_{Path(args.forward_lm).parent.name}.txt"
+
+
+def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
+    """`--seed N` sets AllenNLP's three seeds (random, numpy, torch) to N."""
+    if seed is None:
+        return {}
+    return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+
+
+def log_path(key: str) -> Path:
+    return RUNS / f"{key}.train.log"
+
+
+def train_run(name: str, args: argparse.Namespace) -> None:
+    """Trains (or resumes, or with `--extend` continues) the run; its wall-clock is added to
+    `<key>.wallclock.json` even when the training fails."""
+    key = run_key(name, args.seed, args.lm_label)
+    out = RUNS / key
+    if (out / "model.tar.gz").exists() and args.epochs and args.extend:
+        extend(key, args.epochs)
+    if trained(out):
+        print(f"[{key}] already trained: {out / 'model.tar.gz'}")
+        return
+    overrides = {"trainer.num_epochs": args.epochs} if args.epochs else {}
+    overrides.update(seed_overrides(args.seed))
+    RUNS.mkdir(parents=True, exist_ok=True)
+    vectors = word_vectors_file(args)
+    if name.endswith("_lm_init") and not vectors.exists():
+        export = ["ldnet-export-word-vectors", str(args.forward_lm), str(vectors), "--lowercase"]
+        allennlp.run_allennlp(export, log_path(key))
+    config = ROOT / "training_configs" / "tagging" / f"{RUN_SPECS[name][0]}.jsonnet"
+    print(f"[{key}] allennlp train {config} -s {out}  (log: {log_path(key)})", flush=True)
+
+    def add_seconds(seconds: float) -> None:
+        clock = RUNS / f"{key}.wallclock.json"
+        total = json.loads(clock.read_text())["seconds"] if clock.exists() else 0.0
+        clock.write_text(json.dumps({"seconds": total + seconds}))
+
+    with wall_clock(add_seconds):
+        env = run_env(name, args)
+        allennlp.train(config, out, log_path(key), overrides, env, threads=args.threads)
+
+
+def extend(key: str, epochs: int) -> None:
+    """Continues a finished run to `epochs` (`--extend`): its config.json gets the new
+    `trainer.num_epochs`, its archive and final metrics move aside, and `train_run` resumes it
+    from its last checkpoint (`--recover`); `extended_from_epochs` records the epochs it had."""
+    out = RUNS / key
+    config_path = out / "config.json"
+    config = json.loads(config_path.read_text())
+    done = config["trainer"]["num_epochs"]
+    if done >= epochs:
+        return
+    if not list(out.glob(f"training_state_e{done}_*.th")):
+        raise SystemExit(f"[{key}] cannot extend: no checkpoint of epoch {done} in {out}")
+    print(f"[{key}] extending from {done} to {epochs} epochs", flush=True)
+    config["trainer"]["num_epochs"] = epochs
+    config_path.write_text(json.dumps(config, indent=4))
+    (out / "model.tar.gz").rename(out / f"model_{done}_epochs.tar.gz")
+    (out / "metrics.json").rename(out / f"metrics_{done}_epochs.json")
+    history = out / "extended_from_epochs.json"
+    earlier = json.loads(history.read_text()) if history.exists() else []
+    history.write_text(json.dumps(earlier + [done]))
+
+
+def test_f1(name: str, args: argparse.Namespace, archive: Path, output: Path) -> float:
+    """Test F1 (percent) of `archive`; the test file is read once per archive."""
+    key, env = run_key(name, args.seed, args.lm_label), run_env(name, args)
+    test = TEST[task_of(name)]
+    metrics = allennlp.evaluate(archive, test, output, log_path(key), env=env, threads=args.threads)
+    return 100.0 * metrics["f1-measure-overall"]
+
+
+def evaluate(name: str, args: argparse.Namespace) -> Dict[str, Any]:
+    """The run's test F1, its dev F1 by epoch, the best epoch, wall-clock and FLOPs per token."""
+    key = run_key(name, args.seed, args.lm_label)
+    out = RUNS / key
+    archive = out / "model.tar.gz"
+    dev = dev_f1s(out)
+    best_epoch = max(range(len(dev)), key=dev.__getitem__)
+    result = {
+        "test_f1": test_f1(name, args, archive, out / "test_metrics.json"),
+        "dev_f1": 100.0 * dev[best_epoch],
+        "dev_f1_by_epoch": [round(100.0 * f1, 2) for f1 in dev],
+        "epochs_trained": len(dev),
+        "best_epoch": best_epoch,
+        # false: the run was stopped and its best checkpoint archived
+        "completed": (out / "metrics.json").exists(),
+        "train_wallclock_s": train_wallclock(key),
+    }
+    from allennlp.models.archival import load_archive
+
+    import ldnet_allennlp  # noqa: F401
+    from ldnet_allennlp.tagging.flops import flops_breakdown, flops_per_token
+
+    model = load_archive(str(archive)).model
+    result["flops_per_token"] = float(flops_per_token(model))
+    result["flops_breakdown"] = {k: float(v) for k, v in flops_breakdown(model).items()}
+    return result
+
+
+def ship(name: str, args: argparse.Namespace) -> Dict[str, Any]:
+    """The run's tagger as `pretrained/` ships it (`allennlp ldnet-prune --keep-all-layers --fp16
+    --reference-lms`: all layers, fp16 weights, the frozen LMs by reference) in
+    `<run dir>/model_fp16.tar.gz`, and its test F1 (a check that fp16 costs nothing)."""
+    key = run_key(name, args.seed, args.lm_label)
+    out = RUNS / key
+    archive, shipped = out / "model.tar.gz", out / "model_fp16.tar.gz"
+    if not shipped.exists() or shipped.stat().st_mtime < archive.stat().st_mtime:
+        prune = ["ldnet-prune", str(archive), "-o", str(shipped), "--keep-all-layers"]
+        prune += ["--fp16", "--reference-lms"]
+        allennlp.run_allennlp(prune, log_path(key), run_env(name, args), threads=args.threads)
+    return {
+        "test_f1_fp16": test_f1(name, args, shipped, out / "test_metrics_fp16.json"),
+        "fp16_archive": os.path.relpath(shipped, ROOT),
+        "fp16_archive_bytes": shipped.stat().st_size,
+    }
+
+
+def dev_f1s(out: Path) -> List[float]:
+    """The run's dev F1 per epoch (a fraction)."""
+    return [m.get("validation_f1-measure-overall", 0.0) for m in epoch_metrics(out)]
+
+
+def dev_only_record(name: str, args: argparse.Namespace) -> Dict[str, Any]:
+    """A recipe-search (or `--lm-label`) run's record: dev F1 per epoch and wall-clock."""
+    key = run_key(name, args.seed, args.lm_label)
+    out = RUNS / key
+    dev = [round(100.0 * f1, 2) for f1 in dev_f1s(out)]
+    result = {
+        "config": f"training_configs/tagging/{RUN_SPECS[name][0]}.jsonnet",
+        "dev_f1_by_epoch": dev,
+        "best_dev_f1": max(dev) if dev else None,
+        "epochs_trained": len(dev),
+        # false: stopped before its last epoch (AllenNLP may still archive its best epoch)
+        "completed": (out / "metrics.json").exists(),
+        "train_wallclock_s": train_wallclock(key),
+        "command": reproduce_command(name, args.seed, args.lm_label) + " --dev-only",
+    }
+    history = out / "extended_from_epochs.json"
+    if history.exists():
+        # trained first for these epochs, then continued (--extend) to epochs_trained
+        result["extended_from_epochs"] = json.loads(history.read_text())
+    return result
+
+
+def train_wallclock(key: str) -> Optional[float]:
+    """The wall-clock of the run's training: what `train_run` timed, or `training_seconds`
+    when that is larger (a call killed with its benchmark process records nothing)."""
+    clock = RUNS / f"{key}.wallclock.json"
+    timed = json.loads(clock.read_text())["seconds"] if clock.exists() else None
+    candidates = [s for s in (timed, training_seconds(RUNS / key)) if s is not None]
+    return max(candidates) if candidates else None
+
+
+def project_path(path: str) -> str:
+    """`path` relative to the project root when it lies inside it (commands run from there)."""
+    if os.path.isabs(path) and Path(path).is_relative_to(ROOT):
+        return os.path.relpath(path, ROOT)
+    return path
+
+
+def reproduce_command(name: str, seed: Optional[int] = None, lm_label: Optional[str] = None) -> str:
+    """The command that trains `name` as it was trained: epochs and LMs read from its config."""
+    config = json.loads((RUNS / run_key(name, seed, lm_label) / "config.json").read_text())
+    command = f"python -m benchmarks tagging --runs {name}"
+    command += f" --epochs {config['trainer']['num_epochs']}"
+    if seed is not None:
+        command += f" --seed {seed}"
+    if lm_label is not None:
+        command += f" --lm-label {lm_label}"
+    embedders = config["model"]["text_field_embedder"]["token_embedders"]
+    if "lm" in embedders:
+        lm = embedders["lm"]
+        command += f" --forward-lm {project_path(lm['forward_lm_archive'])}"
+        command += f" --backward-lm {project_path(lm['backward_lm_archive'])}"
+    return command
+
+
+SHIPPED_LMS = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
+
+
+def lm_study_arguments(parser: argparse.ArgumentParser, section: str) -> None:
+    """The options the LM studies (`lm_passes`, `lm_finetune`) share."""
+    parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
+    parser.add_argument("--threads", type=int, default=1, help="threads per process")
+    parser.add_argument(
+        "--record-only", action="store_true", help=f"only (re)write {section} from finished runs"
+    )
+
+
+def recorded_command(args: argparse.Namespace) -> Optional[str]:
+    """An LM study's command when this invocation trained; None for `--record-only` or
+    `--stage record`, which measure nothing (the commands that trained the rows stay)."""
+    trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
+    return command_line() if trained_here else None
+
+
+def with_command(commands: List[str], command: Optional[str]) -> List[str]:
+    """`commands` and `command` after them, once."""
+    return commands + ([command] if command and command not in commands else [])
+
+
+def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads: int, seed=None):
+    """`python -m benchmarks tagging --runs <name> --lm-label <lm_label> --dev-only` on the LM
+    pair `archives` ({"forward": ..., "backward": ...}), in a subprocess: how the LM studies
+    train their taggers."""
+    command = [sys.executable, "-m", "benchmarks", "tagging", "--runs", name]
+    command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
+    command += ["--threads", str(threads)] + (["--seed", str(seed)] if seed is not None else [])
+    for direction in ("forward", "backward"):  # relative to the root, as recorded commands are
+        command += [f"--{direction}-lm", os.path.relpath(archives[direction], ROOT)]
+    run_command(command, threads)
+
+
+def run_command(command: List[Any], threads: int) -> None:
+    """`command`, printed first, from the project root with `threads` OMP/MKL threads; a
+    failure stops the study."""
+    command = list(map(str, command))
+    print("+", " ".join(command), flush=True)
+    if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
+        raise SystemExit(f"failed: {' '.join(command)}")
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
-    """Issue 13's final test F1s (the mean over seeds) against their goals, and LD-Net's gain
-    over the no-LM tagger, read from the `final` table's rows."""
-    lines = []
-    for key, figure in FINAL_FIGURES.items():
+    """The final test F1s (the mean over seeds) against their goals, and LD-Net's gain over the
+    no-LM tagger, read from the `final` table's rows."""
+    lines, task_names = [], {CORPUS[task]: name for task, name in TASK_NAMES.items()}
+    for key in FINAL_GOALS:
+        corpus, tagger = key.split("_test_f1_")
+        figure = f"{task_names[corpus]} test F1, {'LD-Net' if tagger == 'ldnet' else 'no LM'}"
         seeds = lookup(results, f"final.{key}.seeds")
         goal = FINAL_GOALS[key]
         test = at_least(goal) if goal is not None else ()
         lines.append(headline(results, f"{figure} (mean of {seeds} seeds)", key, *test))
-    index = table_index(results, "Issue 13's results")
+    index = table_index(results, "The final runs")
     for row_index, row in enumerate(results["summary"][index]["rows"]):
         if row[1] == "gain of LD-Net":
             where = f"summary[{index}].rows[{row_index}]"
-            task = TASKS[row[0][: len("conll03")]]
-            figure = f"{task} test F1, LD-Net's gain over no LM"
+            figure = f"{task_names[row[0][:7]]} test F1, LD-Net's gain over no LM"
             goal = None if row[4] is None else f">= +{row[4]:g}"
             met = None if row[5] is None else lookup(results, f"{where}[5]") == "met"
             lines.append(headline(results, figure, f"{where}[3]", goal, met))

@@ -1,24 +1,18 @@
 """
-tagging.json's derived keys, recomputed on every write (`write_results`): issue 13's headline
-keys as the mean over seeds (`final`), what limits each final run (`final_limits`), and the
-summary tables (the F1 table, `final`, the LM studies' sections, the recipe search). Shared by the
+tagging.json's derived keys, recomputed on every write (`write_results`): the headline keys as
+the mean over seeds (`final`), what limits each final run (`final_limits`), and the summary
+tables (`final`, the F1 table, the LM studies' sections, the recipe search). Shared by the
 studies that write tagging.json: `tagging`, `lm_passes` and `lm_finetune`.
 """
 
-import os
-import platform
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from benchmarks.harness.results import Updates, results_path, update_results_file
-from benchmarks.studies.tagging_lm_tables import (
-    lm_finetune_limit,
-    lm_finetune_table,
-    lm_passes_limit,
-    lm_passes_table,
-)
+from benchmarks.harness import results as results_files
+from benchmarks.harness.results import Updates
+from benchmarks.harness.study import Headline, headline
 
 RESULTS = "tagging"
-TITLE = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking (issues 4 and 13)"
+TITLE = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking"
 
 SEED_SUFFIX = "_seed"
 LM_LABEL_INFIX = "_lm-"
@@ -32,24 +26,15 @@ def run_key(name: str, seed: Optional[int], lm_label: Optional[str] = None) -> s
     return key if seed is None else f"{key}{SEED_SUFFIX}{seed}"
 
 
-# summary rows: (run, task, baseline run, goal on test F1)
-SUMMARY_ROWS = (
-    ("ner_vanilla", "CoNLL-03 NER", None, 90.0),
-    ("ner_ldnet", "CoNLL-03 NER", "ner_vanilla", 90.0),
-    ("ner_vanilla_lm_init", "CoNLL-03 NER", None, 90.0),
-    ("ner_ldnet_lm_init", "CoNLL-03 NER", "ner_vanilla_lm_init", 90.0),
-    ("ner_vanilla_glove", "CoNLL-03 NER", None, 90.0),
-    ("ner_ldnet_glove", "CoNLL-03 NER", "ner_vanilla_glove", 91.0),
-    ("ner_vanilla_glove_sgd", "CoNLL-03 NER", None, 90.0),
-    ("ner_ldnet_glove_sgd", "CoNLL-03 NER", "ner_vanilla_glove_sgd", 91.0),
-    ("chunk_vanilla", "CoNLL-00 chunking", None, 95.0),
-    ("chunk_ldnet", "CoNLL-00 chunking", "chunk_vanilla", 95.0),
-    ("chunk_ldnet_lm_init", "CoNLL-00 chunking", "chunk_vanilla_lm_init", 95.0),
-    ("chunk_vanilla_glove", "CoNLL-00 chunking", None, 95.0),
-    ("chunk_ldnet_glove", "CoNLL-00 chunking", "chunk_vanilla_glove", 95.0),
-    ("chunk_vanilla_glove_sgd", "CoNLL-00 chunking", None, 95.0),
-    ("chunk_ldnet_glove_sgd", "CoNLL-00 chunking", "chunk_vanilla_glove_sgd", 95.0),
-)
+# the F1 table's runs, in its order; each LD-Net run is compared with its no-LM run
+F1_TABLE_RUNS = (
+    "ner_vanilla ner_ldnet ner_vanilla_lm_init ner_ldnet_lm_init ner_vanilla_glove ner_ldnet_glove "
+    "ner_vanilla_glove_sgd ner_ldnet_glove_sgd chunk_vanilla chunk_ldnet chunk_ldnet_lm_init "
+    "chunk_vanilla_glove chunk_ldnet_glove chunk_vanilla_glove_sgd chunk_ldnet_glove_sgd"
+).split()
+TASK_NAMES = {"ner": "CoNLL-03 NER", "chunk": "CoNLL-00 chunking"}
+# goal on test F1: by task, and 91 for the LD-Net taggers with GloVe on NER
+F1_GOALS = {"ner": 90.0, "chunk": 95.0, "ner_ldnet_glove": 91.0, "ner_ldnet_glove_sgd": 91.0}
 TAGGERS = {
     "vanilla": "no LM (char CNN + words)",
     "ldnet": "LD-Net features",
@@ -62,7 +47,7 @@ TAGGERS = {
 }
 
 
-# Issue 13's results keys -> the run behind each (its config header says what chose it on dev).
+# The headline results keys -> the run behind each (its config header says what chose it on dev).
 # Each key holds the mean test F1 over the run's seeds (`<run>` with AllenNLP's default seeds and
 # every `<run>_seed<N>` evaluated); `final.<key>` lists them. A key whose run has no test F1 yet
 # keeps its earlier value, and `final.<key>.run` says so.
@@ -108,8 +93,7 @@ def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
 
 def limits(results: Dict[str, Any]) -> List[str]:
     """What the final runs' own records say limits their F1, one line per key and seed: epochs
-    (was dev F1 still rising at the last epoch?), the dev-test gap, the cost of an epoch on this
-    CPU."""
+    (was dev F1 still rising at the last epoch?), the dev-test gap, the cost of an epoch."""
     lines = []
     for key, record in results.get("final", {}).items():
         for seed in record.get("test_f1_by_seed", {"default": None}):
@@ -132,55 +116,38 @@ def limits(results: Dict[str, Any]) -> List[str]:
                 f"{run['dev_f1'] - run['test_f1']:.2f} below dev"
                 + (f"; {minutes:.1f} min per epoch on one core" if minutes else "")
             )
-    if results.get("lm_passes"):
-        lines.append(lm_passes_limit(results["lm_passes"]))
-    for task, study in sorted(results.get("lm_finetune_study", {}).items()):
-        lines.append(lm_finetune_limit(task, study))
     return lines
+
+
+def table(caption: str, columns: str, rows: List[List[Any]]) -> Dict[str, Any]:
+    """A summary table; `columns` separated by "|"."""
+    return {"caption": caption, "columns": columns.split("|"), "rows": rows}
 
 
 def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
     """The F1 table: each run's test F1 against its goal and its matched no-LM run."""
     rows = []
-    for name, task, baseline, goal in SUMMARY_ROWS:
-        run = results.get(name)
+    for name in F1_TABLE_RUNS:
+        run, task = results.get(name), name.split("_")[0]
         if not run:
             continue
-        gain = None
-        if baseline and results.get(baseline):
-            gain = round(run["test_f1"] - results[baseline]["test_f1"], 2)
+        baseline = results.get(name.replace("_ldnet", "_vanilla")) if "_ldnet" in name else None
+        gain = round(run["test_f1"] - baseline["test_f1"], 2) if baseline else None
         wallclock = run.get("train_wallclock_s")
         rows.append(
-            [
-                task,
-                TAGGERS[name.split("_", 1)[1]],
-                run["epochs_trained"],
-                round(run["dev_f1"], 2),
-                round(run["test_f1"], 2),
-                gain,
-                goal,
-                run.get("flops_per_token"),
-                round(wallclock / 60, 1) if wallclock else None,
-            ]
+            [TASK_NAMES[task], TAGGERS[name.split("_", 1)[1]], run["epochs_trained"]]
+            + [round(run["dev_f1"], 2), round(run["test_f1"], 2), gain]
+            + [F1_GOALS.get(name, F1_GOALS[task]), run.get("flops_per_token")]
+            + [round(wallclock / 60, 1) if wallclock else None]
         )
-    return {
-        "caption": "Test F1 (model picked on dev; goals from issue 13: NER >= 91 with LD-Net "
-        "features and >= 90 without, chunking >= 95, LD-Net >= +1.0 over the matched no-LM "
-        "tagger; the gain is over the no-LM run with the same word vectors and recipe). Each "
-        "run's command is under `<run>.command`.",
-        "columns": [
-            "task",
-            "tagger",
-            "epochs",
-            "dev F1",
-            "test F1",
-            "gain over no LM",
-            "goal",
-            "FLOPs/token",
-            "train min",
-        ],
-        "rows": rows,
-    }
+    caption = (
+        "Test F1 (model picked on dev; goals: NER >= 91 with LD-Net features and >= 90 without, "
+        "chunking >= 95, LD-Net >= +1.0 over the matched no-LM tagger; the gain is over the "
+        "no-LM run with the same word vectors and recipe). Each run's command is under "
+        "`<run>.command`."
+    )
+    columns = "task|tagger|epochs|dev F1|test F1|gain over no LM|goal|FLOPs/token|train min"
+    return table(caption, columns, rows)
 
 
 def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -199,28 +166,21 @@ def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def recipe_table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """The recipe search of issue 13: dev F1 only, each run against the config it changes."""
-    search = results["recipe_search"]
-    # the recipe search of issue 13: dev F1 only, each run against the config it changes
-    search_rows = []
-    for baseline in ("ner_vanilla_glove", "ner_ldnet_glove", "chunk_ldnet_glove"):
-        if results.get(baseline):
-            search_rows.append(
-                [
-                    f"{baseline} (Adam, the configs' own recipe)",
-                    f"training_configs/tagging/{baseline}.jsonnet",
-                    results[baseline]["dev_f1_by_epoch"],
-                ]
-            )
-    for name, run in sorted(search.items()):
-        search_rows.append([name, run["config"], run["dev_f1_by_epoch"]])
-    return {
-        "caption": "Recipe search (issue 13), dev F1 per epoch (NER: CoNLL-03 eng.testa; "
-        "chunking: every 10th sentence of CoNLL-00 train.txt, held out from training); the test "
-        "file is never read by these runs (`--dev-only`). Commands: recipe_search.<run>.command.",
-        "columns": ["run", "config", "dev F1 by epoch"],
-        "rows": search_rows,
-    }
+    """The recipe search: dev F1 only, each run against the config it changes."""
+    rows = [
+        [f"{baseline} (Adam, the configs' own recipe)"]
+        + [f"training_configs/tagging/{baseline}.jsonnet", results[baseline]["dev_f1_by_epoch"]]
+        for baseline in ("ner_vanilla_glove", "ner_ldnet_glove", "chunk_ldnet_glove")
+        if results.get(baseline)
+    ]
+    for name, run in sorted(results["recipe_search"].items()):
+        rows.append([name, run["config"], run["dev_f1_by_epoch"]])
+    caption = (
+        "Recipe search, dev F1 per epoch (NER: CoNLL-03 eng.testa; chunking: every 10th "
+        "sentence of CoNLL-00 train.txt, held out from training); the test file is never read "
+        "by these runs (`--dev-only`). Commands: recipe_search.<run>.command."
+    )
+    return table(caption, "run|config|dev F1 by epoch", rows)
 
 
 FINAL_GOALS = {
@@ -231,44 +191,36 @@ FINAL_GOALS = {
 }
 
 
+def verdict(value: float, goal: Optional[float]) -> Optional[str]:
+    return None if goal is None else ("met" if value >= goal else "missed")
+
+
 def final_table(final: Dict[str, Any]) -> Dict[str, Any]:
-    """Issue 13's headline keys: each run's test F1 per seed and the mean."""
+    """The headline keys: each final run's test F1 per seed and the mean."""
     rows = []
     for key, record in final.items():
-        goal = FINAL_GOALS.get(key)
-        mean = round(record["mean"], 2)
+        goal, mean = FINAL_GOALS.get(key), round(record["mean"], 2)
         rows.append(
-            [
-                key,
-                record["run"],
-                record["test_f1_by_seed"],
-                mean,
-                goal,
-                None if goal is None else ("met" if mean >= goal else "missed"),
-            ]
+            [key, record["run"], record["test_f1_by_seed"], mean, goal, verdict(mean, goal)]
         )
     pairs = [("conll03_test_f1_ldnet", "conll03_test_f1_vanilla", 1.0)]
     pairs.append(("conll00_test_f1_ldnet", "conll00_test_f1_vanilla", None))
     for ldnet, vanilla, goal in pairs:
         if ldnet in final and vanilla in final:
             gain = round(final[ldnet]["mean"] - final[vanilla]["mean"], 2)
-            verdict = None if goal is None else ("met" if gain >= goal else "missed")
-            rows.append([f"{ldnet} - {vanilla}", "gain of LD-Net", None, gain, goal, verdict])
-    return {
-        "caption": "Issue 13's results: the final runs (chosen on dev, test read once per "
-        "model), test F1 per seed ('default' = AllenNLP's seeds, N = --seed N) and their mean, "
-        "which is what the key holds.",
-        "columns": ["key", "run", "test F1 by seed", "mean", "goal", ""],
-        "rows": rows,
-    }
+            rows.append([f"{ldnet} - {vanilla}", "gain of LD-Net", None, gain, goal])
+            rows[-1].append(verdict(gain, goal))
+    caption = (
+        "The final runs (chosen on dev, test read once per model), test F1 per seed ('default' "
+        "= AllenNLP's seeds, N = --seed N) and their mean, which is what the key holds."
+    )
+    return table(caption, "key|run|test F1 by seed|mean|goal|", rows)
 
 
 def write_results(updates: Updates) -> None:
-    """
-    Merges `updates` (or what a callable returns for the current results) into tagging.json and
-    recomputes the final keys and tables, under a lock: parallel runs lose nothing.
-    """
-    update_results_file(results_path(RESULTS), updates, finish=finish_results)
+    """Merges `updates` (or what a callable returns for the current results) into tagging.json
+    and recomputes the derived keys (`harness.results.write_results`)."""
+    results_files.write_results(RESULTS, updates, finish=finish_results)
 
 
 def finish_results(results: Dict[str, Any]) -> None:
@@ -279,12 +231,99 @@ def finish_results(results: Dict[str, Any]) -> None:
         results["final_limits"] = limits(results)
     results["title"] = TITLE
     results["summary"] = tables(results)
-    results["hardware"] = (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), no GPU"
-    )
 
 
 def table_index(results: Dict[str, Any], caption: str) -> Optional[int]:
     """The index in `results["summary"]` of the table whose caption starts with `caption`."""
     tables = results.get("summary", [])
     return next((i for i, t in enumerate(tables) if t["caption"].startswith(caption)), None)
+
+
+def late_mean(dev: List[float], epochs: int) -> Optional[float]:
+    """Mean dev F1 over the second half of the first `epochs` epochs (less noisy than one)."""
+    late = dev[epochs // 2 : epochs]
+    return round(sum(late) / len(late), 2) if len(dev) >= epochs else None
+
+
+def lm_size(lms: Dict[str, Any]) -> str:
+    """`6x128`: an LM pair's dense layers x hidden size (the shipped 6x128 when not recorded)."""
+    return f"{lms.get('num_layers', 6)}x{lms.get('hidden_size', 128)}"
+
+
+def late_epochs(epochs: int) -> str:
+    return f"{epochs // 2 + 1}-{epochs}"
+
+
+def perplexities(lms: Dict[str, Any], key: str) -> List[float]:
+    return [lms[direction][key] for direction in ("forward", "backward")]
+
+
+def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
+    """`lm_passes`: dev F1 against LM size, passes and epochs, with the LMs' training cost."""
+    epochs, rows = study["epochs"], []
+    for row in study["rows"]:
+        lms, dev, seconds = row["lms"], row["dev_f1_by_epoch"], row.get("train_wallclock_s")
+        rows.append(
+            [row["run"]]
+            + (["none", "none", None, None] if lms is None else [lm_size(lms), lms["passes"]])
+            + ([] if lms is None else [lms.get("cpu_hours"), perplexities(lms, "dev_perplexity")])
+            + [dev, dev[epochs - 1] if len(dev) >= epochs else None, late_mean(dev, epochs)]
+            + [seconds and round(seconds / row["epochs_trained"])]
+        )
+    caption = (
+        "Dev F1 (CoNLL-03 eng.testa) against LM size and passes: the final NER recipe on LMs of "
+        "the shipped vocabulary and of the shipped size (6 dense layers x 128) or another, that "
+        "saw 0 (initialised only) or more passes over the LM corpus, beside the shipped LMs' "
+        f"taggers and the no-LM taggers over the same first {epochs} epochs. LM CPU-hours: both "
+        "directions' training seconds on CPU, one thread each (the shipped LMs trained on a "
+        "GPU). LM dev perplexity on the LM corpus' held-out sentences. Tagger s/epoch: its "
+        "training wall-clock over its epochs (one thread; rows may come from different "
+        "machines). Commands: lm_passes.commands and each row's command."
+    )
+    columns = "run|LM size|LM passes|LM CPU-hours|LM dev perplexity (fwd, bwd)|dev F1 by epoch|"
+    columns += f"dev F1 at epoch {epochs}|mean dev F1, epochs {late_epochs(epochs)}|tagger s/epoch"
+    return table(caption, columns, rows)
+
+
+def lm_finetune_table(task: str, study: Dict[str, Any]) -> Dict[str, Any]:
+    """`lm_finetune_study.<task>`: the final recipe's dev F1 on LMs fine-tuned on the task's
+    training text against the shipped LMs, at equal epochs."""
+    epochs, lms = study["epochs"], study["lms"]
+    perplexity = {
+        "fine-tuned": perplexities(lms, "dev_perplexity_after"),
+        "shipped": perplexities(lms, "dev_perplexity_before"),
+    }
+    rows = [
+        [row["lms"], row["seed"], perplexity[row["lms"]], row["dev_f1_by_epoch"]]
+        + [row["best_dev_f1"], late_mean(row["dev_f1_by_epoch"], epochs)]
+        for row in study["rows"]
+    ]
+    data = "CoNLL-03 eng.testa" if task == "ner" else "the held-out tenth of CoNLL-00 train.txt"
+    fine_tuning = ", ".join(
+        f"{d}: epoch {lms[d]['best_epoch']} of {lms[d]['epochs']} kept, {lms[d]['seconds']} s"
+        for d in ("forward", "backward")
+    )
+    caption = (
+        f"{task}: {study['tagger']} on the shipped LMs and on the same LMs fine-tuned on the "
+        f"task's training text (ELMo's domain transfer; {fine_tuning}), dev F1 ({data}) over the "
+        f"same first {epochs} epochs, by seed. LM dev perplexity (fwd, bwd): on the task's dev "
+        f"text ({lms['dev_text']}). Commands: lm_finetune_study.{task}.commands and each row's "
+        "command."
+    )
+    columns = "LMs|seed|LM dev perplexity (fwd, bwd)|dev F1 by epoch|best dev F1|"
+    return table(caption, columns + f"mean dev F1, epochs {late_epochs(epochs)}", rows)
+
+
+def late_mean_headlines(
+    results: Dict[str, Any], caption: str, column: int, figure: Callable[[Dict, List], str]
+) -> List[Headline]:
+    """A headline per row of the summary table whose caption starts with `caption`: the row's
+    `column` (its late mean dev F1), named `figure(table, row)`."""
+    index = table_index(results, caption)
+    if index is None:
+        return []
+    table = results["summary"][index]
+    return [
+        headline(results, figure(table, row), f"summary[{index}].rows[{row_index}][{column}]")
+        for row_index, row in enumerate(table["rows"])
+    ]

@@ -1,5 +1,5 @@
 """
-LM fine-tuning on the task's text (`python -m benchmarks lm_finetune`, issue 13) without
+LM fine-tuning on the task's text (`python -m benchmarks lm_finetune`) without
 training: `scripts/conll_to_lm_text.py --holdout` splits CoNLL-00 train.txt exactly as the
 `ldnet_conll2000` reader does (so a fine-tuned LM never reads the chunkers' dev sentences), and
 `lm_finetune_study` puts the fine-tuned-LM taggers beside the shipped-LM ones at equal epochs,
@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.harness.results import load_results
 from benchmarks.studies import lm_finetune as finetune
-from benchmarks.studies import tagging_lm_tables as bench
+from benchmarks.studies import tagging_results as bench
 from ldnet_allennlp.tagging.dataset_readers import ValidatingConll2000DatasetReader
 from scripts.conll_to_lm_text import convert
 from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
@@ -144,20 +144,6 @@ def test_the_report_table_puts_each_rows_perplexity_beside_its_dev_f1():
     assert "held-out tenth of CoNLL-00 train.txt" in table["caption"]
 
 
-def test_the_limits_line_gives_each_rows_late_mean():
-    study = {
-        "epochs": 4,
-        "rows": [
-            {"lms": "fine-tuned", "seed": "default", "dev_f1_by_epoch": [1, 2, 3, 5]},
-            {"lms": "shipped", "seed": "2", "dev_f1_by_epoch": [1, 2, 2, 3]},
-        ],
-    }
-    assert bench.lm_finetune_limit("chunk", study) == (
-        "chunk dev F1 on LMs fine-tuned on the task's text (lm_finetune_study), mean over "
-        "epochs 3-4: fine-tuned LMs, seed default: 4.0; shipped LMs, seed 2: 2.5"
-    )
-
-
 def test_the_lm_override_keeps_the_configs_trainer(monkeypatch):
     from allennlp.common.params import Params
 
@@ -200,7 +186,7 @@ def test_the_train_stage_fine_tunes_both_lms_then_trains_the_tagger_on_them(tmp_
     monkeypatch.setattr(finetune, "OUT", tmp_path)
     monkeypatch.setattr(finetune, "texts", lambda task: text)
     monkeypatch.setattr(harness_allennlp, "train", fake_train)
-    monkeypatch.setattr(finetune.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)
     argv = ["lm_finetune", "--task", "chunk", "--epochs", "20", "--seed", "2", "--lm-epochs", "3"]
     monkeypatch.setattr(sys, "argv", ["benchmarks", *argv, "--stage", "train"])
     main()

@@ -2,7 +2,7 @@
 `python -m benchmarks lm` without real data: the report stage regenerates lm.json's derived keys
 byte for byte; the accelerated pre-training record is rebuilt from the committed stage logs; the
 throughput stage runs on a tiny corpus; the pretrain stage (allennlp stubbed) trains or resumes
-each direction after the start line that the perplexity stage reads the wall-clock from.
+each direction after a start line in its log.
 """
 
 import json
@@ -13,7 +13,7 @@ import pytest
 from benchmarks.__main__ import main
 from benchmarks.harness import allennlp as harness_allennlp
 from benchmarks.harness import results as harness_results
-from benchmarks.studies import lm, lm_pretraining
+from benchmarks.studies import lm
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -31,10 +31,10 @@ def test_the_report_regenerates_the_derived_keys_byte_for_byte():
 
 def test_the_accelerated_pretraining_record_comes_from_the_stage_logs():
     results = committed()
-    for direction in lm_pretraining.DIRECTIONS:
+    for direction in lm.DIRECTIONS:
         record = dict(results[f"pretrain_accelerated_{direction}"])
         record.pop("shipped_archive_dev_perplexity")
-        assert lm_pretraining.accelerated_pretraining(direction) == record
+        assert lm.accelerated_pretraining(direction) == record
 
 
 def test_the_headlines():
@@ -42,16 +42,6 @@ def test_the_headlines():
     ratio = lines["throughput_ratio_dense_over_allennlp_lstm"]
     assert ratio.goal == ">= 1x" and ratio.met is True
     assert lines["pretrained_forward_ppl_dev"].value == committed()["pretrained_forward_ppl_dev"]
-
-
-def test_part_picks_the_stages_as_before():
-    ran = []
-    stages = {name: lm.part(name, lambda args, name=name: ran.append(name)) for name in lm.PARTS}
-    for part in ("all", "pretrained"):
-        ran.clear()
-        for stage in stages.values():
-            stage(type("Args", (), {"part": part})())
-        assert ran == list(lm.PARTS[part])
 
 
 def test_throughput_on_a_tiny_corpus(tmp_path, monkeypatch):
@@ -80,7 +70,7 @@ def test_pretrain_trains_or_resumes_each_direction(tmp_path, monkeypatch):
         calls.append((config.name, serialization_dir.name, overrides, env, threads))
         return True
 
-    monkeypatch.setattr(lm_pretraining, "ROOT", tmp_path)
+    monkeypatch.setattr(lm, "ROOT", tmp_path)
     monkeypatch.setattr(harness_allennlp, "train", fake_train)
     (tmp_path / "runs" / "lm_data").mkdir(parents=True)
     (tmp_path / "runs" / "lm_data" / "train.txt").write_text("a b\n")

@@ -4,19 +4,17 @@ from pathlib import Path
 
 from benchmarks.harness import results as results_module
 from benchmarks.harness.results import (
-    SharedResults,
     command_line,
     load_results,
-    record_run,
     results_path,
-    save_results,
-    update_results_file,
+    run_record,
+    write_results,
 )
 
 
 def _add_keys(path: str, worker: int, count: int) -> None:
     for i in range(count):
-        update_results_file(
+        write_results(
             Path(path),
             lambda current, i=i: {f"w{worker}_{i}": i, "count": current.get("count", 0) + 1},
         )
@@ -40,9 +38,9 @@ def test_parallel_updates_of_a_results_file_lose_nothing(tmp_path):
 def test_a_replacing_update_drops_what_it_leaves_out_and_finish_sees_the_result(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"a": 1, "b": 2}))
-    update_results_file(path, lambda current: {"a": current["a"] + 1})  # merged
+    write_results(path, lambda current: {"a": current["a"] + 1})  # merged
     assert json.loads(path.read_text()) == {"a": 2, "b": 2}
-    written = update_results_file(
+    written = write_results(
         path,
         lambda current: {"c": current["a"]},
         finish=lambda results: results.update(total=sum(results.values())),
@@ -56,17 +54,19 @@ def test_runs_side_by_side_keep_each_others_changes(tmp_path, monkeypatch):
     (tmp_path / "d.json").write_text(
         json.dumps({"old": 1, "sizes": {"sst2": {"n": 1}}, "commands": [{"part": "x"}]})
     )
-    sst2, sick = SharedResults("d"), SharedResults("d.json")
-    a, b = sst2.load(), sick.load()  # both read the same file, then work side by side
+    a, b = load_results("d"), load_results("d.json")  # both read the file, then work side by side
+    since_a, since_b = json.loads(json.dumps(a)), json.loads(json.dumps(b))
     a["sst2_acc"] = 90.0
     a["sizes"]["sst2"] = {"n": 2}
     a["commands"].append({"part": "sst2"})
-    sst2.save(a)
+    write_results("d", a, since=since_a)
     b["pair_acc"] = 80.0
     b["sizes"]["sick"] = {"n": 3}
     b["commands"].append({"part": "sick"})
     del b["old"]
-    written = sick.save(b, finish=lambda r: r.update(count=len(r["commands"])))
+    written = write_results(
+        "d.json", b, since=since_b, finish=lambda r: r.update(count=len(r["commands"]))
+    )
     assert written == json.loads((tmp_path / "d.json").read_text())
     assert written == {
         "sst2_acc": 90.0,
@@ -75,15 +75,18 @@ def test_runs_side_by_side_keep_each_others_changes(tmp_path, monkeypatch):
         "commands": [{"part": "x"}, {"part": "sst2"}, {"part": "sick"}],
         "count": 3,
     }
-    # a later save of the first run writes only what it changed since its last save
+    # a later write of the first run, since its last one, writes only what it changed
+    since_a = json.loads(json.dumps(a))
     a["sst2_acc"] = 91.0
-    assert sst2.save(a)["pair_acc"] == 80.0 and "old" not in sst2.save(a)
+    again = write_results("d", a, since=since_a)
+    assert again["sst2_acc"] == 91.0 and again["pair_acc"] == 80.0 and "old" not in again
 
 
 def test_load_and_save_by_name_with_or_without_the_suffix(tmp_path):
     assert results_path("x", tmp_path) == results_path("x.json", tmp_path) == tmp_path / "x.json"
     assert load_results("x", tmp_path) == {}
-    save_results("x", {"b": 1, "a": [1, 2]}, tmp_path)
+    write_results("x", {"c": 0}, tmp_path)
+    write_results("x", {"b": 1, "a": [1, 2]}, tmp_path, replace=True)
     assert (tmp_path / "x.json").read_text() == '{\n  "a": [\n    1,\n    2\n  ],\n  "b": 1\n}\n'
     assert load_results("x.json", tmp_path) == {"a": [1, 2], "b": 1}
 
@@ -92,12 +95,7 @@ def test_each_run_records_its_command_date_and_hardware():
     assert command_line(["pruning", "--stage", "speed", "a b"]) == (
         "python -m benchmarks pruning --stage speed 'a b'"
     )
-    results = {}
-    first = record_run(results, command="python -m benchmarks pruning", part="speed")
-    record_run(results, command="python -m benchmarks pruning --stage train")
-    assert [r["command"] for r in results["commands"]] == [
-        "python -m benchmarks pruning",
-        "python -m benchmarks pruning --stage train",
-    ]
+    first = run_record(command="python -m benchmarks pruning", part="speed")
+    assert first["command"] == "python -m benchmarks pruning"
     assert first["part"] == "speed" and first["date"][:2] == "20"
     assert {"cpu", "cpu_count", "torch_threads"} <= set(first["hardware"])

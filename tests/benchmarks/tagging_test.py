@@ -20,7 +20,6 @@ from benchmarks.harness import results as harness_results
 from benchmarks.harness.results import load_results, results_path
 from benchmarks.studies import tagging
 from benchmarks.studies import tagging_results as bench
-from benchmarks.studies import tagging_runs as runs
 
 
 class FakeAllenNLP:
@@ -54,7 +53,7 @@ class FakeAllenNLP:
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     fake = FakeAllenNLP()
-    monkeypatch.setattr(runs, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(tagging, "RUNS", tmp_path / "runs")
     monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
     monkeypatch.setattr(harness_allennlp, "run_allennlp", fake)
     return fake
@@ -92,7 +91,7 @@ def test_an_lm_label_trains_into_its_own_folder_and_records_under_lm_study(fake,
     args += ("--forward-lm", "f1.tar.gz", "--backward-lm", "b1.tar.gz")
     results = run_main(monkeypatch, *args)
     (command,) = fake.commands
-    assert command[command.index("-s") + 1] == str(runs.RUNS / "ner_ldnet_glove_sgd_lm-pass1")
+    assert command[command.index("-s") + 1] == str(tagging.RUNS / "ner_ldnet_glove_sgd_lm-pass1")
     record = results["lm_study"]["ner_ldnet_glove_sgd_lm-pass1"]
     assert record["dev_f1_by_epoch"] == [50.0, 51.0]
     assert record["command"] == (
@@ -105,7 +104,7 @@ def test_an_lm_label_trains_into_its_own_folder_and_records_under_lm_study(fake,
     # the same recipe with the default LMs is another run
     run_main(monkeypatch, "--runs", "ner_ldnet_glove_sgd", "--epochs", "2", "--dev-only")
     assert fake.commands[1][fake.commands[1].index("-s") + 1] == str(
-        runs.RUNS / "ner_ldnet_glove_sgd"
+        tagging.RUNS / "ner_ldnet_glove_sgd"
     )
 
 
@@ -132,7 +131,7 @@ def test_extend_continues_a_finished_run_from_its_last_checkpoint(fake, monkeypa
         monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "4", "--extend", "--dev-only"
     )
     assert len(fake.commands) == 2 and "--recover" in fake.commands[1]
-    out = runs.RUNS / "ner_vanilla_glove_sgd"
+    out = tagging.RUNS / "ner_vanilla_glove_sgd"
     assert (out / "model_2_epochs.tar.gz").read_text() == "archive"
     record = results["recipe_search"]["ner_vanilla_glove_sgd"]
     assert record["dev_f1_by_epoch"] == [50.0, 51.0, 52.0, 53.0]
@@ -142,7 +141,7 @@ def test_extend_continues_a_finished_run_from_its_last_checkpoint(fake, monkeypa
 
 def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
     run_main(monkeypatch, "--runs", "ner_vanilla_glove_sgd", "--epochs", "2", "--dev-only")
-    (runs.RUNS / "ner_vanilla_glove_sgd" / "training_state_e2_b0.th").unlink()
+    (tagging.RUNS / "ner_vanilla_glove_sgd" / "training_state_e2_b0.th").unlink()
     with pytest.raises(SystemExit, match="cannot extend: no checkpoint of epoch 2"):
         run_main(
             monkeypatch,
@@ -154,13 +153,13 @@ def test_extend_refuses_a_run_without_its_last_checkpoint(fake, monkeypatch):
             "--dev-only",
         )
     # nothing was moved
-    assert (runs.RUNS / "ner_vanilla_glove_sgd" / "model.tar.gz").exists()
+    assert (tagging.RUNS / "ner_vanilla_glove_sgd" / "model.tar.gz").exists()
 
 
 def test_a_run_archived_on_sigterm_resumes_instead_of_counting_as_trained(fake, monkeypatch):
     # what `allennlp train` leaves when it is stopped after 2 of 5 epochs: the best epoch so
     # far archived, checkpoints, no metrics.json
-    out = runs.RUNS / "ner_vanilla_glove_sgd_seed2"
+    out = tagging.RUNS / "ner_vanilla_glove_sgd_seed2"
     out.mkdir(parents=True)
     (out / "config.json").write_text(json.dumps({"trainer": {"num_epochs": 5}}))
     for epoch in range(2):
@@ -183,7 +182,7 @@ def test_a_run_archived_on_sigterm_resumes_instead_of_counting_as_trained(fake, 
 
 
 def test_wallclock_counts_every_process_of_a_resumed_run(fake):
-    out = runs.RUNS / "ner_vanilla_glove_sgd_seed2"
+    out = tagging.RUNS / "ner_vanilla_glove_sgd_seed2"
     out.mkdir(parents=True)
     # two processes: epochs 0-2 (killed; the benchmark recorded no wall-clock), then 3-4
     durations = ["0:03:00", "0:06:00", "0:09:30", "0:02:50", "0:05:40"]
@@ -192,10 +191,10 @@ def test_wallclock_counts_every_process_of_a_resumed_run(fake):
             json.dumps({"training_duration": duration})
         )
     assert harness_allennlp.training_seconds(out) == 570 + 340
-    (runs.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 350.0}')
-    assert runs.train_wallclock("ner_vanilla_glove_sgd_seed2") == 910
-    (runs.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 930.0}')
-    assert runs.train_wallclock("ner_vanilla_glove_sgd_seed2") == 930
+    (tagging.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 350.0}')
+    assert tagging.train_wallclock("ner_vanilla_glove_sgd_seed2") == 910
+    (tagging.RUNS / "ner_vanilla_glove_sgd_seed2.wallclock.json").write_text('{"seconds": 930.0}')
+    assert tagging.train_wallclock("ner_vanilla_glove_sgd_seed2") == 930
 
 
 def record(test_f1: float) -> dict:
@@ -246,7 +245,7 @@ def test_the_headline_keys_hold_the_mean_over_seeds(fake):
 
 
 def test_ship_exports_the_tagger_as_pretrained_ships_it_and_scores_that_file(fake, monkeypatch):
-    out = runs.RUNS / "ner_ldnet_glove_sgd"
+    out = tagging.RUNS / "ner_ldnet_glove_sgd"
     out.mkdir(parents=True)
     (out / "model.tar.gz").write_text("archive")
     commands = []
@@ -263,10 +262,10 @@ def test_ship_exports_the_tagger_as_pretrained_ships_it_and_scores_that_file(fak
     args = SimpleNamespace(
         seed=None, lm_label=None, forward_lm="f.tar.gz", backward_lm="b.tar.gz", threads=1
     )
-    shipped = runs.ship("ner_ldnet_glove_sgd", args)
+    shipped = tagging.ship("ner_ldnet_glove_sgd", args)
     assert shipped == {
         "test_f1_fp16": pytest.approx(90.66),
-        "fp16_archive": os.path.relpath(out / "model_fp16.tar.gz", runs.ROOT),
+        "fp16_archive": os.path.relpath(out / "model_fp16.tar.gz", tagging.ROOT),
         "fp16_archive_bytes": len("fp16 archive"),
     }
     prune, evaluate = commands
@@ -279,19 +278,19 @@ def test_ship_exports_the_tagger_as_pretrained_ships_it_and_scores_that_file(fak
     assert {"--keep-all-layers", "--fp16", "--reference-lms"} <= set(prune)
     assert evaluate[0:2] == ["evaluate", str(out / "model_fp16.tar.gz")]
     # done once: a second call reuses the archive and its test metrics
-    assert runs.ship("ner_ldnet_glove_sgd", args) == shipped
+    assert tagging.ship("ner_ldnet_glove_sgd", args) == shipped
     assert len(commands) == 2
 
 
 def test_reproduce_commands_give_paths_inside_the_project_relative_to_it(fake):
-    out = runs.RUNS / "ner_ldnet_glove_sgd_lm-pass1"
+    out = tagging.RUNS / "ner_ldnet_glove_sgd_lm-pass1"
     out.mkdir(parents=True)
-    lm = {"forward_lm_archive": str(runs.ROOT / "runs/lm/f.tar.gz")}
+    lm = {"forward_lm_archive": str(tagging.ROOT / "runs/lm/f.tar.gz")}
     lm["backward_lm_archive"] = "/elsewhere/b.tar.gz"
     config = {"trainer": {"num_epochs": 8}, "model": {"text_field_embedder": {}}}
     config["model"]["text_field_embedder"]["token_embedders"] = {"lm": lm}
     (out / "config.json").write_text(json.dumps(config))
-    assert runs.reproduce_command("ner_ldnet_glove_sgd", None, "pass1") == (
+    assert tagging.reproduce_command("ner_ldnet_glove_sgd", None, "pass1") == (
         "python -m benchmarks tagging --runs ner_ldnet_glove_sgd --epochs 8"
         " --lm-label pass1 --forward-lm runs/lm/f.tar.gz --backward-lm /elsewhere/b.tar.gz"
     )
@@ -301,7 +300,7 @@ def test_the_committed_results_regenerate_their_derived_keys_and_headlines():
     text = results_path("tagging").read_text()
     results = json.loads(text)
     bench.finish_results(results)
-    results["hardware"] = json.loads(text)["hardware"]  # the machine's, recomputed on writing
+
     assert json.dumps(results, indent=2, sort_keys=True) + "\n" == text
     lines = {line.key: line for line in tagging.summary(results)}
     assert (

@@ -7,6 +7,7 @@ from benchmarks.harness.timing import (
     round_order,
     thread_env,
     using_threads,
+    wall_clock,
 )
 
 
@@ -154,3 +155,13 @@ def test_whole_process_commands_are_timed_as_cases():
     assert len(timings.samples["python"]) == 5
     with pytest.raises(SystemExit, match="exited with 3"):
         command_seconds([sys.executable, "-c", "import sys; sys.exit(3)"])
+
+
+def test_wall_clock_records_the_blocks_seconds_also_when_it_fails():
+    ticks, recorded = iter([10.0, 12.5, 20.0, 21.0]), []
+    with wall_clock(recorded.append, clock=lambda: next(ticks)):
+        pass
+    with pytest.raises(RuntimeError):
+        with wall_clock(recorded.append, clock=lambda: next(ticks)):
+            raise RuntimeError("training failed")
+    assert recorded == [2.5, 1.0]
