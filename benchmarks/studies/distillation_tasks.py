@@ -6,6 +6,7 @@ only, timed in one process at 1 and 2 torch threads (each headline the model's f
 """
 
 import argparse
+import copy
 import json
 import os
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from benchmarks.harness import allennlp
-from benchmarks.harness.results import SharedResults
+from benchmarks.harness.results import load_results, write_results
 from benchmarks.harness.runs import pin_settings
 from benchmarks.studies import distillation_data as data
 from benchmarks.studies.distillation_pipeline import Pipeline, forward
@@ -22,21 +23,24 @@ from benchmarks.studies.distillation_pipeline import speed as timed_speed
 
 @dataclass
 class Run:
-    """One invocation's results (`SharedResults`: tasks may write side by side) and run dir."""
+    """One invocation's results and run dir. Tasks may write the results side by side: each
+    save writes only this run's changes since its last load or save (`write_results(since=)`)."""
 
     args: argparse.Namespace
     run_dir: Path
-    shared: SharedResults
     results: Dict[str, Any]
+    since: Dict[str, Any]
 
     @classmethod
     def open(cls, args: argparse.Namespace) -> "Run":
         Path(args.run_dir).mkdir(parents=True, exist_ok=True)
-        shared = SharedResults(args.results)
-        return cls(args, Path(args.run_dir), shared, shared.load())
+        results = load_results(args.results)
+        return cls(args, Path(args.run_dir), results, copy.deepcopy(results))
 
     def save(self, finish: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
-        return self.shared.save(self.results, finish)
+        written = write_results(self.args.results, self.results, since=self.since, finish=finish)
+        self.since = copy.deepcopy(self.results)
+        return written
 
     def pipeline(self, name: str, env: Optional[Dict[str, str]] = None) -> Pipeline:
         """Part `name`'s pipeline: after every step, its seconds in `stage_seconds`, saved."""

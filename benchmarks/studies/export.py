@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import RESULTS_DIR, command_line, write_json_atomically
+from benchmarks.harness.results import RESULTS_DIR, command_line, write_results
 from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
 from benchmarks.studies import export_profile, export_runtime_venv, export_speed
@@ -271,7 +271,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         earlier = json.loads(output.read_text())
         kept = export_runtime_venv.KEYS + export_speed.KEYS  # the other stages' figures
         results.update({k: earlier[k] for k in kept if k in earlier})
-    write_json_atomically(output, results)
+    write_results(output, results, replace=True)
     shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
     print(json.dumps(shown, indent=1, sort_keys=True))
     return results

@@ -14,7 +14,7 @@ The `runtime_venv` stage of the `export` study: the torch-free install.
    text (`cold_start_s_runtime_venv_text`: spaCy's tokenizer loaded as well); the median of
    `--rounds` interleaved runs of both (`export_timing.RUNTIME_COLD`).
 
-The figures are merged into export.json (`update_results_file`) with their command under
+The figures are merged into export.json (`write_results`) with their command under
 `runtime_venv`; the `measure` stage keeps them when it rewrites the file.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import RESULTS_DIR, command_line, update_results_file, utc_date
+from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
 from benchmarks.harness.timing import interleaved, thread_env
 from benchmarks.studies import export_timing as timing
 
@@ -159,5 +159,5 @@ def run(args: argparse.Namespace) -> None:
         },
     }
     output = Path(args.output) if args.output else RESULTS_DIR / "export.json"
-    update_results_file(output, dict(figures, runtime_venv=record))
+    write_results(output, dict(figures, runtime_venv=record))
     print(json.dumps(figures, indent=1))

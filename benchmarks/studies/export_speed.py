@@ -42,7 +42,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import command_line, update_results_file, utc_date
+from benchmarks.harness.results import command_line, utc_date, write_results
 from benchmarks.harness.study import Headline, headline, lookup
 from benchmarks.harness.timing import interleaved, using_threads
 from benchmarks.studies.export_levers import (
@@ -121,7 +121,7 @@ def merge(args: argparse.Namespace, key: str, value: Any, path: Tuple[str, ...] 
             section[path[0]] = value
         return {key: section}
 
-    update_results_file(Path(args.output), update)
+    write_results(Path(args.output), update)
 
 
 def span_f1(gold: List[List[str]], predicted: List[List[str]], encoding: str) -> float:

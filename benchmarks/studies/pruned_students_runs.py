@@ -15,8 +15,7 @@ from typing import Any, Dict, List
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
-from benchmarks.harness.results import command_line, record_run, results_path
-from benchmarks.harness.results import update_results_file
+from benchmarks.harness.results import command_line, results_path, run_record, write_results
 from benchmarks.studies.distillation_pipeline import Pipeline
 
 OUT = ROOT / "runs" / "students"
@@ -52,10 +51,12 @@ def record(path: List[str], value: Any) -> None:
         for key in path[:-1]:
             node = node.setdefault(key, {})
         node[path[-1]] = value
-        results["hardware"] = record_run(results, wrote=".".join(path))["hardware"]
+        entry = run_record(wrote=".".join(path))
+        results.setdefault("commands", []).append(entry)
+        results["hardware"] = entry["hardware"]
         return results
 
-    update_results_file(results_path(RESULTS), updates, replace=True)
+    write_results(results_path(RESULTS), updates, replace=True)
 
 
 def stage_text(args: argparse.Namespace) -> None:

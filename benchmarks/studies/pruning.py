@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import ROOT, hardware, read_sentences
 from benchmarks.harness.results import command_line, load_results, results_path
-from benchmarks.harness.results import update_results_file
+from benchmarks.harness.results import write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_most, headline, lookup
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies import pruning_phase2 as phase2
@@ -157,7 +157,7 @@ def measure(args: argparse.Namespace) -> None:
         timed = (archives["unpruned"], run.pruned, sentences, args.repeats, args.batch1_sentences)
         result.update(phase2.speed(*timed, spacy_too))
     result["notes"] = notes(args)
-    update_results_file(  # under the file's lock: the other task's run may save meanwhile
+    write_results(  # under the file's lock: the other task's run may save meanwhile
         results_path("pruning"),
         lambda current: merged_results(current, result, run.task, run.retrained),
         finish=lambda results: results.update(summary=table(results)),
@@ -408,7 +408,7 @@ def save_budgets(
         return {task: record, "title": title, "hardware": hardware()}
 
     path, finish = results_path("pruning_budget"), lambda r: r.update(summary=budget_table(r))
-    return update_results_file(path, merged, finish=finish)[task]
+    return write_results(path, merged, finish=finish)[task]
 
 
 BUDGET_COLUMNS = ["task", "budget (live LM layers)", "tagger lr", "epochs", "kept fwd / bwd"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import command_line, save_results, utc_date
+from benchmarks.harness.results import command_line, utc_date, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies.distillation_pipeline import speed as timed_speed
@@ -107,7 +107,7 @@ def speed(args: argparse.Namespace) -> None:
         "seconds_by_round": {n: [round(s, 2) for s in timings.values(n)] for n in orders},
     }
     results["summary"] = table(results)
-    save_results(RESULTS, results)
+    write_results(RESULTS, results, replace=True)
     print({k: v for k, v in results.items() if k not in ("summary", "hardware")})
 
 
