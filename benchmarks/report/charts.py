@@ -1,20 +1,14 @@
 """
 The report's charts, drawn with matplotlib (Agg) from the results files and
-`pretrained/MANIFEST.json`; no figure is typed in here. Each chart has a function that reads its
-points out of the JSON (`measured_speed_points`, `anchor_points`, `budget_points`,
-`mask_states`) and one that draws them, so that the tests can check the points against the JSON.
+`pretrained/MANIFEST.json` (no figure is typed in here); a function reads each chart's points out
+of the JSON, another draws them. The same JSON gives the same PNG bytes (fixed size and dpi, no
+software name or date in the metadata).
 
-- `speed_accuracy.png`: CoNLL-03 test F1 against words/s on one thread for the shipped NER
-  taggers and spaCy's `en_core_web_sm`, all timed here (`export.json`, batch 1 and 32), with the
-  published figures of other taggers (`published_anchors.json`) in a separate layer.
-- `f1_vs_layers.png`: test F1 against the LM layers left by pruning (`pruning_budget.json`).
-- `layer_masks.png`: which LM layers are live at each epoch of the two shipped pruning runs
-  (`pruning.json`), forward and backward.
-
-The same JSON gives the same PNG bytes: fixed size and dpi, and no software name or date in the
-PNG's metadata.
-
-    python -m benchmarks report     # draws them into docs/figures/ and writes BENCHMARKS.md
+- `speed_accuracy.png`: CoNLL-03 test F1 against words/s on one thread of the shipped NER taggers
+  and spaCy's `en_core_web_sm` (`export.json`, batch 1 and 32), and apart from them the
+  published figures of other taggers (`published_anchors.json`);
+- `f1_vs_layers.png`: test F1 against the LM layers left by pruning (`pruning_budget.json`);
+- `layer_masks.png`: the live LM layers at each epoch of the shipped pruning runs (`pruning.json`).
 """
 
 import json
@@ -37,9 +31,8 @@ DPI = 100
 PNG_METADATA = {"Software": None}
 DIRECTIONS = ("forward", "backward")
 
-# Our taggers in export.json: (label, words/s key at batch 1 and 32 without the "_b<N>" end,
-# the key naming the archive that was timed). A series is drawn when its keys are there (int8
-# will be, once the export study times an int8 archive under these keys).
+# Our taggers in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
+# the archive timed); a series is drawn when export.json has its keys.
 SPEED_SERIES = (
     ("ner, ldnet_runtime", "words_per_sec_runtime_unpruned", "unpruned_archive"),
     ("ner_pruned, ldnet_runtime", "words_per_sec_runtime", "archive"),
@@ -50,6 +43,7 @@ SPACY_SERIES = ("spaCy en_core_web_sm", "words_per_sec_spacy_sm", "conll03_test_
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
+RESULTS_FILES = ("export", "published_anchors", "pruning_budget", "pruning")
 
 
 @dataclass(frozen=True)
@@ -101,22 +95,9 @@ def manifest_f1(manifest: Mapping[str, Any], archive: str) -> Optional[float]:
 def measured_speed_points(
     export: Mapping[str, Any], manifest: Mapping[str, Any]
 ) -> List[SpeedPoint]:
-    """
-    The systems timed by the export study, in `SPEED_SERIES` order, then spaCy.
-
-    # Parameters
-
-    export : `Mapping[str, Any]`
-        `benchmarks/results/export.json`: `<key>_b1` and `<key>_b32` words/s on one thread, and
-        the archive each series timed.
-    manifest : `Mapping[str, Any]`
-        `pretrained/MANIFEST.json`: the test F1 of each shipped archive.
-
-    # Returns
-
-    `List[SpeedPoint]`: a series is left out when export.json lacks its keys; spaCy's F1 is
-    None unless export.json holds `conll03_test_f1_spacy_sm`.
-    """
+    """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order, then
+    spaCy, with the test F1 of each archive in the manifest (spaCy's: `conll03_test_f1_spacy_sm`
+    of export.json, else None)."""
     points = []
     for label, key, archive_key in SPEED_SERIES:
         b1, b32 = export.get(f"{key}_b1"), export.get(f"{key}_b32")
@@ -138,21 +119,14 @@ def anchor_points(anchors: Mapping[str, Any]) -> List[Anchor]:
     ]
 
 
+def budget_tasks(budget: Mapping[str, Any]) -> List[str]:
+    """The tasks of `pruning_budget.json` that have runs."""
+    return [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
+
+
 def budget_points(budget: Mapping[str, Any], task: str) -> List[BudgetPoint]:
-    """
-    The budget study's runs for `task` ("ner" or "chunk"), sorted by live layers then epochs.
-
-    # Parameters
-
-    budget : `Mapping[str, Any]`
-        `benchmarks/results/pruning_budget.json`.
-    task : `str`
-        Its key for the task.
-
-    # Returns
-
-    `List[BudgetPoint]`: live layers are those the pruned tagger kept, forward plus backward.
-    """
+    """The runs of `pruning_budget.json` for `task` ("ner" or "chunk"), sorted by live layers
+    (kept by the pruned tagger, forward plus backward), then epochs."""
     study = budget.get(task, {})
     points = [
         BudgetPoint(
@@ -171,24 +145,11 @@ def mask_states(
     live_layers_by_epoch: Sequence[float], kept: Mapping[str, Sequence[int]], num_layers: int
 ) -> Dict[str, numpy.ndarray]:
     """
-    Which LM layers are live at each epoch of a pruning run whose masks stay at 0 once they
-    reach it (`sticky_zeros`): the layers kept at the end were live at every epoch, and at an
-    epoch with more live layers than were kept, the extra ones are some of the other layers
-    (which ones the results do not record).
-
-    # Parameters
-
-    live_layers_by_epoch : `Sequence[float]`
-        The number of live layers (both directions) after each epoch.
-    kept : `Mapping[str, Sequence[int]]`
-        The layers the pruned tagger kept, per direction ("forward", "backward").
-    num_layers : `int`
-        LM layers per direction.
-
-    # Returns
-
-    `Dict[str, numpy.ndarray]`: per direction, shape `(num_layers, num_epochs)`: `LIVE`,
-    `PRUNED`, or `UNKNOWN` (one of the extra live layers may be this one).
+    Which LM layers are live at each epoch of a pruning run whose masks stay at 0 once there
+    (`sticky_zeros`), from the live layers (both directions) after each epoch and the layers
+    `kept` per direction: a kept layer was live at every epoch; at an epoch with more live layers
+    than kept, the extra ones are some of the others (the results do not record which).
+    Per direction, shape `(num_layers, num_epochs)`: `LIVE`, `PRUNED` or `UNKNOWN`.
     """
     num_kept = sum(len(kept[direction]) for direction in DIRECTIONS)
     states = {}
@@ -270,16 +231,9 @@ def draw_anchors(axes: plt.Axes, side: plt.Axes, anchors: Sequence[Anchor]) -> N
         label = None
         left = anchor.words_per_sec > 100_000  # near the right edge: the text goes left
         text = textwrap.fill(f"{anchor.name}: {anchor.f1:g} F1; hardware: {anchor.hardware}", 34)
-        axes.annotate(
-            text,
-            (anchor.words_per_sec, anchor.f1),
-            xytext=(-6 if left else 6, -5),
-            textcoords="offset points",
-            fontsize=7,
-            color="dimgrey",
-            va="top",
-            ha="right" if left else "left",
-        )
+        style = dict(fontsize=7, color="dimgrey", va="top", ha="right" if left else "left")
+        offset = dict(xytext=(-6 if left else 6, -5), textcoords="offset points")
+        axes.annotate(text, (anchor.words_per_sec, anchor.f1), **offset, **style)
 
 
 def f1_limits(points: Sequence[SpeedPoint], anchors: Sequence[Anchor]) -> Tuple[float, float]:
@@ -321,39 +275,23 @@ def speed_accuracy_chart(
 
 def f1_vs_layers_chart(budget: Mapping[str, Any], path: Path) -> Path:
     """Draws `f1_vs_layers.png`: test F1 against live LM layers, one panel per task."""
-    tasks = [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
+    tasks = budget_tasks(budget)
     figure, panels = plt.subplots(1, max(len(tasks), 1), figsize=(10, 4.4), squeeze=False)
     for axes, task in zip(panels[0], tasks):
+        points = budget_points(budget, task)
         for epochs, marker in ((3, "s"), (10, "o")):
-            chosen = [p for p in budget_points(budget, task) if p.epochs == epochs]
-            axes.plot(
-                [p.live_layers for p in chosen],
-                [p.test_f1 for p in chosen],
-                marker,
-                ms=7,
-                alpha=0.8,
-                label=f"phase 2, {epochs} epochs",
-            )
-        for point in budget_points(budget, task):
-            if point.chosen:
-                axes.plot(
-                    point.live_layers,
-                    point.test_f1,
-                    "*",
-                    color="black",
-                    ms=14,
-                    label="chosen on dev (shipped)",
-                )
-        axes.axhline(
-            budget[task]["test_f1_unpruned"],
-            color="grey",
-            linestyle="--",
-            label="phase-1 tagger, all layers",
-        )
+            chosen = [p for p in points if p.epochs == epochs]
+            x, y = [p.live_layers for p in chosen], [p.test_f1 for p in chosen]
+            axes.plot(x, y, marker, ms=7, alpha=0.8, label=f"phase 2, {epochs} epochs")
+        star = dict(color="black", ms=14, label="chosen on dev (shipped)")
+        for point in (p for p in points if p.chosen):
+            axes.plot(point.live_layers, point.test_f1, "*", **star)
+        unpruned = dict(color="grey", linestyle="--", label="phase-1 tagger, all layers")
+        axes.axhline(budget[task]["test_f1_unpruned"], **unpruned)
         axes.set_title(budget[task].get("title", task), fontsize=10)
         axes.set_xlabel("live LM layers (forward + backward)")
         axes.set_ylabel("test F1")
-        axes.set_xticks(sorted({p.live_layers for p in budget_points(budget, task)}))
+        axes.set_xticks(sorted({p.live_layers for p in points}))
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize=7, loc="lower right")
     figure.suptitle(
@@ -381,14 +319,12 @@ def layer_masks_chart(
             axes.set_xticks(range(grid.shape[1]))
             axes.set_xticklabels([f"{e}\n({live[e]:g})" for e in range(grid.shape[1])], fontsize=7)
             axes.set_xlabel("epoch (live layers, both directions)", fontsize=8)
-    handles = [
-        matplotlib.patches.Patch(color=colours(value), label=label)
-        for value, label in (
-            (LIVE, "live (kept)"),
-            (UNKNOWN, "one of these was also live"),
-            (PRUNED, "pruned (mask 0)"),
-        )
-    ]
+    legend = (
+        (LIVE, "live (kept)"),
+        (UNKNOWN, "one of these was also live"),
+        (PRUNED, "pruned (mask 0)"),
+    )
+    handles = [matplotlib.patches.Patch(color=colours(v), label=label) for v, label in legend]
     figure.legend(handles=handles, loc="lower center", ncol=3, fontsize=8)
     figure.suptitle(
         "LM layers live (mask > 0) over the shipped pruning runs (benchmarks/results/pruning.json:"
@@ -402,35 +338,19 @@ def layer_masks_chart(
 def render_charts(
     results_dir: Path, out_dir: Path, manifest_path: Path = MANIFEST
 ) -> Dict[str, Path]:
-    """
-    Draws every chart whose results files are there.
-
-    # Parameters
-
-    results_dir : `Path`
-        The results files (`benchmarks/results/`).
-    out_dir : `Path`
-        Where the PNGs go (`docs/figures/`).
-    manifest_path : `Path`
-        The shipped models' manifest, for the taggers' test F1.
-
-    # Returns
-
-    `Dict[str, Path]`: chart name -> PNG path.
-    """
-    results_dir, out_dir = Path(results_dir), Path(out_dir)
+    """Draws each chart whose results (under `results_dir`) are there into `out_dir`, with the
+    taggers' test F1 from the manifest; returns chart name -> PNG path."""
+    results = {name: read_json(Path(results_dir) / f"{name}.json") for name in RESULTS_FILES}
     manifest = read_json(manifest_path)
-    charts = {}
-    points = measured_speed_points(read_json(results_dir / "export.json"), manifest)
-    if points:
-        anchors = anchor_points(read_json(results_dir / "published_anchors.json"))
-        charts["speed_accuracy"] = speed_accuracy_chart(
-            points, anchors, out_dir / "speed_accuracy.png"
-        )
-    budget = read_json(results_dir / "pruning_budget.json")
-    if any(budget.get(task, {}).get("rows") for task in ("ner", "chunk")):
-        charts["f1_vs_layers"] = f1_vs_layers_chart(budget, out_dir / "f1_vs_layers.png")
-    runs = pruning_runs(read_json(results_dir / "pruning.json"), manifest)
-    if runs:
-        charts["layer_masks"] = layer_masks_chart(runs, out_dir / "layer_masks.png")
-    return charts
+    points = measured_speed_points(results["export"], manifest)
+    anchors = anchor_points(results["published_anchors"])
+    budget = results["pruning_budget"]
+    runs = pruning_runs(results["pruning"], manifest)
+    charts = {
+        "speed_accuracy": (points, lambda path: speed_accuracy_chart(points, anchors, path)),
+        "f1_vs_layers": (budget_tasks(budget), lambda path: f1_vs_layers_chart(budget, path)),
+        "layer_masks": (runs, lambda path: layer_masks_chart(runs, path)),
+    }
+    return {
+        name: draw(Path(out_dir) / f"{name}.png") for name, (there, draw) in charts.items() if there
+    }
