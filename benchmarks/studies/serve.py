@@ -1,44 +1,53 @@
 """
-Load test of `allennlp ldnet-serve` on loopback (issue 16): sentences per second and latency for
+Load test of `allennlp ldnet-serve` on loopback: sentences per second and latency of
 single-sentence `POST /predict` requests at 1 and 8 concurrent clients.
 
-The server is the real command (`allennlp ldnet-serve ARCHIVE --threads N ...`, torch's threads
-set explicitly), started in a subprocess on a free port. The clients are threads of this process,
-each with its own keep-alive connection (the standard library's `http.client`), sending one
-sentence per request (`{"sentence": raw text}` by default: the server tokenises it, as for a
-user; `--input tokens` sends the tokens). It is bounded: after a warm-up at the highest client
-count (not recorded), each client count runs for `--duration` seconds, then the clients stop (a
-request under way finishes and counts). Each client sends the sentences in turn, starting at its
-own offset. The CPU time the server and the clients use per request is recorded too
-(`serve_load.py`).
+The server is the real command (`allennlp ldnet-serve ARCHIVE --threads N ...`), started in a
+subprocess on a free port; the clients are threads of this process, each with its own keep-alive
+connection, sending one sentence per request (`{"sentence": raw text}`, which the server
+tokenises as for a user; `--input tokens` sends the tokens), each starting at its own offset
+into the sentences. After a warm-up at the highest client count (not recorded), each client
+count runs for `--duration` seconds (a request under way finishes and counts). The CPU time of
+the server and of the clients per request is recorded too (`serve_load.py`).
 
-    python -m benchmarks serve      # the shipped NER tagger -> serve.json
-    python -m benchmarks serve --archive A.tar.gz --output /tmp/serve.json
+    python -m benchmarks serve [--archive ner_pruned] [--output /tmp/serve.json]
 
-Sentences: CoNLL-03 eng.testb from the shared data (`LDNET_SHARED_DATA`), else the fixtures'
-CoNLL-03 sample, words joined by spaces. Writes benchmarks/results/serve.json (or `--output`):
-`sentences_per_sec_c1`, `sentences_per_sec_c8`, `p50_ms_c8`, `p99_ms_c8`, each phase's figures,
-the settings, the commands (this one and the server's) and the machine.
+Sentences: CoNLL-03 eng.testb, else the fixtures' CoNLL-03 sample, words joined by spaces.
+Writes benchmarks/results/serve.json (or `--output`): `sentences_per_sec_c<N>`, `p50_ms_c<N>`,
+`p99_ms_c<N>`, each phase's figures, the settings, the commands and the hardware.
 """
 
 import argparse
 import json
 import os
 import statistics
-import time
 from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
-from benchmarks.harness.results import RESULTS_DIR, command_line, write_json_atomically
+from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_json_atomically
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
 from benchmarks.studies.serve_load import free_port, run_phase, start_server
 
 GOAL = {"sentences_per_sec_c8": 300.0, "p99_ms_c8": 100.0}
 FALLBACK_SENTENCES = ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
+# the summary table's columns and each one's key in a phase
 TABLE_COLUMNS = ["clients", "sentences/s", "p50 ms", "p90 ms", "p99 ms", "requests", "errors"]
 TABLE_COLUMNS += ["server CPU ms/request", "server cores used"]
+TABLE_KEYS = ["clients", "sentences_per_sec", "p50_ms", "p90_ms", "p99_ms", "requests", "errors"]
+TABLE_KEYS += ["server_cpu_ms_per_request", "server_cores_used"]
+TABLE = (
+    ("clients", "clients"),
+    ("sentences/s", "sentences_per_sec"),
+    ("p50 ms", "p50_ms"),
+    ("p90 ms", "p90_ms"),
+    ("p99 ms", "p99_ms"),
+    ("requests", "requests"),
+    ("errors", "errors"),
+    ("server CPU ms/request", "server_cpu_ms_per_request"),
+    ("server cores used", "server_cores_used"),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,18 +79,8 @@ def request_bodies(sentences: List[List[str]], kind: str) -> List[Dict[str, Any]
 
 
 def server_command(args: argparse.Namespace, port: int) -> List[str]:
-    return [
-        ALLENNLP,
-        "ldnet-serve",
-        args.archive,
-        "--port",
-        str(port),
-        "--threads",
-        str(args.server_threads),
-        "--max-batch",
-        str(args.max_batch),
-        "--no-access-log",
-    ]
+    options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
+    return [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
 
 
 def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: List[str], url):
@@ -105,10 +104,9 @@ def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: L
 
 def settings(args, facts, sentences, sentences_path: Path, warmup) -> Dict[str, Any]:
     """The results' `settings`: what was served, the input, durations, threads."""
+    archive = os.path.relpath(args.archive, ROOT) if os.path.exists(args.archive) else args.archive
     return {
-        "archive": (
-            os.path.relpath(args.archive, ROOT) if os.path.exists(args.archive) else args.archive
-        ),
+        "archive": archive,
         "model": facts["name"],
         "model_flops_per_token": facts["flops_per_token"],
         "model_lm_layers_kept": facts["lm_layers_kept"],
@@ -122,7 +120,7 @@ def settings(args, facts, sentences, sentences_path: Path, warmup) -> Dict[str, 
         "server_torch_threads": args.server_threads,
         "max_batch": args.max_batch,
         "access_log": False,
-        "nice": os.nice(0),  # the server and the clients (a niced run yields to other jobs)
+        "nice": os.nice(0),  # the server's and the clients' niceness
         "clients_run_in": "threads of the benchmark process, one keep-alive http.client "
         "connection each",
     }
@@ -132,37 +130,29 @@ def headline_keys(results: Dict[str, Any], phases: Dict[str, Dict[str, Any]]) ->
     """Each phase's sentences/s, p50 and p99 at the top level; at 8 clients the goal and a note
     on the CPU the server used."""
     for name, phase in phases.items():
-        results[f"sentences_per_sec_{name}"] = phase["sentences_per_sec"]
-        results[f"p50_ms_{name}"] = phase["p50_ms"]
-        results[f"p99_ms_{name}"] = phase["p99_ms"]
+        for key in ("sentences_per_sec", "p50_ms", "p99_ms"):
+            results[f"{key}_{name}"] = phase[key]
     if "c8" not in phases:
         return
-    c8 = phases["c8"]
-    results["goal"] = {
-        **GOAL,
-        "met": c8["sentences_per_sec"] >= GOAL["sentences_per_sec_c8"]
-        and c8["p99_ms"] < GOAL["p99_ms_c8"],
-    }
+    c8, rate = phases["c8"], GOAL["sentences_per_sec_c8"]
+    met = c8["sentences_per_sec"] >= rate and c8["p99_ms"] < GOAL["p99_ms_c8"]
+    results["goal"] = {**GOAL, "met": met}
     results["notes"] = (
         f"At 8 clients the server used {c8['server_cpu_ms_per_request']} ms of CPU per "
         f"sentence and {c8['server_cores_used']} of the machine's {os.cpu_count()} cores "
         f"(the clients {c8['clients_cpu_ms_per_request']} ms per request); at that cost, "
-        f"{GOAL['sentences_per_sec_c8']:.0f} sentences/s needs "
-        f"{GOAL['sentences_per_sec_c8'] * c8['server_cpu_ms_per_request'] / 1000:.1f} cores. "
-        f"Run at nice {os.nice(0)}, load average "
-        f"{results['hardware']['load_average_at_start'][0]} at the start (other jobs on the "
-        "machine take their share)."
+        f"{rate:.0f} sentences/s needs {rate * c8['server_cpu_ms_per_request'] / 1000:.1f} "
+        f"cores. Run at nice {os.nice(0)}, load average "
+        f"{results['hardware']['load_average_at_start'][0]} at the start."
     )
 
 
 def table(args: argparse.Namespace, facts, phases: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
     """The results file's `summary` table: one row per client count."""
-    fields = ["clients", "sentences_per_sec", "p50_ms", "p90_ms", "p99_ms", "requests"]
-    fields += ["errors", "server_cpu_ms_per_request", "server_cores_used"]
     served = facts["name"] or facts["archive"]
     return {
         "columns": TABLE_COLUMNS,
-        "rows": [[phase[field] for field in fields] for phase in phases.values()],
+        "rows": [[phase[key] for key in TABLE_KEYS] for phase in phases.values()],
         "caption": (
             f"One sentence per request ({args.input} input), {args.duration:.0f} s per client "
             f"count after {args.warmup:.0f} s of warm-up; server: {served}, torch threads "
@@ -174,32 +164,32 @@ def table(args: argparse.Namespace, facts, phases: Dict[str, Dict[str, Any]]) ->
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     """The load test; writes `--output`."""
-    command = command_line()
-    sentences_path = sentences_file(args)
+    command, sentences_path = command_line(), sentences_file(args)
     sentences = read_sentences(sentences_path)
-    bodies = request_bodies(sentences, args.input)
     port = free_port()
     server = server_command(args, port)
     machine = hardware(torch_threads=args.server_threads)  # the server's, set by --threads
-    started = time.time()
+    started = utc_date()
+    bodies = request_bodies(sentences, args.input)
     facts, warmup, phases = load_test(args, bodies, server, f"http://127.0.0.1:{port}")
     machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results: Dict[str, Any] = {
-        "title": "Serving: allennlp ldnet-serve under load (issue 16)",
+        "title": "Serving: allennlp ldnet-serve under load",
         "command": command,
         "commands": {"benchmark": command, "server": " ".join(["allennlp", *server[1:]])},
         "hardware": machine,
         "settings": settings(args, facts, sentences, sentences_path, warmup),
         "phases": phases,
-        "started_at": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)),
+        "started_at": started,
     }
     headline_keys(results, phases)
     results["summary"] = table(args, facts, phases)
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomically(output, results)
-    shown = {k: results[k] for k in results if k.startswith(("sentences_", "p50", "p99"))}
-    print(json.dumps(shown))
+    print(
+        json.dumps({k: v for k, v in results.items() if k.startswith(("sentences_", "p50", "p99"))})
+    )
     print(f"wrote {output}")
     return results
 
@@ -207,6 +197,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """Sentences/s and latency at 1 and 8 clients, with the goals at 8 clients."""
     goal = lookup(results, "goal")
+    p99 = goal["p99_ms_c8"]
     return [
         headline(results, "sentences/s, 1 client", "sentences_per_sec_c1"),
         headline(results, "p99 latency (ms), 1 client", "p99_ms_c1"),
@@ -218,11 +209,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         ),
         headline(results, "p50 latency (ms), 8 clients", "p50_ms_c8"),
         headline(
-            results,
-            "p99 latency (ms), 8 clients",
-            "p99_ms_c8",
-            f"< {goal['p99_ms_c8']:g}",
-            lambda value: value < goal["p99_ms_c8"],
+            results, "p99 latency (ms), 8 clients", "p99_ms_c8", f"< {p99:g}", lambda v: v < p99
         ),
     ]
 

@@ -1,7 +1,9 @@
 """
 The load generator of the `serve` study: `allennlp ldnet-serve` started in a subprocess on a
 free port, and clients (threads of this process, one keep-alive `http.client` connection each)
-that post single sentences to it for a fixed time, with the CPU time both sides use.
+that post single sentences to it for a fixed time, with the CPU time both sides use. Each client
+reads the clock around each of its requests: a latency distribution under concurrent load, which
+the harness's rounds of whole calls (`interleaved`) do not measure.
 """
 
 import http.client
@@ -111,26 +113,10 @@ def run_phase(
     url: str, bodies: List[Dict], clients: int, duration: float, server_pid: int
 ) -> Dict[str, Any]:
     """
-    `clients` threads post `bodies` in turn for `duration` seconds; figures over all of them,
-    with the CPU time the server and the clients (this process) used per request.
-
-    # Parameters
-
-    url : `str`
-        The server, "http://127.0.0.1:<port>".
-    bodies : `List[Dict]`
-        The request bodies, sent in turn.
-    clients : `int`
-        Concurrent clients (threads of this process).
-    duration : `float`
-        Seconds until the clients stop (a request under way finishes and counts).
-    server_pid : `int`
-        The server's process, for its CPU time.
-
-    # Returns
-
-    `Dict[str, Any]`
-        Requests, errors, sentences/s, latency percentiles (ms) and CPU per request.
+    `clients` threads post `bodies` in turn to `url` ("http://127.0.0.1:<port>") for `duration`
+    seconds (a request under way finishes and counts): requests, errors, sentences/s, latency
+    percentiles (ms), and the CPU time the server (`server_pid`) and the clients (this process)
+    used per request.
     """
     server_cpu, client_cpu = process_cpu_seconds(server_pid), own_cpu_seconds()
     start = time.perf_counter()
