@@ -1,11 +1,8 @@
 """
-BENCHMARKS.md, made from the results files by each registered study's `summary`: per study its
-headline table (figure, value, goal, met or missed, the JSON key it was read from), the
-command(s), the date and the hardware that produced the file, and a link to the raw JSON; the
-charts of `charts.py` at the top. Superseded runs (`earlier_*` keys) are left out; the same
-results give the same bytes.
-
-    python -m benchmarks report [--check]
+BENCHMARKS.md from the results files, by each registered study's `summary`: per study its
+headline table (figure, value, goal, met or missed, JSON key), the command(s), date and hardware
+that made the file, and a link to the raw JSON; the charts of `charts.py` at the top. Superseded
+runs (`earlier_*` keys) are left out; the same results give the same bytes.
 """
 
 import tempfile
@@ -100,10 +97,7 @@ def study_section(study: Study, results: Dict[str, Any], results_dir: Path) -> s
 
 
 def chart_lines(charts: Mapping[str, Path]) -> List[str]:
-    """
-    The charts, embedded by their path relative to the repository: the speed/accuracy chart
-    first (the project's headline), then the others by name.
-    """
+    """The charts, embedded by their path in the repository: speed/accuracy first, then by name."""
     lines: List[str] = []
     for name in sorted(charts, key=lambda name: (name != "speed_accuracy", name)):
         lines += [f"![{name.replace('_', ' ')}]({link(charts[name])})", ""]
@@ -113,16 +107,9 @@ def chart_lines(charts: Mapping[str, Path]) -> List[str]:
 def other_results(studies: Sequence[Study], results_dir: Path) -> List[str]:
     """Links to the results files (and folders of them) that no registered study reads."""
     claimed = {study.results_file for study in studies}
-    others = sorted(
-        path
-        for path in results_dir.iterdir()
-        if path.name not in claimed and (path.suffix == ".json" or path.is_dir())
-    )
-    if not others:
-        return []
-    lines = ["## Other results files", ""]
-    lines += [f"- {markdown_link(path)}" for path in others]
-    return lines + [""]
+    others = [p for p in sorted(results_dir.iterdir()) if p.suffix == ".json" or p.is_dir()]
+    others = [f"- {markdown_link(path)}" for path in others if path.name not in claimed]
+    return ["## Other results files", "", *others, ""] if others else []
 
 
 def render(
@@ -144,10 +131,8 @@ def render(
 
 
 def expected_report(studies: Sequence[Study]) -> str:
-    """
-    BENCHMARKS.md as `main` would write it, without writing anything: the charts are drawn
-    into a temporary folder for their names, and embedded by their paths in docs/figures/.
-    """
+    """BENCHMARKS.md as `main` would write it, writing nothing: the charts are drawn into a
+    temporary folder for their names, and embedded by their paths in docs/figures/."""
     with tempfile.TemporaryDirectory() as folder:
         drawn = render_charts(RESULTS_DIR, Path(folder))
         charts = {name: FIGURES / Path(path).name for name, path in drawn.items()}
@@ -155,10 +140,8 @@ def expected_report(studies: Sequence[Study]) -> str:
 
 
 def main(check: bool = False) -> None:
-    """
-    Draws the charts into docs/figures/ and writes BENCHMARKS.md; with `check`, only says
-    whether the committed BENCHMARKS.md is what the results render to (exit status 1 if not).
-    """
+    """Draws the charts into docs/figures/ and writes BENCHMARKS.md; with `check`, only says
+    whether the committed BENCHMARKS.md is what the results render to (exit status 1 if not)."""
     from benchmarks.studies import all_studies
 
     studies = all_studies()
