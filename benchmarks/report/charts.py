@@ -13,7 +13,7 @@ software name or date in the metadata).
 
 import json
 import textwrap
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -46,36 +46,17 @@ LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
 RESULTS_FILES = ("export", "published_anchors", "pruning_budget", "pruning")
 
 
-@dataclass(frozen=True)
-class SpeedPoint:
-    """One system timed here: words/s on one thread at batch 1 and 32, and its CoNLL-03 test F1
-    (None when it was not measured here)."""
-
-    label: str
-    words_per_sec_b1: float
-    words_per_sec_b32: float
-    f1: Optional[float]
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """A published figure: CoNLL-03 test F1, and words/s when the source gives one."""
-
-    name: str
-    f1: float
-    words_per_sec: Optional[float]
-    hardware: str
-
-
-@dataclass(frozen=True)
-class BudgetPoint:
-    """One phase-2 run of the budget study: LM layers kept (both directions), test F1."""
-
-    run: str
-    live_layers: int
-    test_f1: float
-    epochs: int
-    chosen: bool
+# one system timed here: words/s on one thread at batch 1 and 32, its CoNLL-03 test F1 (None
+# when not measured here)
+SpeedPoint = namedtuple("SpeedPoint", "label words_per_sec_b1 words_per_sec_b32 f1")
+# a published figure: CoNLL-03 test F1, words/s when the source gives one, the hardware
+Anchor = namedtuple("Anchor", "name f1 words_per_sec hardware")
+# a phase-2 run of the budget study: LM layers kept (both directions), test F1, epochs, whether
+# it is the run chosen on dev
+BudgetPoint = namedtuple("BudgetPoint", "run live_layers test_f1 epochs chosen")
+Json = Mapping[str, Any]  # a results file
+# a shipped pruning run: its title, `mask_states`, and the live layers after each epoch
+PruningRun = Tuple[str, Dict[str, numpy.ndarray], List[float]]
 
 
 def read_json(path: Path) -> Dict[str, Any]:
@@ -83,18 +64,13 @@ def read_json(path: Path) -> Dict[str, Any]:
     return json.loads(Path(path).read_text()) if Path(path).exists() else {}
 
 
-def manifest_f1(manifest: Mapping[str, Any], archive: str) -> Optional[float]:
+def manifest_f1(manifest: Json, archive: str) -> Optional[float]:
     """`test_f1` of the manifest's entry whose `file` is `archive`'s name, else None."""
-    name = Path(archive).name
-    for entry in manifest.values():
-        if isinstance(entry, dict) and entry.get("file") == name:
-            return entry.get("test_f1")
-    return None
+    entries = [e for e in manifest.values() if isinstance(e, dict)]
+    return next((e.get("test_f1") for e in entries if e.get("file") == Path(archive).name), None)
 
 
-def measured_speed_points(
-    export: Mapping[str, Any], manifest: Mapping[str, Any]
-) -> List[SpeedPoint]:
+def measured_speed_points(export: Json, manifest: Json) -> List[SpeedPoint]:
     """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order, then
     spaCy, with the test F1 of each archive in the manifest (spaCy's: `conll03_test_f1_spacy_sm`
     of export.json, else None)."""
@@ -111,7 +87,7 @@ def measured_speed_points(
     return points
 
 
-def anchor_points(anchors: Mapping[str, Any]) -> List[Anchor]:
+def anchor_points(anchors: Json) -> List[Anchor]:
     """The published anchors of `published_anchors.json`, in its order."""
     return [
         Anchor(a["name"], a["conll03_test_f1"], a.get("words_per_sec"), a["hardware"])
@@ -119,12 +95,12 @@ def anchor_points(anchors: Mapping[str, Any]) -> List[Anchor]:
     ]
 
 
-def budget_tasks(budget: Mapping[str, Any]) -> List[str]:
+def budget_tasks(budget: Json) -> List[str]:
     """The tasks of `pruning_budget.json` that have runs."""
     return [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
 
 
-def budget_points(budget: Mapping[str, Any], task: str) -> List[BudgetPoint]:
+def budget_points(budget: Json, task: str) -> List[BudgetPoint]:
     """The runs of `pruning_budget.json` for `task` ("ner" or "chunk"), sorted by live layers
     (kept by the pruned tagger, forward plus backward), then epochs."""
     study = budget.get(task, {})
@@ -167,9 +143,7 @@ def mask_states(
     return states
 
 
-def pruning_runs(
-    pruning: Mapping[str, Any], manifest: Mapping[str, Any]
-) -> List[Tuple[str, Dict[str, numpy.ndarray], List[float]]]:
+def pruning_runs(pruning: Json, manifest: Json) -> List[PruningRun]:
     """
     The shipped pruning runs of `pruning.json` (NER, then chunking): `(title, mask_states,
     live_layers_by_epoch)`; the layers per direction are those of the task's un-pruned tagger in
@@ -242,9 +216,7 @@ def f1_limits(points: Sequence[SpeedPoint], anchors: Sequence[Anchor]) -> Tuple[
     return min(values) - 0.8, max(values) + 0.4
 
 
-def speed_accuracy_chart(
-    points: Sequence[SpeedPoint], anchors: Sequence[Anchor], path: Path
-) -> Path:
+def speed_accuracy_chart(points: List[SpeedPoint], anchors: List[Anchor], path: Path) -> Path:
     """Draws `speed_accuracy.png`: F1 against words/s (log), measured and published apart."""
     figure, (axes, side) = plt.subplots(
         1, 2, figsize=(11, 5.6), sharey=True, gridspec_kw={"width_ratios": [4, 1.7]}
@@ -270,7 +242,7 @@ def speed_accuracy_chart(
     return save(figure, path)
 
 
-def f1_vs_layers_chart(budget: Mapping[str, Any], path: Path) -> Path:
+def f1_vs_layers_chart(budget: Json, path: Path) -> Path:
     """Draws `f1_vs_layers.png`: test F1 against live LM layers, one panel per task."""
     tasks = budget_tasks(budget)
     figure, panels = plt.subplots(1, max(len(tasks), 1), figsize=(10, 4.4), squeeze=False)
@@ -297,9 +269,7 @@ def f1_vs_layers_chart(budget: Mapping[str, Any], path: Path) -> Path:
     return save(figure, path)
 
 
-def layer_masks_chart(
-    runs: Sequence[Tuple[str, Dict[str, numpy.ndarray], List[float]]], path: Path
-) -> Path:
+def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
     """Draws `layer_masks.png`: a layer x epoch map per run and direction."""
     colours = matplotlib.colors.ListedColormap(["#f0f0f0", "#9ecae1", "#08519c"])
     figure, panels = plt.subplots(
@@ -329,9 +299,7 @@ def layer_masks_chart(
     return save(figure, path)
 
 
-def render_charts(
-    results_dir: Path, out_dir: Path, manifest_path: Path = MANIFEST
-) -> Dict[str, Path]:
+def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:
     """Draws each chart whose results (under `results_dir`) are there into `out_dir`, with the
     taggers' test F1 from the manifest; returns chart name -> PNG path."""
     results = {name: read_json(Path(results_dir) / f"{name}.json") for name in RESULTS_FILES}

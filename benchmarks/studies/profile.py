@@ -11,10 +11,7 @@ other token embedder, `embedder_rest` (the text-field embedder outside its token
 forward less all of these). µs per word: the median over `--rounds` interleaved rounds of a
 component's seconds over all batches, over the words.
 
-    python -m benchmarks profile --task ner   # pretrained/ner_ldnet{,_pruned}.tar.gz
-
-Writes the task's entry of benchmarks/results/profile.json (µs per word by component and the
-speed-ups, and the tables of its `summary`).
+    python -m benchmarks profile --task ner   # -> the task's entry of profile.json
 """
 
 import argparse
@@ -29,10 +26,7 @@ from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.taggers import forward_seconds, tensor_batches
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
 
-TEST_FILES = {
-    "ner": CONLL03["CONLL03_TEST_DATA_PATH"],
-    "chunk": CONLL00["CONLL00_TEST_DATA_PATH"],
-}
+TEST_FILES = {"ner": CONLL03["CONLL03_TEST_DATA_PATH"], "chunk": CONLL00["CONLL00_TEST_DATA_PATH"]}
 ORDER = (
     "lm_layers lm_features_rest token_characters tokens glove embedder_rest word_bilstm "
     "crf_emissions viterbi python_and_allennlp total"
@@ -84,7 +78,7 @@ class ComponentTimer:
         self.seconds.clear()
 
     def components(self, total: float) -> Dict[str, float]:
-        """The raw module times folded into the rows of the profile (see the module docstring)."""
+        """The raw module times folded into the rows of the profile (the module docstring's)."""
         raw = dict(self.seconds)
         rows: Dict[str, float] = defaultdict(float)
         token_embedders = 0.0
@@ -118,12 +112,8 @@ def profiled_case(model, batches, timer: ComponentTimer):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=sorted(TEST_FILES), default="ner")
-    parser.add_argument(
-        "--unpruned", default=None, help="the un-pruned tagger (pretrained/<task>_ldnet.tar.gz)"
-    )
-    parser.add_argument(
-        "--pruned", default=None, help="the pruned tagger (pretrained/<task>_ldnet_pruned.tar.gz)"
-    )
+    parser.add_argument("--unpruned", help="default: pretrained/<task>_ldnet.tar.gz")
+    parser.add_argument("--pruned", help="default: pretrained/<task>_ldnet_pruned.tar.gz")
     parser.add_argument("--test-file", default=None, help="default: the task's test set")
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--batch1-sentences", type=int, default=300)
