@@ -1,26 +1,34 @@
 """
 Load test of `allennlp ldnet-serve` on loopback: sentences per second and latency of
-single-sentence `POST /predict` requests at 1 and 8 concurrent clients.
+single-sentence `POST /predict` requests at each of `--clients` concurrent clients (1 and 8).
 
-The server is the real command (`allennlp ldnet-serve ARCHIVE --threads N ...`), started in a
-subprocess on a free port; the clients are threads of this process, each with its own keep-alive
-connection, sending one sentence per request (`{"sentence": raw text}`, which the server
-tokenises as for a user; `--input tokens` sends the tokens), each starting at its own offset
-into the sentences. After a warm-up at the highest client count (not recorded), each client
-count runs for `--duration` seconds (a request under way finishes and counts). The CPU time of
-the server and of the clients per request is recorded too (`serve_load.py`).
+The server is the real command, started in a subprocess on a free port with `--server-threads`
+torch threads. The clients are threads of this process, each with its own keep-alive
+`http.client` connection, sending one sentence per request (`{"sentence": raw text}`, tokenised
+by the server as for a user; `--input tokens` sends the tokens), each from its own offset into
+the sentences (`--sentences`, by default eng.testb, else the fixtures' CoNLL-03 sample). After a
+warm-up at the highest client count (not recorded), each count runs for `--duration` seconds (a
+request under way finishes and counts). Each client reads the clock around its own requests: a
+latency distribution under concurrent load, which the harness's rounds of whole calls do not
+measure. The CPU time the server and the clients use per request is recorded too.
 
     python -m benchmarks serve [--archive ner_pruned] [--output /tmp/serve.json]
 
-Sentences: CoNLL-03 eng.testb, else the fixtures' CoNLL-03 sample, words joined by spaces.
-Writes benchmarks/results/serve.json (or `--output`): `sentences_per_sec_c<N>`, `p50_ms_c<N>`,
+Writes benchmarks/results/serve.json (or `--output`): `sentences_per_sec_c<N>`, `p50_ms_c<N>` and
 `p99_ms_c<N>`, each phase's figures, the settings, the commands and the hardware.
 """
 
 import argparse
+import http.client
+import itertools
 import json
 import os
+import resource
+import socket
 import statistics
+import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -28,7 +36,7 @@ from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
 from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_json_atomically
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
-from benchmarks.studies.serve_load import free_port, run_phase, start_server
+from benchmarks.harness.timing import thread_env
 
 GOAL = {"sentences_per_sec_c8": 300.0, "p99_ms_c8": 100.0}
 FALLBACK_SENTENCES = ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
@@ -37,17 +45,6 @@ TABLE_COLUMNS = ["clients", "sentences/s", "p50 ms", "p90 ms", "p99 ms", "reques
 TABLE_COLUMNS += ["server CPU ms/request", "server cores used"]
 TABLE_KEYS = ["clients", "sentences_per_sec", "p50_ms", "p90_ms", "p99_ms", "requests", "errors"]
 TABLE_KEYS += ["server_cpu_ms_per_request", "server_cores_used"]
-TABLE = (
-    ("clients", "clients"),
-    ("sentences/s", "sentences_per_sec"),
-    ("p50 ms", "p50_ms"),
-    ("p90 ms", "p90_ms"),
-    ("p99 ms", "p99_ms"),
-    ("requests", "requests"),
-    ("errors", "errors"),
-    ("server CPU ms/request", "server_cpu_ms_per_request"),
-    ("server cores used", "server_cores_used"),
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +78,117 @@ def request_bodies(sentences: List[List[str]], kind: str) -> List[Dict[str, Any]
 def server_command(args: argparse.Namespace, port: int) -> List[str]:
     options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
     return [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(command: List[str], threads: int, log: Path, url: str) -> subprocess.Popen:
+    """`command` (an `ldnet-serve`) started with OMP/MKL threads `threads`, its output in `log`;
+    returned once `url/health` answers (at most 300 s)."""
+    import httpx
+
+    env = dict(thread_env(threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"ldnet-serve exited with {process.returncode}; see {log}")
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    process.kill()
+    raise SystemExit(f"ldnet-serve did not answer within 300 s; see {log}")
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far, all its threads (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, server_pid: int):
+    """
+    `clients` threads post `bodies` in turn to `url` ("http://127.0.0.1:<port>") for `duration`
+    seconds: requests, errors, sentences/s, latency percentiles (ms), and the CPU time the server
+    (`server_pid`) and the clients (this process) used per request.
+    """
+    host, port = url.removeprefix("http://").split(":")
+    payloads = [json.dumps(body).encode() for body in bodies]
+    latencies: List[float] = []  # of the answered requests; list.append is thread-safe
+    errors: List[float] = []
+    failures: List[str] = []
+
+    def client(k: int) -> None:
+        # the standard library's client: a fraction of httpx's CPU per request, which the
+        # server, on the same cores, would otherwise lose
+        connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        headers = {"Content-Type": "application/json"}
+        try:
+            for i in itertools.count(k * len(payloads) // clients):
+                if time.perf_counter() >= stop:
+                    break
+                sent = time.perf_counter()
+                body = payloads[i % len(payloads)]
+                connection.request("POST", "/predict", body=body, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                (latencies if response.status == 200 else errors).append(time.perf_counter() - sent)
+        except Exception as error:  # noqa: BLE001 (reported in the results)
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    server_cpu, client_cpu = process_cpu_seconds(server_pid), own_cpu_seconds()
+    start = time.perf_counter()
+    stop = start + duration
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    server_cpu = process_cpu_seconds(server_pid) - server_cpu
+    client_cpu = own_cpu_seconds() - client_cpu
+    every = sorted(latencies)
+    if not every:
+        raise SystemExit(f"no request succeeded with {clients} clients: {failures[:3]}")
+
+    def ms(seconds: float) -> float:
+        return round(seconds * 1000, 2)
+
+    def percentile(q: float) -> float:
+        return ms(every[min(len(every) - 1, int(q * len(every)))])
+
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 2),
+        "requests": len(every),
+        "errors": len(errors),
+        "client_failures": failures,
+        "sentences_per_sec": round(len(every) / elapsed, 1),
+        "mean_ms": ms(statistics.fmean(every)),
+        "p50_ms": percentile(0.50),
+        "p90_ms": percentile(0.90),
+        "p99_ms": percentile(0.99),
+        "max_ms": ms(every[-1]),
+        "server_cpu_ms_per_request": ms(server_cpu / len(every)),
+        "server_cores_used": round(server_cpu / elapsed, 2),
+        "clients_cpu_ms_per_request": ms(client_cpu / len(every)),
+    }
 
 
 def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: List[str], url):
