@@ -1,20 +1,13 @@
 """
 Scalar-mix "ELMo" (`γ Σ softmax(s)_j h_j`) vs LD-Net's features (`r_t`) vs no LM on CoNLL-03 NER
-with the final NER recipe (`training_configs/tagging/recipe/`: GloVe 6B 50d + char CNN, word
-BiLSTM 150, CRF, LD-Net's SGD schedule, model chosen on eng.testa), on the shipped LMs, and the
-scalar-mix tagger pruned to 2 LM layers. `no_lm` and `ldnet` are the tagging study's runs of their
-configs (`TAGGING_RUNS` in `tagging.json`; seed 1 = AllenNLP's default seeds, seed 2 = `--seed 2`).
-
-- `train`: the scalar-mix tagger, seeds 1 and 2, side by side with one thread each, into
-  `--out/scalar_mix_seed<N>/` (an interrupted run is resumed);
-- `prune`: LD-Net's phase 2 (`PRUNE_CONFIG`) on the seed better on eng.testa, then `ldnet-prune`;
-- `measure`: eng.testb F1 of each new archive (an evaluation of an archive is reused), and words/s
-  of the five taggers on eng.testb in batches of `--batch-size` (forward incl. Viterbi, no
-  gradients, `--threads` threads) in one `interleaved` run; `no_lm` is timed as its architecture
-  over the shipped `ner` vocabulary, untrained (its words/s do not depend on the weights).
-  Writes `benchmarks/results/scalar_mix.json`.
-
-    python -m benchmarks scalar_mix [--stage train prune measure]
+with the final NER recipe (`CONFIGS`) on the shipped LMs, and the scalar-mix tagger pruned to 2
+LM layers. `no_lm` and `ldnet` are the tagging study's runs (`TAGGING_RUNS` in `tagging.json`;
+seed 1 = AllenNLP's default seeds, seed 2 = `--seed 2`). Stages: `train` the scalar-mix tagger's
+two seeds side by side into `--out`; `prune` the seed better on eng.testa (LD-Net's phase 2,
+`PRUNE_CONFIG`, then `ldnet-prune`); `measure` eng.testb F1 of each new archive and words/s of
+the five taggers (forward incl. Viterbi, batches of `--batch-size`, `--threads` threads) in one
+`interleaved` run, `no_lm` as its untrained architecture (its speed does not depend on the
+weights), into `benchmarks/results/scalar_mix.json`.
 """
 
 import argparse
@@ -38,13 +31,12 @@ CONFIGS = {
     "scalar_mix": "training_configs/elmo/ner_scalar_mix_glove_sgd.jsonnet",
 }
 PRUNE_CONFIG = "training_configs/elmo/ner_scalar_mix_glove_sgd_prune.jsonnet"
+PHASE1_DIR = "NER_SCALAR_MIX_GLOVE_PHASE1_DIR"  # PRUNE_CONFIG's phase-1 run
 # the tagging study's keys (benchmarks/results/tagging.json) of the no-LM and LD-Net runs
 TAGGING_RUNS = {"no_lm": "ner_vanilla_glove_sgd", "ldnet": "ner_ldnet_glove_sgd"}
 SEEDS = (1, 2)
-LMS = {
-    "FORWARD_LM_ARCHIVE": "pretrained:lm_forward",
-    "BACKWARD_LM_ARCHIVE": "pretrained:lm_backward",
-}
+LMS = {f"{d.upper()}_LM_ARCHIVE": f"pretrained:lm_{d}" for d in ("forward", "backward")}
+ENV = {**CONLL03, **LMS}
 TITLE = "Scalar-mix ELMo vs LD-Net vs no LM: CoNLL-03 NER, final recipe, shipped LMs"
 
 
@@ -64,21 +56,18 @@ def tagging_key(name: str, seed: int) -> str:
     return TAGGING_RUNS[name] + ("" if seed == 1 else f"_seed{seed}")
 
 
+def _train(args: argparse.Namespace, name: str, config: str, overrides=None, env=ENV) -> None:
+    """`config` trained into `--out/<name>` on one thread (`timed_once` keeps its seconds)."""
+    run, log = args.out / name, args.out / f"{name}.log"
+    timed_once(args.out, name, lambda: allennlp.train(config, run, log, overrides, env, threads=1))
+
+
 def train(args: argparse.Namespace) -> None:
     """The scalar-mix tagger's two seeds side by side, one thread each."""
     args.out.mkdir(parents=True, exist_ok=True)
-
-    def train_one(seed: int) -> None:
-        name, overrides = run_name(seed), seed_overrides(None if seed == 1 else seed)
-        config, log, env = CONFIGS["scalar_mix"], args.out / f"{name}.log", {**CONLL03, **LMS}
-
-        def work() -> bool:
-            return allennlp.train(config, args.out / name, log, overrides, env, threads=1)
-
-        timed_once(args.out, name, work)
-
+    seeds = {run_name(seed): seed_overrides(None if seed == 1 else seed) for seed in SEEDS}
     with ThreadPoolExecutor(max_workers=len(SEEDS)) as pool:
-        list(pool.map(train_one, SEEDS))
+        list(pool.map(lambda n: _train(args, n, CONFIGS["scalar_mix"], seeds[n]), seeds))
 
 
 def best_dev_f1(run: Path) -> float:
@@ -95,14 +84,11 @@ def phase1_seed(args: argparse.Namespace) -> int:
 def prune(args: argparse.Namespace) -> None:
     """LD-Net's phase 2 (budget 2) on the better scalar-mix seed, then `ldnet-prune`."""
     phase1 = args.out / run_name(phase1_seed(args))
-    run, log = args.out / "scalar_mix_pruned", args.out / "scalar_mix_pruned.log"
-    env = {**CONLL03, **LMS, "NER_SCALAR_MIX_GLOVE_PHASE1_DIR": str(phase1)}
-    timed_once(
-        args.out, run.name, lambda: allennlp.train(PRUNE_CONFIG, run, log, None, env, threads=1)
-    )
-    pruned = run / "pruned.tar.gz"
-    if not pruned.exists():
-        allennlp.run_allennlp(["ldnet-prune", str(run / "model.tar.gz"), "-o", str(pruned)], log)
+    _train(args, "scalar_mix_pruned", PRUNE_CONFIG, None, {**ENV, PHASE1_DIR: str(phase1)})
+    run = args.out / "scalar_mix_pruned"
+    if not (run / "pruned.tar.gz").exists():
+        command = ["ldnet-prune", str(run / "model.tar.gz"), "-o", str(run / "pruned.tar.gz")]
+        allennlp.run_allennlp(command, args.out / "scalar_mix_pruned.log")
 
 
 def test_f1(archive: Path, log: Path) -> float:
@@ -123,8 +109,7 @@ def no_lm_model(batch_size: int, sentences: List[List[str]]) -> Tuple[Any, List[
 
     from ldnet_allennlp.pretrained import resolve_archive
 
-    ext_vars = {**CONLL03, **LMS}
-    config = json.loads(_jsonnet.evaluate_file(str(ROOT / CONFIGS["no_lm"]), ext_vars=ext_vars))
+    config = json.loads(_jsonnet.evaluate_file(str(ROOT / CONFIGS["no_lm"]), ext_vars=ENV))
     vocab = load_archive(resolve_archive("pretrained:ner")).model.vocab
     model = Model.from_params(vocab=vocab, params=Params(config["model"]))
     reader = DatasetReader.from_params(Params(config["dataset_reader"]))
