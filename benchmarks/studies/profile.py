@@ -129,9 +129,8 @@ def profile(args: argparse.Namespace) -> Dict[str, Any]:
     for model_name, archive in (("unpruned", args.unpruned), ("pruned", args.pruned)):
         for size in (32, 1):
             model, batches = tensor_batches(Path(archive), chosen[size], size)
-            name = f"{model_name}_b{size}"
-            cases[name] = profiled_case(model, batches, ComponentTimer(model))
-            n_words[name] = words[size]
+            cases[f"{model_name}_b{size}"] = profiled_case(model, batches, ComponentTimer(model))
+            n_words[f"{model_name}_b{size}"] = words[size]
     result: Dict[str, Any] = {}
     for threads in args.threads:
         # interleaved: machine noise hits every configuration alike
@@ -155,23 +154,19 @@ def _order(key: str) -> int:
 
 def tables(task_results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The results file's `summary` tables: µs per word by component, per task and threads."""
-    found = []
+    found, columns = [], ["component"] + [n.replace("_", " ") for n in CONFIGURATIONS]
     for task, result in sorted(task_results.items()):
-        for threads in sorted(
-            {int(k.split("_")[0][len("threads") :]) for k in result if k.startswith("threads")}
-        ):
-            profiles = [result[f"threads{threads}_{name}_us_per_word"] for name in CONFIGURATIONS]
+        threads = {key.split("_")[0] for key in result if key.startswith("threads")}
+        for at in sorted(threads, key=lambda at: int(at[len("threads") :])):
+            profiles = [result[f"{at}_{name}_us_per_word"] for name in CONFIGURATIONS]
             keys = sorted({key for p in profiles for key in p}, key=_order)
             rows = [[key] + [round(p.get(key, 0.0), 1) for p in profiles] for key in keys]
-            found.append(
-                {
-                    "caption": f"{task}: µs per word by component, {threads} thread(s) (speed-up "
-                    f"of the whole forward: {result[f'threads{threads}_speedup_b32']:.2f}x at "
-                    f"batch 32, {result[f'threads{threads}_speedup_b1']:.2f}x at batch 1)",
-                    "columns": ["component"] + [n.replace("_", " ") for n in CONFIGURATIONS],
-                    "rows": rows,
-                }
+            caption = (
+                f"{task}: µs per word by component, {at[len('threads'):]} thread(s) (speed-up of "
+                f"the whole forward: {result[f'{at}_speedup_b32']:.2f}x at batch 32, "
+                f"{result[f'{at}_speedup_b1']:.2f}x at batch 1)"
             )
+            found.append({"caption": caption, "columns": columns, "rows": rows})
     return found
 
 
