@@ -31,15 +31,17 @@ DPI = 100
 PNG_METADATA = {"Software": None}
 DIRECTIONS = ("forward", "backward")
 
-# Our taggers in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
-# the archive timed); a series is drawn when export.json has its keys.
+# The systems in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
+# the archive timed, whose F1 the manifest has; spaCy's F1 is export.json's SPACY_F1, if any);
+# a series is drawn when export.json has its keys.
 SPEED_SERIES = (
     ("ner, ldnet_runtime", "words_per_sec_runtime_unpruned", "unpruned_archive"),
     ("ner_pruned, ldnet_runtime", "words_per_sec_runtime", "archive"),
     ("ner_pruned, AllenNLP predictor", "words_per_sec_allennlp", "archive"),
     ("ner_pruned int8, ldnet_runtime", "words_per_sec_runtime_int8", "int8_archive"),
+    ("spaCy en_core_web_sm", "words_per_sec_spacy_sm", None),
 )
-SPACY_SERIES = ("spaCy en_core_web_sm", "words_per_sec_spacy_sm", "conll03_test_f1_spacy_sm")
+SPACY_F1 = "conll03_test_f1_spacy_sm"
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
@@ -71,19 +73,14 @@ def manifest_f1(manifest: Json, archive: str) -> Optional[float]:
 
 
 def measured_speed_points(export: Json, manifest: Json) -> List[SpeedPoint]:
-    """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order, then
-    spaCy, with the test F1 of each archive in the manifest (spaCy's: `conll03_test_f1_spacy_sm`
-    of export.json, else None)."""
+    """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order."""
     points = []
     for label, key, archive_key in SPEED_SERIES:
         b1, b32 = export.get(f"{key}_b1"), export.get(f"{key}_b32")
-        if b1 is None or b32 is None or archive_key not in export:
+        if b1 is None or b32 is None or (archive_key and archive_key not in export):
             continue
-        points.append(SpeedPoint(label, b1, b32, manifest_f1(manifest, export[archive_key])))
-    label, key, f1_key = SPACY_SERIES
-    if f"{key}_b1" in export and f"{key}_b32" in export:
-        b1, b32 = export[f"{key}_b1"], export[f"{key}_b32"]
-        points.append(SpeedPoint(label, b1, b32, export.get(f1_key)))
+        f1 = manifest_f1(manifest, export[archive_key]) if archive_key else export.get(SPACY_F1)
+        points.append(SpeedPoint(label, b1, b32, f1))
     return points
 
 
@@ -120,13 +117,9 @@ def budget_points(budget: Json, task: str) -> List[BudgetPoint]:
 def mask_states(
     live_layers_by_epoch: Sequence[float], kept: Mapping[str, Sequence[int]], num_layers: int
 ) -> Dict[str, numpy.ndarray]:
-    """
-    Which LM layers are live at each epoch of a pruning run whose masks stay at 0 once there
-    (`sticky_zeros`), from the live layers (both directions) after each epoch and the layers
-    `kept` per direction: a kept layer was live at every epoch; at an epoch with more live layers
-    than kept, the extra ones are some of the others (the results do not record which).
-    Per direction, shape `(num_layers, num_epochs)`: `LIVE`, `PRUNED` or `UNKNOWN`.
-    """
+    """Per direction, `(num_layers, num_epochs)`: `LIVE`, `PRUNED` or `UNKNOWN` for each layer
+    at each epoch of a run whose masks stay at 0 (`sticky_zeros`): a layer `kept` was live at every
+    epoch; at an epoch with more live layers than kept, some others were (which is not recorded)."""
     num_kept = sum(len(kept[direction]) for direction in DIRECTIONS)
     states = {}
     for direction in DIRECTIONS:
@@ -144,11 +137,8 @@ def mask_states(
 
 
 def pruning_runs(pruning: Json, manifest: Json) -> List[PruningRun]:
-    """
-    The shipped pruning runs of `pruning.json` (NER, then chunking): `(title, mask_states,
-    live_layers_by_epoch)`; the layers per direction are those of the task's un-pruned tagger in
-    the manifest.
-    """
+    """The shipped pruning runs of `pruning.json` (NER, then chunking), each over the layers of
+    the task's un-pruned tagger in the manifest."""
     runs = []
     for task, prefix in PRUNING_PREFIXES:
         live = pruning.get(f"{prefix}live_layers_by_epoch")
