@@ -1,21 +1,14 @@
 """
-Load test of `allennlp ldnet-serve` on loopback: sentences per second and latency of
-single-sentence `POST /predict` requests at each of `--clients` concurrent clients (1 and 8).
-
-The server is the real command, started in a subprocess on a free port with `--server-threads`
-torch threads. The clients are threads of this process, each with its own keep-alive
-`http.client` connection, sending one sentence per request (`{"sentence": raw text}`, tokenised
-by the server as for a user; `--input tokens` sends the tokens), each from its own offset into
-the sentences (`--sentences`, by default eng.testb, else the fixtures' CoNLL-03 sample). After a
-warm-up at the highest client count (not recorded), each count runs for `--duration` seconds (a
-request under way finishes and counts). Each client reads the clock around its own requests: a
-latency distribution under concurrent load, which the harness's rounds of whole calls do not
-measure. The CPU time the server and the clients use per request is recorded too.
-
-    python -m benchmarks serve [--archive ner_pruned] [--output /tmp/serve.json]
-
-Writes benchmarks/results/serve.json (or `--output`): `sentences_per_sec_c<N>`, `p50_ms_c<N>` and
-`p99_ms_c<N>`, each phase's figures, the settings, the commands and the hardware.
+Load test of `allennlp ldnet-serve` (the real command, in a subprocess on a free port) on
+loopback: sentences/s and latency of single-sentence `POST /predict` requests at each of
+`--clients` concurrent clients. The clients are threads of this process, each with its own
+keep-alive `http.client` connection, sending one sentence per request (`{"sentence": raw text}`,
+tokenised by the server as for a user, or with `--input tokens` its tokens) from its own offset
+into `--sentences` (eng.testb, else the fixtures' sample). After a warm-up at the highest count,
+each count runs for `--duration` seconds (a request under way finishes and counts). Each client
+reads the clock around its own requests (a latency distribution under load, which the harness's
+rounds of whole calls do not measure); the CPU time of the server and the clients is recorded.
+Writes benchmarks/results/serve.json (or `--output`).
 """
 
 import argparse
