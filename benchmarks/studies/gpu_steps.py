@@ -85,8 +85,7 @@ def build_trainer(config: str, ext_vars: Dict, overrides: Dict, work_dir: Path, 
 def run_epochs(train_model: TrainModel) -> Dict[str, Any]:
     """Trains (no archive is written) and returns the per-epoch records and their medians."""
     train_model.run()
-    timer = next(c for c in train_model.trainer._callbacks if isinstance(c, EpochTimer))
-    records = timer.records
+    records = next(c for c in train_model.trainer._callbacks if isinstance(c, EpochTimer)).records
     summary: Dict[str, Any] = {"epochs": records}
     for key in ("seconds", "train_batches_per_sec", "validation_batches_per_sec"):
         values = sorted(r[key] for r in records if key in r)
@@ -119,8 +118,7 @@ def profile_steps(train_model: TrainModel, steps: int, warmup: int = 3) -> Dict[
     """
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    trainer, model = train_model.trainer, train_model.model
-    device = trainer.cuda_device
+    trainer, model, device = train_model.trainer, train_model.model, train_model.trainer.cuda_device
     for label, owner, name in _parts(model, trainer):
         original = getattr(owner, name)
 
@@ -212,10 +210,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         overrides["data_loader.batches_per_epoch"] = args.batches
     cuda_device, variables = 0 if args.device == "cuda" else -1, json.loads(args.ext_vars)
     train_model = build_trainer(args.config, variables, overrides, Path(args.work_dir), cuda_device)
-    if args.profile_steps:
-        figures = profile_steps(train_model, args.profile_steps)
-    else:
-        figures = run_epochs(train_model)
+    steps = args.profile_steps
+    figures = profile_steps(train_model, steps) if steps else run_epochs(train_model)
     figures["ldnet_allennlp"] = str(Path(ldnet_allennlp.__file__).parent)
     print("GPU_STEPS_JSON " + json.dumps(figures), flush=True)
 

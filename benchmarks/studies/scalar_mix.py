@@ -145,14 +145,11 @@ def seed_runs(args: argparse.Namespace, seconds: Dict[str, float], log: Path) ->
     tagging, runs = load_results("tagging"), {}
     for name in TAGGING_RUNS:
         for seed in SEEDS:
-            run = tagging[tagging_key(name, seed)]
+            key = tagging_key(name, seed)
             runs[f"{name}_seed{seed}"] = {
-                "test_f1": round(run["test_f1"], 2),
-                "dev_f1": round(run["dev_f1"], 2),
-                "epochs_trained": run["epochs_trained"],
-                "best_epoch": run["best_epoch"],
-                "source": f"tagging.json {tagging_key(name, seed)}",
-                "command": run["command"],
+                **{figure: round(tagging[key][figure], 2) for figure in ("test_f1", "dev_f1")},
+                **{k: tagging[key][k] for k in ("epochs_trained", "best_epoch", "command")},
+                "source": f"tagging.json {key}",
             }
     for seed in SEEDS:
         run = args.out / run_name(seed)
