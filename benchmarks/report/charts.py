@@ -11,7 +11,6 @@ software name or date in the metadata).
 - `layer_masks.png`: the live LM layers at each epoch of the shipped pruning runs (`pruning.json`).
 """
 
-import json
 import textwrap
 from collections import namedtuple
 from pathlib import Path
@@ -25,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy  # noqa: E402
 
 from benchmarks.harness.data import ROOT  # noqa: E402
+from benchmarks.harness.results import load_results  # noqa: E402
 
 MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
 DPI = 100
@@ -59,11 +59,6 @@ BudgetPoint = namedtuple("BudgetPoint", "run live_layers test_f1 epochs chosen")
 Json = Mapping[str, Any]  # a results file
 # a shipped pruning run: its title, `mask_states`, and the live layers after each epoch
 PruningRun = Tuple[str, Dict[str, numpy.ndarray], List[float]]
-
-
-def read_json(path: Path) -> Dict[str, Any]:
-    """The JSON object in `path`, or {} when the file is not there."""
-    return json.loads(Path(path).read_text()) if Path(path).exists() else {}
 
 
 def manifest_f1(manifest: Json, archive: str) -> Optional[float]:
@@ -292,8 +287,8 @@ def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
 def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:
     """Draws each chart whose results (under `results_dir`) are there into `out_dir`, with the
     taggers' test F1 from the manifest; returns chart name -> PNG path."""
-    results = {name: read_json(Path(results_dir) / f"{name}.json") for name in RESULTS_FILES}
-    manifest = read_json(manifest_path)
+    results = {name: load_results(name, Path(results_dir)) for name in RESULTS_FILES}
+    manifest = load_results(Path(manifest_path).name, Path(manifest_path).parent)
     points = measured_speed_points(results["export"], manifest)
     anchors = anchor_points(results["published_anchors"])
     budget = results["pruning_budget"]
