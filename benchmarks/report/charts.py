@@ -121,9 +121,7 @@ def mask_states(
         grid = numpy.full((num_layers, len(live_layers_by_epoch)), PRUNED)
         for epoch, live in enumerate(live_layers_by_epoch):
             if live < num_kept:
-                raise ValueError(
-                    f"epoch {epoch}: {live} live layers, fewer than the {num_kept} kept"
-                )
+                raise ValueError(f"epoch {epoch}: {live} live layers, fewer than {num_kept} kept")
             if live > num_kept:
                 grid[:, epoch] = UNKNOWN
         grid[list(kept[direction]), :] = LIVE
@@ -182,9 +180,8 @@ def draw_anchors(axes: plt.Axes, side: plt.Axes, anchors: Sequence[Anchor]) -> N
     for anchor in anchors:
         if anchor.words_per_sec is None:
             side.plot([0, 0.2], [anchor.f1] * 2, color="dimgrey", linewidth=2)
-            side.annotate(
-                f"{anchor.name}: {anchor.f1:g}", (0.25, anchor.f1), va="center", fontsize=7
-            )
+            name = f"{anchor.name}: {anchor.f1:g}"
+            side.annotate(name, (0.25, anchor.f1), va="center", fontsize=7)
             continue
         axes.plot(anchor.words_per_sec, anchor.f1, "D", color="dimgrey", ms=6, label=label)
         label = None

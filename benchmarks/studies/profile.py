@@ -196,9 +196,8 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         for model in ("unpruned", "pruned"):
             figure, key = f"{task}, {model}, batch 32, 1 thread: µs/word", f"{at}_{model}_b32"
             found.append(headline(results, figure, f"{key}_us_per_word.total"))
-            found.append(
-                headline(results, f"{figure} in the LM layers", f"{key}_us_per_word.lm_layers")
-            )
+            lm_layers = f"{figure} in the LM layers"
+            found.append(headline(results, lm_layers, f"{key}_us_per_word.lm_layers"))
         for size in (32, 1):
             figure = f"{task}: speed-up of pruning, batch {size}, 1 thread"
             found.append(headline(results, figure, f"{at}_speedup_b{size}"))

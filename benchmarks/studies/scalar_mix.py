@@ -198,25 +198,22 @@ def measure(args: argparse.Namespace) -> None:
         runs = [result["seeds"][f"{name}_seed{seed}"] for seed in SEEDS]
         result[f"conll03_test_f1_{name}"] = mean([run["test_f1"] for run in runs])
         result[f"conll03_dev_f1_{name}"] = mean([run["dev_f1"] for run in runs])
-    result["test_f1_gap_ldnet_minus_scalar_mix"] = round(
-        result["conll03_test_f1_ldnet"] - result["conll03_test_f1_scalar_mix"], 2
-    )
+    f1 = {name: result[f"conll03_test_f1_{name}"] for name in CONFIGS}
+    result["test_f1_gap_ldnet_minus_scalar_mix"] = round(f1["ldnet"] - f1["scalar_mix"], 2)
     # pruned to 2 LM layers: the scalar-mix seed chosen on dev, beside the shipped LD-Net pair
     manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
-    ldnet_pruned, seed = manifest["ner_pruned"], phase1_seed(args)
-    result["conll03_f1_loss_ldnet_pruned"] = round(
-        ldnet_pruned["test_f1_unpruned"] - ldnet_pruned["test_f1_fp32"], 2
-    )
+    shipped, seed = manifest["ner_pruned"], phase1_seed(args)
+    loss = shipped["test_f1_unpruned"] - shipped["test_f1_fp32"]
+    result["conll03_f1_loss_ldnet_pruned"] = round(loss, 2)
     archives = {
         "ldnet": ROOT / "pretrained" / manifest["ner"]["file"],
-        "ldnet_pruned": ROOT / "pretrained" / ldnet_pruned["file"],
+        "ldnet_pruned": ROOT / "pretrained" / shipped["file"],
         "scalar_mix": args.out / run_name(seed) / "model.tar.gz",
     }
     pruned = result["scalar_mix_pruned"] = pruned_run(args, seed, seconds, log)
     if "test_f1" in pruned:
-        result["conll03_f1_loss_scalar_mix_pruned"] = round(
-            result["seeds"][run_name(seed)]["test_f1"] - pruned["test_f1"], 2
-        )
+        loss = result["seeds"][run_name(seed)]["test_f1"] - pruned["test_f1"]
+        result["conll03_f1_loss_scalar_mix_pruned"] = round(loss, 2)
         archives["scalar_mix_pruned"] = args.out / "scalar_mix_pruned" / "pruned.tar.gz"
     speeds = words_per_sec(args, archives)
     result.update({f"words_per_sec_{name}": value for name, value in speeds.items()})
