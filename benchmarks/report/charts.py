@@ -144,8 +144,11 @@ def pruning_runs(pruning: Json, manifest: Json) -> List[PruningRun]:
     return runs
 
 
-def save(figure: plt.Figure, path: Path) -> Path:
-    """Writes `figure` to `path` as a PNG with no software name or date, and closes it."""
+def save(figure: plt.Figure, path: Path, title: str, bottom: float = 0.0, **title_style) -> Path:
+    """Titles `figure` and lays it out (`bottom` of its height left for a caption or a legend),
+    writes it to `path` as a PNG with no software name or date, and closes it."""
+    figure.suptitle(title, **title_style)
+    figure.tight_layout(rect=(0, bottom, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=DPI, metadata=PNG_METADATA)
     plt.close(figure)
@@ -219,9 +222,7 @@ def speed_accuracy_chart(points: List[SpeedPoint], anchors: List[Anchor], path: 
         caption += " words/s (dotted: batch 1, dashed: batch 32)."
     caption += "\nPublished: benchmarks/results/published_anchors.json (sources, what was timed)."
     figure.text(0.01, 0.01, caption, fontsize=7, va="bottom")
-    figure.suptitle("Speed and accuracy: CoNLL-03 NER")
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
-    return save(figure, path)
+    return save(figure, path, "Speed and accuracy: CoNLL-03 NER", bottom=0.06)
 
 
 def f1_vs_layers_chart(budget: Json, path: Path) -> Path:
@@ -244,11 +245,8 @@ def f1_vs_layers_chart(budget: Json, path: Path) -> Path:
         axes.set_xticks(sorted({p.live_layers for p in points}))
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize=7, loc="lower right")
-    figure.suptitle(
-        "F1 against the LM layers left by pruning (benchmarks/results/pruning_budget.json)"
-    )
-    figure.tight_layout()
-    return save(figure, path)
+    title = "F1 against the LM layers left by pruning (benchmarks/results/pruning_budget.json)"
+    return save(figure, path, title)
 
 
 def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
@@ -265,20 +263,15 @@ def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
             axes.set(yticks=range(grid.shape[0]), ylabel="LM layer", xticks=range(grid.shape[1]))
             axes.set_xticklabels([f"{e}\n({live[e]:g})" for e in range(grid.shape[1])], fontsize=7)
             axes.set_xlabel("epoch (live layers, both directions)", fontsize=8)
-    legend = (
-        (LIVE, "live (kept)"),
-        (UNKNOWN, "one of these was also live"),
-        (PRUNED, "pruned (mask 0)"),
-    )
+    legend = [(LIVE, "live (kept)"), (UNKNOWN, "one of these was also live")]
+    legend.append((PRUNED, "pruned (mask 0)"))
     handles = [matplotlib.patches.Patch(color=colours(v), label=label) for v, label in legend]
     figure.legend(handles=handles, loc="lower center", ncol=3, fontsize=8)
-    figure.suptitle(
+    title = (
         "LM layers live (mask > 0) over the shipped pruning runs (benchmarks/results/pruning.json:"
-        "\nlive-layer counts per epoch and the layers kept; masks that reach 0 stay at 0)",
-        fontsize=10,
+        "\nlive-layer counts per epoch and the layers kept; masks that reach 0 stay at 0)"
     )
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
-    return save(figure, path)
+    return save(figure, path, title, bottom=0.06, fontsize=10)
 
 
 def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:

@@ -49,9 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=3, help="epochs of the epoch stage")
     parser.add_argument("--profile-steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the cpu stage")
-    parser.add_argument(
-        "--cpu-batches", type=int, help="training batches per round (cpu stage, --baseline)"
-    )
+    parser.add_argument("--cpu-batches", type=int, help="training batches per cpu round")
     parser.add_argument("--baseline", default=None, help="git ref the cpu stage also times")
     parser.add_argument("--work-dir", type=Path, default=ROOT / "runs" / "gpu")
     parser.add_argument("--results-dir", type=Path, default=None)
@@ -72,11 +70,8 @@ def _cuda_device(args: argparse.Namespace) -> int:
 
 
 def _variables(args: argparse.Namespace) -> Dict[str, str]:
-    """
-    The epoch config's variables: CoNLL-03 and the shipped LMs; with `--fixture-lms`, CoNLL-03
-    and the `paths` stage's LMs (the shipped LMs' shape and cost, a small vocabulary); with
-    `--fixtures`, the fixture data and those LMs.
-    """
+    """The config's variables: CoNLL-03 and the shipped LMs; with `--fixture-lms`, the `paths`
+    stage's LMs instead (their shape and cost); with `--fixtures`, also the fixture data."""
     if not (args.fixtures or args.fixture_lms):
         return {**CONLL03, **PRETRAINED_LMS}
     from benchmarks.studies.gpu_paths import FIXTURE_DATA, Paths
@@ -185,10 +180,8 @@ def cpu(args: argparse.Namespace) -> None:
 
 
 def _epoch_from_rates(args: argparse.Namespace, timings, name: str) -> float:
-    """
-    A whole epoch's seconds from a partial one (`--cpu-batches`): the training file's batches
-    over the median training rate plus the dev file's over the median validation rate.
-    """
+    """A whole epoch's seconds from a partial one (`--cpu-batches`): the training file's batches
+    over the median training rate plus the dev file's over the median validation rate."""
     batch_size, variables, seconds = 4 if args.fixtures else 32, _variables(args), 0.0
     for data, phase in (("TRAIN", "train"), ("DEV", "validation")):
         batches = -(-len(read_sentences(variables[f"CONLL03_{data}_DATA_PATH"])) // batch_size)
