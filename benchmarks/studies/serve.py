@@ -16,7 +16,6 @@ import http.client
 import itertools
 import json
 import os
-import resource
 import socket
 import statistics
 import subprocess
@@ -61,13 +60,6 @@ def sentences_file(args: argparse.Namespace) -> Path:
     return default if default.exists() else FALLBACK_SENTENCES
 
 
-def request_bodies(sentences: List[List[str]], kind: str) -> List[Dict[str, Any]]:
-    """One request body per sentence: its words joined by spaces, or its tokens."""
-    if kind == "sentence":
-        return [{"sentence": " ".join(words)} for words in sentences]
-    return [{"tokens": words} for words in sentences]
-
-
 def server_command(args: argparse.Namespace, port: int) -> List[str]:
     options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
     return [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
@@ -108,11 +100,6 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def own_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, server_pid: int):
     """
     `clients` threads post `bodies` in turn to `url` ("http://127.0.0.1:<port>") for `duration`
@@ -145,7 +132,7 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
         finally:
             connection.close()
 
-    server_cpu, client_cpu = process_cpu_seconds(server_pid), own_cpu_seconds()
+    server_cpu, client_cpu = process_cpu_seconds(server_pid), time.process_time()
     start = time.perf_counter()
     stop = start + duration
     threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
@@ -155,7 +142,7 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
         thread.join()
     elapsed = time.perf_counter() - start
     server_cpu = process_cpu_seconds(server_pid) - server_cpu
-    client_cpu = own_cpu_seconds() - client_cpu
+    client_cpu = time.process_time() - client_cpu  # this process's user + system CPU
     every = sorted(latencies)
     if not every:
         raise SystemExit(f"no request succeeded with {clients} clients: {failures[:3]}")
@@ -271,7 +258,9 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     server = server_command(args, port)
     machine = hardware(torch_threads=args.server_threads)  # the server's, set by --threads
     started = utc_date()
-    bodies = request_bodies(sentences, args.input)
+    # one request body per sentence: its words joined by spaces, or its tokens
+    as_text = args.input == "sentence"
+    bodies = [{"sentence": " ".join(s)} if as_text else {"tokens": s} for s in sentences]
     facts, warmup, phases = load_test(args, bodies, server, f"http://127.0.0.1:{port}")
     machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results: Dict[str, Any] = {
