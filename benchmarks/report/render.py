@@ -112,11 +112,7 @@ def other_results(studies: Sequence[Study], results_dir: Path) -> List[str]:
     return ["## Other results files", "", *others, ""] if others else []
 
 
-def render(
-    studies: Sequence[Study],
-    charts: Optional[Mapping[str, Path]] = None,
-    results_dir: Optional[Path] = None,
-) -> str:
+def render(studies: Sequence[Study], charts: Optional[Mapping] = None, results_dir=None) -> str:
     """The text of BENCHMARKS.md: a section per study, in order, after the `charts` (name -> PNG
     path under the repository); the results files are read from `results_dir`."""
     results_dir = RESULTS_DIR if results_dir is None else results_dir

@@ -10,7 +10,9 @@ Run as a script against whatever `ldnet_allennlp` is first on `PYTHONPATH` (the 
 another commit, for the `gpu` study's `--baseline`), it prints the figures as JSON. It then
 imports nothing of `benchmarks/` (that commit's harness may differ), so it reads the clock itself.
 
-    python gpu_steps.py CONFIG --ext-vars '{...}' --device cpu --threads 1 --work-dir DIR
+    python COPY_OF_gpu_steps.py CONFIG --ext-vars '{...}' --device cpu --threads 1 --work-dir DIR
+
+(a copy outside benchmarks/studies/, whose `profile.py` would shadow the standard library's).
 """
 
 import argparse
