@@ -1,25 +1,18 @@
 """
 The report's charts, drawn with matplotlib (Agg) from the results files and
-`pretrained/MANIFEST.json`; no figure is typed in here. Each chart has a function that reads its
-points out of the JSON (`measured_speed_points`, `anchor_points`, `budget_points`,
-`mask_states`) and one that draws them, so that the tests can check the points against the JSON.
+`pretrained/MANIFEST.json` (no figure is typed in here); a function reads each chart's points out
+of the JSON, another draws them. The same JSON gives the same PNG bytes (fixed size and dpi, no
+software name or date in the metadata).
 
-- `speed_accuracy.png`: CoNLL-03 test F1 against words/s on one thread for the shipped NER
-  taggers and spaCy's `en_core_web_sm`, all timed here (`export.json`, batch 1 and 32), with the
-  published figures of other taggers (`published_anchors.json`) in a separate layer.
-- `f1_vs_layers.png`: test F1 against the LM layers left by pruning (`pruning_budget.json`).
-- `layer_masks.png`: which LM layers are live at each epoch of the two shipped pruning runs
-  (`pruning.json`), forward and backward.
-
-The same JSON gives the same PNG bytes: fixed size and dpi, and no software name or date in the
-PNG's metadata.
-
-    python -m benchmarks report     # draws them into docs/figures/ and writes BENCHMARKS.md
+- `speed_accuracy.png`: CoNLL-03 test F1 against words/s on one thread of the shipped NER taggers
+  and spaCy's `en_core_web_sm` (`export.json`, batch 1 and 32), and apart from them the
+  published figures of other taggers (`published_anchors.json`);
+- `f1_vs_layers.png`: test F1 against the LM layers left by pruning (`pruning_budget.json`);
+- `layer_masks.png`: the live LM layers at each epoch of the shipped pruning runs (`pruning.json`).
 """
 
-import json
 import textwrap
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -31,106 +24,62 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy  # noqa: E402
 
 from benchmarks.harness.data import ROOT  # noqa: E402
+from benchmarks.harness.results import load_results  # noqa: E402
 
 MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
 DPI = 100
 PNG_METADATA = {"Software": None}
 DIRECTIONS = ("forward", "backward")
 
-# Our taggers in export.json: (label, words/s key at batch 1 and 32 without the "_b<N>" end,
-# the key naming the archive that was timed). A series is drawn when its keys are there (int8
-# will be, once the export study times an int8 archive under these keys).
+# The systems in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
+# the archive timed, whose F1 the manifest has; spaCy's F1 is export.json's SPACY_F1, if any);
+# a series is drawn when export.json has its keys.
 SPEED_SERIES = (
     ("ner, ldnet_runtime", "words_per_sec_runtime_unpruned", "unpruned_archive"),
     ("ner_pruned, ldnet_runtime", "words_per_sec_runtime", "archive"),
     ("ner_pruned, AllenNLP predictor", "words_per_sec_allennlp", "archive"),
     ("ner_pruned int8, ldnet_runtime", "words_per_sec_runtime_int8", "int8_archive"),
+    ("spaCy en_core_web_sm", "words_per_sec_spacy_sm", None),
 )
-SPACY_SERIES = ("spaCy en_core_web_sm", "words_per_sec_spacy_sm", "conll03_test_f1_spacy_sm")
+SPACY_F1 = "conll03_test_f1_spacy_sm"
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
+RESULTS_FILES = ("export", "published_anchors", "pruning_budget", "pruning")
 
 
-@dataclass(frozen=True)
-class SpeedPoint:
-    """One system timed here: words/s on one thread at batch 1 and 32, and its CoNLL-03 test F1
-    (None when it was not measured here)."""
-
-    label: str
-    words_per_sec_b1: float
-    words_per_sec_b32: float
-    f1: Optional[float]
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """A published figure: CoNLL-03 test F1, and words/s when the source gives one."""
-
-    name: str
-    f1: float
-    words_per_sec: Optional[float]
-    hardware: str
+# one system timed here: words/s on one thread at batch 1 and 32, its CoNLL-03 test F1 (None
+# when not measured here)
+SpeedPoint = namedtuple("SpeedPoint", "label words_per_sec_b1 words_per_sec_b32 f1")
+# a published figure: CoNLL-03 test F1, words/s when the source gives one, the hardware
+Anchor = namedtuple("Anchor", "name f1 words_per_sec hardware")
+# a phase-2 run of the budget study: LM layers kept (both directions), test F1, epochs, whether
+# it is the run chosen on dev
+BudgetPoint = namedtuple("BudgetPoint", "run live_layers test_f1 epochs chosen")
+Json = Mapping[str, Any]  # a results file
+# a shipped pruning run: its title, `mask_states`, and the live layers after each epoch
+PruningRun = Tuple[str, Dict[str, numpy.ndarray], List[float]]
 
 
-@dataclass(frozen=True)
-class BudgetPoint:
-    """One phase-2 run of the budget study: LM layers kept (both directions), test F1."""
-
-    run: str
-    live_layers: int
-    test_f1: float
-    epochs: int
-    chosen: bool
-
-
-def read_json(path: Path) -> Dict[str, Any]:
-    """The JSON object in `path`, or {} when the file is not there."""
-    return json.loads(Path(path).read_text()) if Path(path).exists() else {}
-
-
-def manifest_f1(manifest: Mapping[str, Any], archive: str) -> Optional[float]:
+def manifest_f1(manifest: Json, archive: str) -> Optional[float]:
     """`test_f1` of the manifest's entry whose `file` is `archive`'s name, else None."""
-    name = Path(archive).name
-    for entry in manifest.values():
-        if isinstance(entry, dict) and entry.get("file") == name:
-            return entry.get("test_f1")
-    return None
+    entries = [e for e in manifest.values() if isinstance(e, dict)]
+    return next((e.get("test_f1") for e in entries if e.get("file") == Path(archive).name), None)
 
 
-def measured_speed_points(
-    export: Mapping[str, Any], manifest: Mapping[str, Any]
-) -> List[SpeedPoint]:
-    """
-    The systems timed by the export study, in `SPEED_SERIES` order, then spaCy.
-
-    # Parameters
-
-    export : `Mapping[str, Any]`
-        `benchmarks/results/export.json`: `<key>_b1` and `<key>_b32` words/s on one thread, and
-        the archive each series timed.
-    manifest : `Mapping[str, Any]`
-        `pretrained/MANIFEST.json`: the test F1 of each shipped archive.
-
-    # Returns
-
-    `List[SpeedPoint]`: a series is left out when export.json lacks its keys; spaCy's F1 is
-    None unless export.json holds `conll03_test_f1_spacy_sm`.
-    """
+def measured_speed_points(export: Json, manifest: Json) -> List[SpeedPoint]:
+    """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order."""
     points = []
     for label, key, archive_key in SPEED_SERIES:
         b1, b32 = export.get(f"{key}_b1"), export.get(f"{key}_b32")
-        if b1 is None or b32 is None or archive_key not in export:
+        if b1 is None or b32 is None or (archive_key and archive_key not in export):
             continue
-        points.append(SpeedPoint(label, b1, b32, manifest_f1(manifest, export[archive_key])))
-    label, key, f1_key = SPACY_SERIES
-    if f"{key}_b1" in export and f"{key}_b32" in export:
-        b1, b32 = export[f"{key}_b1"], export[f"{key}_b32"]
-        points.append(SpeedPoint(label, b1, b32, export.get(f1_key)))
+        f1 = manifest_f1(manifest, export[archive_key]) if archive_key else export.get(SPACY_F1)
+        points.append(SpeedPoint(label, b1, b32, f1))
     return points
 
 
-def anchor_points(anchors: Mapping[str, Any]) -> List[Anchor]:
+def anchor_points(anchors: Json) -> List[Anchor]:
     """The published anchors of `published_anchors.json`, in its order."""
     return [
         Anchor(a["name"], a["conll03_test_f1"], a.get("words_per_sec"), a["hardware"])
@@ -138,21 +87,14 @@ def anchor_points(anchors: Mapping[str, Any]) -> List[Anchor]:
     ]
 
 
-def budget_points(budget: Mapping[str, Any], task: str) -> List[BudgetPoint]:
-    """
-    The budget study's runs for `task` ("ner" or "chunk"), sorted by live layers then epochs.
+def budget_tasks(budget: Json) -> List[str]:
+    """The tasks of `pruning_budget.json` that have runs."""
+    return [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
 
-    # Parameters
 
-    budget : `Mapping[str, Any]`
-        `benchmarks/results/pruning_budget.json`.
-    task : `str`
-        Its key for the task.
-
-    # Returns
-
-    `List[BudgetPoint]`: live layers are those the pruned tagger kept, forward plus backward.
-    """
+def budget_points(budget: Json, task: str) -> List[BudgetPoint]:
+    """The runs of `pruning_budget.json` for `task` ("ner" or "chunk"), sorted by live layers
+    (kept by the pruned tagger, forward plus backward), then epochs."""
     study = budget.get(task, {})
     points = [
         BudgetPoint(
@@ -170,35 +112,16 @@ def budget_points(budget: Mapping[str, Any], task: str) -> List[BudgetPoint]:
 def mask_states(
     live_layers_by_epoch: Sequence[float], kept: Mapping[str, Sequence[int]], num_layers: int
 ) -> Dict[str, numpy.ndarray]:
-    """
-    Which LM layers are live at each epoch of a pruning run whose masks stay at 0 once they
-    reach it (`sticky_zeros`): the layers kept at the end were live at every epoch, and at an
-    epoch with more live layers than were kept, the extra ones are some of the other layers
-    (which ones the results do not record).
-
-    # Parameters
-
-    live_layers_by_epoch : `Sequence[float]`
-        The number of live layers (both directions) after each epoch.
-    kept : `Mapping[str, Sequence[int]]`
-        The layers the pruned tagger kept, per direction ("forward", "backward").
-    num_layers : `int`
-        LM layers per direction.
-
-    # Returns
-
-    `Dict[str, numpy.ndarray]`: per direction, shape `(num_layers, num_epochs)`: `LIVE`,
-    `PRUNED`, or `UNKNOWN` (one of the extra live layers may be this one).
-    """
+    """Per direction, `(num_layers, num_epochs)`: `LIVE`, `PRUNED` or `UNKNOWN` for each layer
+    at each epoch of a run whose masks stay at 0 (`sticky_zeros`): a layer `kept` was live at every
+    epoch; at an epoch with more live layers than kept, some others were (which is not recorded)."""
     num_kept = sum(len(kept[direction]) for direction in DIRECTIONS)
     states = {}
     for direction in DIRECTIONS:
         grid = numpy.full((num_layers, len(live_layers_by_epoch)), PRUNED)
         for epoch, live in enumerate(live_layers_by_epoch):
             if live < num_kept:
-                raise ValueError(
-                    f"epoch {epoch}: {live} live layers, fewer than the {num_kept} kept"
-                )
+                raise ValueError(f"epoch {epoch}: {live} live layers, fewer than {num_kept} kept")
             if live > num_kept:
                 grid[:, epoch] = UNKNOWN
         grid[list(kept[direction]), :] = LIVE
@@ -206,14 +129,9 @@ def mask_states(
     return states
 
 
-def pruning_runs(
-    pruning: Mapping[str, Any], manifest: Mapping[str, Any]
-) -> List[Tuple[str, Dict[str, numpy.ndarray], List[float]]]:
-    """
-    The shipped pruning runs of `pruning.json` (NER, then chunking): `(title, mask_states,
-    live_layers_by_epoch)`; the layers per direction are those of the task's un-pruned tagger in
-    the manifest.
-    """
+def pruning_runs(pruning: Json, manifest: Json) -> List[PruningRun]:
+    """The shipped pruning runs of `pruning.json` (NER, then chunking), each over the layers of
+    the task's un-pruned tagger in the manifest."""
     runs = []
     for task, prefix in PRUNING_PREFIXES:
         live = pruning.get(f"{prefix}live_layers_by_epoch")
@@ -226,8 +144,11 @@ def pruning_runs(
     return runs
 
 
-def save(figure: plt.Figure, path: Path) -> Path:
-    """Writes `figure` to `path` as a PNG with no software name or date, and closes it."""
+def save(figure: plt.Figure, path: Path, title: str, bottom: float = 0.0, **title_style) -> Path:
+    """Titles `figure` and lays it out (`bottom` of its height left for a caption or a legend),
+    writes it to `path` as a PNG with no software name or date, and closes it."""
+    figure.suptitle(title, **title_style)
+    figure.tight_layout(rect=(0, bottom, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=DPI, metadata=PNG_METADATA)
     plt.close(figure)
@@ -262,24 +183,16 @@ def draw_anchors(axes: plt.Axes, side: plt.Axes, anchors: Sequence[Anchor]) -> N
     for anchor in anchors:
         if anchor.words_per_sec is None:
             side.plot([0, 0.2], [anchor.f1] * 2, color="dimgrey", linewidth=2)
-            side.annotate(
-                f"{anchor.name}: {anchor.f1:g}", (0.25, anchor.f1), va="center", fontsize=7
-            )
+            name = f"{anchor.name}: {anchor.f1:g}"
+            side.annotate(name, (0.25, anchor.f1), va="center", fontsize=7)
             continue
         axes.plot(anchor.words_per_sec, anchor.f1, "D", color="dimgrey", ms=6, label=label)
         label = None
         left = anchor.words_per_sec > 100_000  # near the right edge: the text goes left
         text = textwrap.fill(f"{anchor.name}: {anchor.f1:g} F1; hardware: {anchor.hardware}", 34)
-        axes.annotate(
-            text,
-            (anchor.words_per_sec, anchor.f1),
-            xytext=(-6 if left else 6, -5),
-            textcoords="offset points",
-            fontsize=7,
-            color="dimgrey",
-            va="top",
-            ha="right" if left else "left",
-        )
+        style = dict(fontsize=7, color="dimgrey", va="top", ha="right" if left else "left")
+        offset = dict(xytext=(-6 if left else 6, -5), textcoords="offset points")
+        axes.annotate(text, (anchor.words_per_sec, anchor.f1), **offset, **style)
 
 
 def f1_limits(points: Sequence[SpeedPoint], anchors: Sequence[Anchor]) -> Tuple[float, float]:
@@ -288,25 +201,20 @@ def f1_limits(points: Sequence[SpeedPoint], anchors: Sequence[Anchor]) -> Tuple[
     return min(values) - 0.8, max(values) + 0.4
 
 
-def speed_accuracy_chart(
-    points: Sequence[SpeedPoint], anchors: Sequence[Anchor], path: Path
-) -> Path:
+def speed_accuracy_chart(points: List[SpeedPoint], anchors: List[Anchor], path: Path) -> Path:
     """Draws `speed_accuracy.png`: F1 against words/s (log), measured and published apart."""
     figure, (axes, side) = plt.subplots(
         1, 2, figsize=(11, 5.6), sharey=True, gridspec_kw={"width_ratios": [4, 1.7]}
     )
     no_f1 = draw_measured(axes, points)
     draw_anchors(axes, side, anchors)
-    axes.set_xscale("log")
-    axes.set_xlim(300, 1_000_000)
-    axes.set_ylim(*f1_limits(points, anchors))
+    axes.set(xscale="log", xlim=(300, 1_000_000), ylim=f1_limits(points, anchors))
     axes.set_xlabel("words/s (log scale); here: one thread, batch 1 (open) and 32 (filled)")
     axes.set_ylabel("CoNLL-03 test F1 (eng.testb)")
     axes.grid(True, which="both", alpha=0.3)
     handles, labels = axes.get_legend_handles_labels()
     side.legend(handles, labels, loc="lower left", fontsize=7, borderaxespad=0.2)
-    side.set_xlim(0, 1.5)
-    side.set_xticks([])
+    side.set(xlim=(0, 1.5), xticks=[])
     side.set_title("published F1,\nno speed given", fontsize=8)
     caption = "Measured here: benchmarks/results/export.json (F1: pretrained/MANIFEST.json)."
     if no_f1:
@@ -314,58 +222,34 @@ def speed_accuracy_chart(
         caption += " words/s (dotted: batch 1, dashed: batch 32)."
     caption += "\nPublished: benchmarks/results/published_anchors.json (sources, what was timed)."
     figure.text(0.01, 0.01, caption, fontsize=7, va="bottom")
-    figure.suptitle("Speed and accuracy: CoNLL-03 NER")
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
-    return save(figure, path)
+    return save(figure, path, "Speed and accuracy: CoNLL-03 NER", bottom=0.06)
 
 
-def f1_vs_layers_chart(budget: Mapping[str, Any], path: Path) -> Path:
+def f1_vs_layers_chart(budget: Json, path: Path) -> Path:
     """Draws `f1_vs_layers.png`: test F1 against live LM layers, one panel per task."""
-    tasks = [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
+    tasks = budget_tasks(budget)
     figure, panels = plt.subplots(1, max(len(tasks), 1), figsize=(10, 4.4), squeeze=False)
     for axes, task in zip(panels[0], tasks):
+        points = budget_points(budget, task)
         for epochs, marker in ((3, "s"), (10, "o")):
-            chosen = [p for p in budget_points(budget, task) if p.epochs == epochs]
-            axes.plot(
-                [p.live_layers for p in chosen],
-                [p.test_f1 for p in chosen],
-                marker,
-                ms=7,
-                alpha=0.8,
-                label=f"phase 2, {epochs} epochs",
-            )
-        for point in budget_points(budget, task):
-            if point.chosen:
-                axes.plot(
-                    point.live_layers,
-                    point.test_f1,
-                    "*",
-                    color="black",
-                    ms=14,
-                    label="chosen on dev (shipped)",
-                )
-        axes.axhline(
-            budget[task]["test_f1_unpruned"],
-            color="grey",
-            linestyle="--",
-            label="phase-1 tagger, all layers",
-        )
+            chosen = [p for p in points if p.epochs == epochs]
+            x, y = [p.live_layers for p in chosen], [p.test_f1 for p in chosen]
+            axes.plot(x, y, marker, ms=7, alpha=0.8, label=f"phase 2, {epochs} epochs")
+        star = dict(color="black", ms=14, label="chosen on dev (shipped)")
+        for point in (p for p in points if p.chosen):
+            axes.plot(point.live_layers, point.test_f1, "*", **star)
+        unpruned = dict(color="grey", linestyle="--", label="phase-1 tagger, all layers")
+        axes.axhline(budget[task]["test_f1_unpruned"], **unpruned)
         axes.set_title(budget[task].get("title", task), fontsize=10)
-        axes.set_xlabel("live LM layers (forward + backward)")
-        axes.set_ylabel("test F1")
-        axes.set_xticks(sorted({p.live_layers for p in budget_points(budget, task)}))
+        axes.set(xlabel="live LM layers (forward + backward)", ylabel="test F1")
+        axes.set_xticks(sorted({p.live_layers for p in points}))
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize=7, loc="lower right")
-    figure.suptitle(
-        "F1 against the LM layers left by pruning (benchmarks/results/pruning_budget.json)"
-    )
-    figure.tight_layout()
-    return save(figure, path)
+    title = "F1 against the LM layers left by pruning (benchmarks/results/pruning_budget.json)"
+    return save(figure, path, title)
 
 
-def layer_masks_chart(
-    runs: Sequence[Tuple[str, Dict[str, numpy.ndarray], List[float]]], path: Path
-) -> Path:
+def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
     """Draws `layer_masks.png`: a layer x epoch map per run and direction."""
     colours = matplotlib.colors.ListedColormap(["#f0f0f0", "#9ecae1", "#08519c"])
     figure, panels = plt.subplots(
@@ -376,61 +260,34 @@ def layer_masks_chart(
             grid = states[direction]
             axes.imshow(grid, cmap=colours, vmin=0, vmax=1, aspect="auto", origin="lower")
             axes.set_title(f"{title}: {direction} LM", fontsize=9)
-            axes.set_yticks(range(grid.shape[0]))
-            axes.set_ylabel("LM layer")
-            axes.set_xticks(range(grid.shape[1]))
+            axes.set(yticks=range(grid.shape[0]), ylabel="LM layer", xticks=range(grid.shape[1]))
             axes.set_xticklabels([f"{e}\n({live[e]:g})" for e in range(grid.shape[1])], fontsize=7)
             axes.set_xlabel("epoch (live layers, both directions)", fontsize=8)
-    handles = [
-        matplotlib.patches.Patch(color=colours(value), label=label)
-        for value, label in (
-            (LIVE, "live (kept)"),
-            (UNKNOWN, "one of these was also live"),
-            (PRUNED, "pruned (mask 0)"),
-        )
-    ]
+    legend = [(LIVE, "live (kept)"), (UNKNOWN, "one of these was also live")]
+    legend.append((PRUNED, "pruned (mask 0)"))
+    handles = [matplotlib.patches.Patch(color=colours(v), label=label) for v, label in legend]
     figure.legend(handles=handles, loc="lower center", ncol=3, fontsize=8)
-    figure.suptitle(
+    title = (
         "LM layers live (mask > 0) over the shipped pruning runs (benchmarks/results/pruning.json:"
-        "\nlive-layer counts per epoch and the layers kept; masks that reach 0 stay at 0)",
-        fontsize=10,
+        "\nlive-layer counts per epoch and the layers kept; masks that reach 0 stay at 0)"
     )
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
-    return save(figure, path)
+    return save(figure, path, title, bottom=0.06, fontsize=10)
 
 
-def render_charts(
-    results_dir: Path, out_dir: Path, manifest_path: Path = MANIFEST
-) -> Dict[str, Path]:
-    """
-    Draws every chart whose results files are there.
-
-    # Parameters
-
-    results_dir : `Path`
-        The results files (`benchmarks/results/`).
-    out_dir : `Path`
-        Where the PNGs go (`docs/figures/`).
-    manifest_path : `Path`
-        The shipped models' manifest, for the taggers' test F1.
-
-    # Returns
-
-    `Dict[str, Path]`: chart name -> PNG path.
-    """
-    results_dir, out_dir = Path(results_dir), Path(out_dir)
-    manifest = read_json(manifest_path)
-    charts = {}
-    points = measured_speed_points(read_json(results_dir / "export.json"), manifest)
-    if points:
-        anchors = anchor_points(read_json(results_dir / "published_anchors.json"))
-        charts["speed_accuracy"] = speed_accuracy_chart(
-            points, anchors, out_dir / "speed_accuracy.png"
-        )
-    budget = read_json(results_dir / "pruning_budget.json")
-    if any(budget.get(task, {}).get("rows") for task in ("ner", "chunk")):
-        charts["f1_vs_layers"] = f1_vs_layers_chart(budget, out_dir / "f1_vs_layers.png")
-    runs = pruning_runs(read_json(results_dir / "pruning.json"), manifest)
-    if runs:
-        charts["layer_masks"] = layer_masks_chart(runs, out_dir / "layer_masks.png")
-    return charts
+def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:
+    """Draws each chart whose results (under `results_dir`) are there into `out_dir`, with the
+    taggers' test F1 from the manifest; returns chart name -> PNG path."""
+    results = {name: load_results(name, Path(results_dir)) for name in RESULTS_FILES}
+    manifest = load_results(Path(manifest_path).name, Path(manifest_path).parent)
+    points = measured_speed_points(results["export"], manifest)
+    anchors = anchor_points(results["published_anchors"])
+    budget = results["pruning_budget"]
+    runs = pruning_runs(results["pruning"], manifest)
+    charts = {
+        "speed_accuracy": (points, lambda path: speed_accuracy_chart(points, anchors, path)),
+        "f1_vs_layers": (budget_tasks(budget), lambda path: f1_vs_layers_chart(budget, path)),
+        "layer_masks": (runs, lambda path: layer_masks_chart(runs, path)),
+    }
+    return {
+        name: draw(Path(out_dir) / f"{name}.png") for name, (there, draw) in charts.items() if there
+    }

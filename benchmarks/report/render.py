@@ -1,22 +1,18 @@
 """
-BENCHMARKS.md, made from the results files by each registered study's `summary`: per study its
-headline table (figure, value, goal, met or missed, the JSON key it was read from), the
-command(s), the date and the hardware that produced the file, and a link to the raw JSON. The
-charts that `benchmarks/report/charts.py` draws are embedded at the top. Superseded runs
-(`earlier_*` keys) are left out; the same results give the same bytes.
-
-    python -m benchmarks report
+BENCHMARKS.md from the results files, by each registered study's `summary`: per study its
+headline table (figure, value, goal, met or missed, JSON key), the command(s), date and hardware
+that made the file, and a link to the raw JSON; the charts of `charts.py` at the top. Superseded
+runs (`earlier_*` keys) are left out; the same results give the same bytes.
 """
 
-import importlib
-import json
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import RESULTS_DIR
+from benchmarks.harness.results import RESULTS_DIR, load_results
 from benchmarks.harness.study import Headline, Study, provenance, superseded
+from benchmarks.report.charts import render_charts
 
 REPORT = ROOT / "BENCHMARKS.md"
 FIGURES = ROOT / "docs" / "figures"
@@ -37,6 +33,11 @@ def link(path: Path) -> str:
     """`path` as a link target relative to the repository (its name if outside it)."""
     path = Path(path)
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+
+
+def markdown_link(path: Path) -> str:
+    """`[target](target)` of `link(path)`."""
+    return f"[{link(path)}]({link(path)})"
 
 
 def show(value: Any) -> str:
@@ -84,23 +85,19 @@ def provenance_lines(found: Mapping[str, Any]) -> List[str]:
 def study_section(study: Study, results: Dict[str, Any], results_dir: Path) -> str:
     """A study's section of BENCHMARKS.md."""
     path = results_dir / study.results_file
-    target = link(path)
     lines = [f"## {study.name}", "", study.description, ""]
-    if study.summary is not None and results:
+    if not results:
+        lines += [f"No results yet (`{link(path)}` is missing).", ""]
+    elif study.summary is not None:
         lines += headline_table(study.summary(results)) + [""]
-    elif not results:
-        lines += [f"No results yet (`{target}` is missing).", ""]
     if results:
         lines += provenance_lines(provenance(results, path)) + [""]
-    lines.append(f"Raw results: [{target}]({target})")
+    lines.append(f"Raw results: {markdown_link(path)}")
     return "\n".join(lines) + "\n"
 
 
 def chart_lines(charts: Mapping[str, Path]) -> List[str]:
-    """
-    The charts, embedded by their path relative to the repository: the speed/accuracy chart
-    first (the project's headline), then the others by name.
-    """
+    """The charts, embedded by their path in the repository: speed/accuracy first, then by name."""
     lines: List[str] = []
     for name in sorted(charts, key=lambda name: (name != "speed_accuracy", name)):
         lines += [f"![{name.replace('_', ' ')}]({link(charts[name])})", ""]
@@ -110,76 +107,37 @@ def chart_lines(charts: Mapping[str, Path]) -> List[str]:
 def other_results(studies: Sequence[Study], results_dir: Path) -> List[str]:
     """Links to the results files (and folders of them) that no registered study reads."""
     claimed = {study.results_file for study in studies}
-    others = sorted(
-        path
-        for path in results_dir.iterdir()
-        if path.name not in claimed and (path.suffix == ".json" or path.is_dir())
-    )
-    if not others:
-        return []
-    lines = ["## Other results files", ""]
-    lines += [f"- [{link(path)}]({link(path)})" for path in others]
-    return lines + [""]
+    others = [p for p in sorted(results_dir.iterdir()) if p.suffix == ".json" or p.is_dir()]
+    others = [f"- {markdown_link(path)}" for path in others if path.name not in claimed]
+    return ["## Other results files", "", *others, ""] if others else []
 
 
-def render(
-    studies: Sequence[Study],
-    charts: Optional[Mapping[str, Path]] = None,
-    results_dir: Optional[Path] = None,
-) -> str:
-    """
-    The text of BENCHMARKS.md.
-
-    # Parameters
-
-    studies : `Sequence[Study]`
-        A section each, in this order.
-    charts : `Optional[Mapping[str, Path]]`
-        Chart name -> PNG path (under the repository), embedded at the top.
-    results_dir : `Optional[Path]`
-        Where the results files are; `benchmarks/results/` by default.
-    """
+def render(studies: Sequence[Study], charts: Optional[Mapping] = None, results_dir=None) -> str:
+    """The text of BENCHMARKS.md: a section per study, in order, after the `charts` (name -> PNG
+    path under the repository); the results files are read from `results_dir`."""
     results_dir = RESULTS_DIR if results_dir is None else results_dir
-    parts = [HEADER]
-    parts += chart_lines(charts or {})
+    parts = [HEADER] + chart_lines(charts or {})
     if studies:
         parts += ["Studies: " + ", ".join(f"[{s.name}](#{s.name})" for s in studies) + ".", ""]
     for study in studies:
-        path = results_dir / study.results_file
-        results = json.loads(path.read_text()) if path.exists() else {}
+        results = load_results(study.results_file, results_dir)
         parts.append(study_section(study, results, results_dir))
     parts += other_results(studies, results_dir)
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
-def draw_charts(results_dir: Path, out_dir: Path) -> Dict[str, Path]:
-    """`benchmarks.report.charts.render_charts(results_dir, out_dir)`, or {} while that module
-    is not there."""
-    try:
-        charts = importlib.import_module("benchmarks.report.charts")
-    except ModuleNotFoundError as error:
-        if error.name != "benchmarks.report.charts":
-            raise
-        return {}
-    return charts.render_charts(results_dir, out_dir)
-
-
 def expected_report(studies: Sequence[Study]) -> str:
-    """
-    BENCHMARKS.md as `main` would write it, without writing anything: the charts are drawn
-    into a temporary folder for their names, and embedded by their paths in docs/figures/.
-    """
+    """BENCHMARKS.md as `main` would write it, writing nothing: the charts are drawn into a
+    temporary folder for their names, and embedded by their paths in docs/figures/."""
     with tempfile.TemporaryDirectory() as folder:
-        drawn = draw_charts(RESULTS_DIR, Path(folder))
+        drawn = render_charts(RESULTS_DIR, Path(folder))
         charts = {name: FIGURES / Path(path).name for name, path in drawn.items()}
     return render(studies, charts)
 
 
 def main(check: bool = False) -> None:
-    """
-    Draws the charts into docs/figures/ and writes BENCHMARKS.md; with `check`, only says
-    whether the committed BENCHMARKS.md is what the results render to (exit status 1 if not).
-    """
+    """Draws the charts into docs/figures/ and writes BENCHMARKS.md; with `check`, only says
+    whether the committed BENCHMARKS.md is what the results render to (exit status 1 if not)."""
     from benchmarks.studies import all_studies
 
     studies = all_studies()
@@ -189,7 +147,7 @@ def main(check: bool = False) -> None:
             raise SystemExit("BENCHMARKS.md is out of date: python -m benchmarks report")
         print("BENCHMARKS.md is up to date")
         return
-    charts = draw_charts(RESULTS_DIR, FIGURES)
+    charts = render_charts(RESULTS_DIR, FIGURES)
     text = render(studies, charts)
     REPORT.write_text(text, encoding="utf-8")
     size = len(text.encode("utf-8"))

@@ -1,24 +1,23 @@
 """
-Every training path of the package, on the fixtures, on one device, for the `gpu` study: the
-dense LMs, the LD-Net taggers and their pruning (NER and chunking), AMP, the scalar mix
-fine-tuning its LMs and its pruning, `ldnet-prune`, `evaluate` and `predict` of the pruned
-tagger, both transfer sets, the tagging student, the distillation teacher and student, and an
-exact `--recover`. Each path records `{"ok": true, "seconds"}` or `{"ok": false, "error"}`; a
-path whose input failed is not run (its error names the input). The commands run in this
-process (`allennlp.commands.main`), as `allennlp <command> --include-package ldnet_allennlp`.
+Every training path of the package on the fixtures, on one device, for the `gpu` study (`all`
+lists them). Each path records `{"ok": true, "seconds"}` or `{"ok": false, "error"}`; a path
+whose input failed is not run (its error names the input). The commands run in this process,
+as `allennlp <command> --include-package ldnet_allennlp`.
 """
 
+import contextlib
 import json
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
+from unittest.mock import patch
 
 from allennlp.training.callbacks import TrainerCallback
 
 from benchmarks.harness.data import ROOT
+from benchmarks.harness.timing import interleaved
 
 FIXTURES = ROOT / "fixtures"
 CONFIGS = ROOT / "training_configs"
@@ -64,39 +63,43 @@ class Paths:
     def __init__(self, work: Path, cuda_device: int) -> None:
         self.work = work
         self.cuda_device = cuda_device
+        self.on_device = ("--cuda-device", str(cuda_device))  # the commands' option
         self.variables: Dict[str, str] = dict(FIXTURE_DATA)
         self.results: Dict[str, Dict[str, Any]] = {}
 
-    # ------------------------------------------------------------------ running
-
     def run(self, name: str, needs: List[str], work: Callable[[], Any]) -> None:
-        """`work` returns nothing, a dict of figures to record, or why it was skipped."""
+        """`work` returns nothing, a dict of figures to record, or why it was skipped; it runs
+        once, timed as one round of `interleaved` (no warm-up: a path's first run is the one)."""
         missing = [need for need in needs if not self.results.get(need, {}).get("ok")]
         if missing:
             self.results[name] = {"ok": False, "error": f"not run: needs {', '.join(missing)}"}
             return
-        start = time.perf_counter()
+        outcome: List[Any] = []
         try:
-            outcome = work()
+            case = {name: lambda: outcome.append(work())}
+            timings = interleaved(case, rounds=1, warmup=0, min_rounds=1)
         except (Exception, SystemExit) as error:  # a path's failure is a result
             lines = traceback.format_exception_only(type(error), error)
             self.results[name] = {"ok": False, "error": "".join(lines).strip()[-2000:]}
         else:
-            if isinstance(outcome, str):
-                self.results[name] = {"ok": None, "skipped": outcome}
+            if isinstance(outcome[0], str):
+                self.results[name] = {"ok": None, "skipped": outcome[0]}
             else:
-                seconds = round(time.perf_counter() - start, 2)
-                self.results[name] = {"ok": True, "seconds": seconds, **(outcome or {})}
+                seconds = round(timings.median(name), 2)
+                self.results[name] = {"ok": True, "seconds": seconds, **(outcome[0] or {})}
         print(f"[gpu paths] {name}: {self.results[name]}", flush=True)
 
-    def train(self, config: Path, name: str, overrides: Dict[str, Any], recover=False) -> Path:
+    def train(self, config: Path, name: str, overrides: Optional[Dict] = None, recover=False):
+        """`config` trained for one epoch (unless `overrides` say otherwise) into `work/<name>`,
+        which is returned."""
         from allennlp.commands.train import train_model
         from allennlp.common import Params
         from allennlp.common.params import with_overrides
 
         os.environ.update(self.variables)  # the distillation configs read the environment
         params = Params.from_file(str(config), ext_vars=self.variables)
-        changes = {"trainer.cuda_device": self.cuda_device, "trainer.num_epochs": 1, **overrides}
+        changes = {"trainer.cuda_device": self.cuda_device, "trainer.num_epochs": 1}
+        changes.update(overrides or {})
         params = Params(with_overrides(params.as_dict(quiet=True), changes))
         train_model(params, str(self.work / name), recover=recover)
         return self.work / name
@@ -111,8 +114,6 @@ class Paths:
             main(prog="allennlp")
         finally:
             sys.argv = argv
-
-    # ------------------------------------------------------------------ the paths
 
     def all(self) -> Dict[str, Dict[str, Any]]:
         self.run("lm_pretraining", [], self.lms)
@@ -139,19 +140,17 @@ class Paths:
             run = self.train(config, f"lm_{direction}", LM_OVERRIDES)
             self.variables[f"{direction.upper()}_LM_ARCHIVE"] = str(run / "model.tar.gz")
 
-    def tagger(self, task: str, overrides: Optional[Dict[str, Any]] = None) -> None:
-        name = f"{task}_ldnet"
-        run = self.train(CONFIGS / "tagging" / f"{name}.jsonnet", name, overrides or {})
+    def tagger(self, task: str) -> None:
+        run = self.train(CONFIGS / "tagging" / f"{task}_ldnet.jsonnet", f"{task}_ldnet")
         self.variables[f"{task.upper()}_LDNET_PHASE1_DIR"] = str(run)
 
     def prune(self, task: str) -> None:
-        self.train(CONFIGS / "tagging" / f"{task}_ldnet_prune.jsonnet", f"{task}_prune", {})
+        self.train(CONFIGS / "tagging" / f"{task}_ldnet_prune.jsonnet", f"{task}_prune")
 
     def amp(self) -> Optional[str]:
         if self.cuda_device < 0:
             return "AMP needs CUDA"
         self.train(CONFIGS / "tagging" / "ner_ldnet.jsonnet", "ner_amp", {"trainer.use_amp": True})
-        return None
 
     def scalar_mix(self) -> None:
         overrides = {"model.type": "ldnet_crf_tagger", **FINE_TUNED_LMS}
@@ -187,43 +186,24 @@ class Paths:
 
     def evaluate(self) -> None:
         pruned, dev = str(self.work / "pruned.tar.gz"), FIXTURE_DATA["CONLL03_DEV_DATA_PATH"]
-        out = str(self.work / "evaluate.json")
-        self.command(
-            "evaluate", pruned, dev, "--cuda-device", str(self.cuda_device), "--output-file", out
-        )
-        json.loads(Path(out).read_text())["f1-measure-overall"]
+        out = self.work / "evaluate.json"
+        self.command("evaluate", pruned, dev, *self.on_device, "--output-file", str(out))
+        json.loads(out.read_text())["f1-measure-overall"]
 
     def predict(self) -> None:
         sentences = self.work / "sentences.jsonl"
         sentences.write_text('{"sentence": "John Smith visited Paris ."}\n')
         out = self.work / "predictions.jsonl"
-        self.command(
-            "predict",
-            str(self.work / "pruned.tar.gz"),
-            str(sentences),
-            "--silent",
-            "--cuda-device",
-            str(self.cuda_device),
-            "--output-file",
-            str(out),
-        )
+        arguments = [str(self.work / "pruned.tar.gz"), str(sentences), "--silent", *self.on_device]
+        self.command("predict", *arguments, "--output-file", str(out))
         assert len(json.loads(out.read_text())["tags"]) == 5
 
     def tagging_transfer_set(self) -> None:
         sentences = self.work / "news.txt"
         sentences.write_text("John Smith visited Paris .\nThe EU rejects German beef .\n" * 8)
-        self.command(
-            "ldnet-tagging-transfer-set",
-            str(self.work / "ner_ldnet" / "model.tar.gz"),
-            "--input",
-            str(sentences),
-            "--output",
-            str(self.work / "transfer.jsonl"),
-            "--batch-size",
-            "4",
-            "--cuda-device",
-            str(self.cuda_device),
-        )
+        tagger, output = self.work / "ner_ldnet" / "model.tar.gz", self.work / "transfer.jsonl"
+        options = ["--input", str(sentences), "--output", str(output), "--batch-size", "4"]
+        self.command("ldnet-tagging-transfer-set", str(tagger), *options, *self.on_device)
 
     def tagging_student(self) -> None:
         from benchmarks.studies.pruning_phase2 import phase1_from_archive
@@ -240,47 +220,32 @@ class Paths:
             f"distill(import '{CONFIGS}/tagging/ner_ldnet.jsonnet', '{start}', "
             f"'{self.work / 'transfer.jsonl'}', [1], [0], loss='kl', num_epochs=1)\n"
         )
-        self.train(config, "tagging_student", {})
+        self.train(config, "tagging_student")
 
     def teacher(self) -> None:
-        run = self.train(CONFIGS / "distillation" / "sst2_teacher.jsonnet", "teacher", {})
+        run = self.train(CONFIGS / "distillation" / "sst2_teacher.jsonnet", "teacher")
         self.variables["SST2_TEACHER_ARCHIVE"] = str(run / "model.tar.gz")
 
     def distill_transfer_set(self) -> None:
-        self.command(
-            "ldnet-distill-transfer-set",
-            self.variables["SST2_TEACHER_ARCHIVE"],
-            FIXTURE_DATA["SST2_TRAIN_DATA_PATH"],
-            str(self.work / "sst2_aug.jsonl"),
-            "--n-iter",
-            "2",
-            "--cuda-device",
-            str(self.cuda_device),
-        )
-        self.variables["SST2_TRANSFER_SET_AUG"] = str(self.work / "sst2_aug.jsonl")
+        output, teacher = str(self.work / "sst2_aug.jsonl"), self.variables["SST2_TEACHER_ARCHIVE"]
+        data = [teacher, FIXTURE_DATA["SST2_TRAIN_DATA_PATH"], output, "--n-iter", "2"]
+        self.command("ldnet-distill-transfer-set", *data, *self.on_device)
+        self.variables["SST2_TRANSFER_SET_AUG"] = output
 
     def student(self) -> None:
         config = CONFIGS / "distillation" / "sst2_distilled_aug.jsonnet"
         self.train(config, "student", {**STUDENT_OVERRIDES, "trainer.num_epochs": 2})
 
     def recover(self) -> Dict[str, float]:
-        """
-        The NER tagger trained 2 epochs at once, and the same run stopped in its second epoch
-        and resumed with `--recover`: the same weights (`exact_resume`, the device's random
-        generators included).
-        """
+        """The NER tagger trained 2 epochs at once, and stopped in its second epoch and resumed
+        with `--recover`: the same weights (`exact_resume`, the device's generators included)."""
         import torch
 
         config = CONFIGS / "tagging" / "ner_ldnet.jsonnet"
         overrides = {"trainer.num_epochs": 2, "trainer.callbacks": [{"type": INTERRUPT}]}
         whole = self.train(config, "whole", overrides)
-        os.environ[INTERRUPT_AT] = "1"
-        try:
+        with patch.dict(os.environ, {INTERRUPT_AT: "1"}), contextlib.suppress(Interrupted):
             self.train(config, "resumed", overrides)
-        except Interrupted:
-            pass
-        finally:
-            del os.environ[INTERRUPT_AT]
         resumed = self.train(config, "resumed", overrides, recover=True)
         a, b = torch.load(whole / "best.th"), torch.load(resumed / "best.th")
         gap = max(float((a[k].float() - b[k].float()).abs().max()) for k in a)
@@ -302,18 +267,9 @@ class Interrupt(TrainerCallback):
     """Stops training at the second batch of the epoch in `$LDNET_GPU_CHECK_INTERRUPT_AT_EPOCH`
     (unset: never), as a crash would; the config is the same either way, so it resumes."""
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs,
-        batch_outputs,
-        batch_metrics,
-        epoch,
-        batch_number,
-        is_training,
-        is_primary=True,
-        **kwargs,
-    ) -> None:
+    def on_batch(self, trainer, *batch, is_training: bool, **kwargs) -> None:
+        # batch: the inputs, the outputs, the metrics, the epoch and the batch's number
+        epoch, batch_number = batch[3], batch[4]
         stop_at = os.environ.get(INTERRUPT_AT)
         if is_training and stop_at is not None and epoch == int(stop_at) and batch_number == 2:
             raise Interrupted(f"stopped at epoch {epoch}, batch {batch_number}")

@@ -1,21 +1,18 @@
 """
 A training config's epochs and steps, timed and profiled on a CPU or a GPU, for the `gpu` study:
+`run_epochs` runs the config's own trainer for a few epochs with `EpochTimer` reading the clock
+at every batch (seconds per epoch; training and validation batches per second, without the
+first batch of each phase, which starts the data loader); `profile_steps` takes training steps
+as the trainer does under `torch.profiler`: host milliseconds, operator launches, device time and
+`.item()` calls (host-device syncs on a GPU) of each part of the step.
 
-- `run_epochs`: the config's own `GradientDescentTrainer` (the loop `allennlp train` runs) for a
-  few epochs, with `EpochTimer` reading the clock at every batch: seconds per epoch, training
-  and validation batches per second (the first batch of each phase, which starts the data
-  loader, is not counted in the rates);
-- `profile_steps`: training steps as the trainer takes them (forward and loss, backward,
-  gradient clipping, optimizer step, metrics) under `torch.profiler`, by component: the host
-  milliseconds and operator launches of each part of the step, the device time where there is
-  one, and the `.item()` calls (host-device syncs on a GPU).
+Run as a script against whatever `ldnet_allennlp` is first on `PYTHONPATH` (the package at
+another commit, for the `gpu` study's `--baseline`), it prints the figures as JSON. It then
+imports nothing of `benchmarks/` (that commit's harness may differ), so it reads the clock itself.
 
-Run as a script, it times (or with `--profile-steps`, profiles) a config against whatever
-`ldnet_allennlp` is first on `PYTHONPATH` (how the `gpu` study measures an earlier commit of the
-package) and prints the figures as JSON:
+    python COPY_OF_gpu_steps.py CONFIG --ext-vars '{...}' --device cpu --threads 1 --work-dir DIR
 
-    python benchmarks/studies/gpu_steps.py CONFIG --ext-vars '{...}' --device cpu --threads 1 \\
-        --batches 60 --work-dir runs/steps
+(a copy outside benchmarks/studies/, whose `profile.py` would shadow the standard library's).
 """
 
 import argparse
@@ -24,6 +21,7 @@ import shutil
 import sys
 import time
 from collections import Counter, defaultdict
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -50,19 +48,7 @@ class EpochTimer(TrainerCallback):
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         self._start = _now(trainer)
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs,
-        batch_outputs,
-        batch_metrics,
-        epoch,
-        batch_number,
-        is_training,
-        is_primary=True,
-        batch_grad_norm=None,
-        **kwargs,
-    ) -> None:
+    def on_batch(self, trainer, *batch, is_training: bool, **kwargs) -> None:
         self._times[bool(is_training)].append(_now(trainer))
 
     def on_epoch(self, trainer, metrics, epoch, is_primary=True, **kwargs) -> None:
@@ -83,13 +69,7 @@ def _now(trainer) -> float:
     return time.perf_counter()
 
 
-def build_trainer(
-    config: str,
-    ext_vars: Dict[str, str],
-    overrides: Dict[str, Any],
-    work_dir: Path,
-    cuda_device: int,
-):
+def build_trainer(config: str, ext_vars: Dict, overrides: Dict, work_dir: Path, cuda_device: int):
     """The config's `TrainModel` with `overrides`, on `cuda_device`, and an `EpochTimer`."""
     import_plugins()
     params = Params.from_file(config, ext_vars=ext_vars)
@@ -107,8 +87,7 @@ def build_trainer(
 def run_epochs(train_model: TrainModel) -> Dict[str, Any]:
     """Trains (no archive is written) and returns the per-epoch records and their medians."""
     train_model.run()
-    timer = next(c for c in train_model.trainer._callbacks if isinstance(c, EpochTimer))
-    records = timer.records
+    records = next(c for c in train_model.trainer._callbacks if isinstance(c, EpochTimer)).records
     summary: Dict[str, Any] = {"epochs": records}
     for key in ("seconds", "train_batches_per_sec", "validation_batches_per_sec"):
         values = sorted(r[key] for r in records if key in r)
@@ -141,8 +120,7 @@ def profile_steps(train_model: TrainModel, steps: int, warmup: int = 3) -> Dict[
     """
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    trainer, model = train_model.trainer, train_model.model
-    device = trainer.cuda_device
+    trainer, model, device = train_model.trainer, train_model.model, train_model.trainer.cuda_device
     for label, owner, name in _parts(model, trainer):
         original = getattr(owner, name)
 
@@ -165,7 +143,7 @@ def profile_steps(train_model: TrainModel, steps: int, warmup: int = 3) -> Dict[
         loss.item()
 
     model.train()
-    batches = _endless(trainer.data_loader)
+    batches = chain.from_iterable(repeat(trainer.data_loader))  # epoch after epoch
     for _ in range(warmup):
         step(next(batches))
     chosen = [next(batches) for _ in range(steps)]
@@ -178,26 +156,18 @@ def profile_steps(train_model: TrainModel, steps: int, warmup: int = 3) -> Dict[
     return {"steps": steps, "wall_ms_per_step": 1000 * wall, **_by_part(profiler, steps)}
 
 
-def _endless(data_loader):
-    """The loader's batches, epoch after epoch (a small data set has fewer than the steps)."""
-    while True:
-        yield from data_loader
-
-
 def _part_of(event) -> str:
+    """The part of the step an operator ran in: its nearest "part:" ancestor's label."""
     parent = event.cpu_parent
-    while parent is not None:
-        if parent.name.startswith("part:") and parent.name != "part:forward":
-            return parent.name[5:]
-        if parent.name == "part:forward":
-            return "forward_rest"
+    while parent is not None and not parent.name.startswith("part:"):
         parent = parent.cpu_parent
-    return "step_rest"
+    if parent is None:
+        return "step_rest"
+    return "forward_rest" if parent.name == "part:forward" else parent.name[5:]
 
 
 def _by_part(profiler, steps: int) -> Dict[str, Any]:
-    operators: Counter = Counter()
-    items: Counter = Counter()
+    operators, items = Counter(), Counter()
     host_ms: Dict[str, float] = defaultdict(float)
     device_ms: Dict[str, float] = defaultdict(float)
     for event in profiler.events():
@@ -232,9 +202,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--batches", type=int, default=None, help="training batches per epoch")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--work-dir", required=True)
-    parser.add_argument(
-        "--profile-steps", type=int, default=0, help="profile this many steps instead of epochs"
-    )
+    parser.add_argument("--profile-steps", type=int, default=0, help="profile, not epochs")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     import ldnet_allennlp  # noqa: F401  (whichever PYTHONPATH puts first)
@@ -242,17 +210,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     overrides = {"trainer.num_epochs": args.epochs, **json.loads(args.overrides)}
     if args.batches:
         overrides["data_loader.batches_per_epoch"] = args.batches
-    train_model = build_trainer(
-        args.config,
-        json.loads(args.ext_vars),
-        overrides,
-        Path(args.work_dir),
-        0 if args.device == "cuda" else -1,
-    )
-    if args.profile_steps:
-        figures = profile_steps(train_model, args.profile_steps)
-    else:
-        figures = run_epochs(train_model)
+    cuda_device, variables = 0 if args.device == "cuda" else -1, json.loads(args.ext_vars)
+    train_model = build_trainer(args.config, variables, overrides, Path(args.work_dir), cuda_device)
+    steps = args.profile_steps
+    figures = profile_steps(train_model, steps) if steps else run_epochs(train_model)
     figures["ldnet_allennlp"] = str(Path(ldnet_allennlp.__file__).parent)
     print("GPU_STEPS_JSON " + json.dumps(figures), flush=True)
 

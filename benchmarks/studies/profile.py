@@ -1,29 +1,17 @@
 """
 Where a tagger's inference time goes, per word, for an un-pruned and a pruned LD-Net tagger at
-batch 32 and batch 1 (issue 15, part 2).
+batch 32 and batch 1, with 1 and 2 threads (`--threads`).
 
 Each archive's `forward` runs on pre-indexed tensor batches of the test sentences (tokenisation
 and indexing are not timed), `torch.no_grad()`, CPU. Forward hooks time each component inside the
-same forward call:
+same forward call: `lm_layers` (the dense LMs of every `layer_selection` embedder),
+`lm_features_rest` (the rest of that embedder: layer masks, concatenation, `W_cr`), one row per
+other token embedder, `embedder_rest` (the text-field embedder outside its token embedders),
+`word_bilstm`, `crf_emissions` (the tag projection), `viterbi`, and `python_and_allennlp` (the
+forward less all of these). µs per word: the median over `--rounds` interleaved rounds of a
+component's seconds over all batches, over the words.
 
-- `lm_layers`: the dense LMs of every `layer_selection` embedder (both directions);
-- `lm_features_rest`: the rest of that embedder (layer masks, concatenation, projection `W_cr`);
-- one row per other token embedder (`token_characters`: the character encoder; `tokens` and
-  `glove`: the word embeddings);
-- `embedder_rest`: the text-field embedder outside its token embedders (concatenation);
-- `word_bilstm`: the encoder; `crf_emissions`: the tag projection; `viterbi`: `crf.viterbi_tags`;
-- `python_and_allennlp`: the whole forward less all of the above (masks, dropout calls, output
-  lists, hook overhead).
-
-µs per word = median over `--rounds` interleaved rounds (after one warm-up pass of every
-configuration) of the component's seconds over all batches / words. Threads: every configuration
-runs once with `torch.set_num_threads(1)` and once with 2 (`--threads`).
-
-    python -m benchmarks profile --task ner \\
-        --unpruned pretrained/ner_ldnet.tar.gz --pruned pretrained/ner_ldnet_pruned.tar.gz
-
-Writes benchmarks/results/profile.json (`<task>` keys: µs per word by component, threads,
-model, batch size; and the table BENCHMARKS.md shows).
+    python -m benchmarks profile --task ner   # -> the task's entry of profile.json
 """
 
 import argparse
@@ -38,28 +26,18 @@ from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.taggers import forward_seconds, tensor_batches
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
 
-TEST_FILES = {
-    "ner": CONLL03["CONLL03_TEST_DATA_PATH"],
-    "chunk": CONLL00["CONLL00_TEST_DATA_PATH"],
-}
-ORDER = [
-    "lm_layers",
-    "lm_features_rest",
-    "token_characters",
-    "tokens",
-    "glove",
-    "embedder_rest",
-    "word_bilstm",
-    "crf_emissions",
-    "viterbi",
-    "python_and_allennlp",
-    "total",
-]
+TEST_FILES = {"ner": CONLL03["CONLL03_TEST_DATA_PATH"], "chunk": CONLL00["CONLL00_TEST_DATA_PATH"]}
+ORDER = (
+    "lm_layers lm_features_rest token_characters tokens glove embedder_rest word_bilstm "
+    "crf_emissions viterbi python_and_allennlp total"
+).split()
 CONFIGURATIONS = ["unpruned_b32", "pruned_b32", "unpruned_b1", "pruned_b1"]
 
 
 class ComponentTimer:
-    """Seconds spent in each component of `model`'s forward, accumulated over calls."""
+    """Seconds spent in each component of `model`'s forward, accumulated over calls: the hooks
+    read the clock inside one forward call, which `interleaved` (timing whole calls) cannot
+    split; `profiled_case` hands their sums to it as a self-timed case."""
 
     def __init__(self, model) -> None:
         self.seconds: Dict[str, float] = defaultdict(float)
@@ -100,7 +78,7 @@ class ComponentTimer:
         self.seconds.clear()
 
     def components(self, total: float) -> Dict[str, float]:
-        """The raw module times folded into the rows of the profile (see the module docstring)."""
+        """The raw module times folded into the rows of the profile (the module docstring's)."""
         raw = dict(self.seconds)
         rows: Dict[str, float] = defaultdict(float)
         token_embedders = 0.0
@@ -134,12 +112,8 @@ def profiled_case(model, batches, timer: ComponentTimer):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=sorted(TEST_FILES), default="ner")
-    parser.add_argument(
-        "--unpruned", default=None, help="the un-pruned tagger (pretrained/<task>_ldnet.tar.gz)"
-    )
-    parser.add_argument(
-        "--pruned", default=None, help="the pruned tagger (pretrained/<task>_ldnet_pruned.tar.gz)"
-    )
+    parser.add_argument("--unpruned", help="default: pretrained/<task>_ldnet.tar.gz")
+    parser.add_argument("--pruned", help="default: pretrained/<task>_ldnet_pruned.tar.gz")
     parser.add_argument("--test-file", default=None, help="default: the task's test set")
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--batch1-sentences", type=int, default=300)
@@ -149,16 +123,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def profile(args: argparse.Namespace) -> Dict[str, Any]:
     """µs per word by component of every configuration, per thread count, and the speed-ups."""
     sentences = read_sentences(args.test_file or TEST_FILES[args.task])
-    words = {32: sum(len(s) for s in sentences)}
-    words[1] = sum(len(s) for s in sentences[: args.batch1_sentences])
+    chosen = {32: sentences, 1: sentences[: args.batch1_sentences]}
+    words = {size: sum(len(s) for s in chosen[size]) for size in chosen}
     cases, n_words = {}, {}
     for model_name, archive in (("unpruned", args.unpruned), ("pruned", args.pruned)):
-        for batch_size in (32, 1):
-            chosen = sentences if batch_size == 32 else sentences[: args.batch1_sentences]
-            model, batches = tensor_batches(Path(archive), chosen, batch_size)
-            name = f"{model_name}_b{batch_size}"
-            cases[name] = profiled_case(model, batches, ComponentTimer(model))
-            n_words[name] = words[batch_size]
+        for size in (32, 1):
+            model, batches = tensor_batches(Path(archive), chosen[size], size)
+            cases[f"{model_name}_b{size}"] = profiled_case(model, batches, ComponentTimer(model))
+            n_words[f"{model_name}_b{size}"] = words[size]
     result: Dict[str, Any] = {}
     for threads in args.threads:
         # interleaved: machine noise hits every configuration alike
@@ -172,11 +144,8 @@ def profile(args: argparse.Namespace) -> Dict[str, Any]:
             unpruned = result[f"threads{threads}_unpruned_b{size}_us_per_word"]["total"]
             pruned = result[f"threads{threads}_pruned_b{size}_us_per_word"]["total"]
             result[f"threads{threads}_speedup_b{size}"] = unpruned / pruned
-    result["words_b32"] = words[32]
-    result["words_b1"] = words[1]
-    result["unpruned_archive"] = str(args.unpruned)
-    result["pruned_archive"] = str(args.pruned)
-    return result
+    archives = {"unpruned_archive": str(args.unpruned), "pruned_archive": str(args.pruned)}
+    return {**result, "words_b32": words[32], "words_b1": words[1], **archives}
 
 
 def _order(key: str) -> int:
@@ -185,43 +154,36 @@ def _order(key: str) -> int:
 
 def tables(task_results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The results file's `summary` tables: µs per word by component, per task and threads."""
-    found = []
+    found, columns = [], ["component"] + [n.replace("_", " ") for n in CONFIGURATIONS]
     for task, result in sorted(task_results.items()):
-        for threads in sorted(
-            {int(k.split("_")[0][len("threads") :]) for k in result if k.startswith("threads")}
-        ):
-            profiles = [result[f"threads{threads}_{name}_us_per_word"] for name in CONFIGURATIONS]
+        threads = {key.split("_")[0] for key in result if key.startswith("threads")}
+        for at in sorted(threads, key=lambda at: int(at[len("threads") :])):
+            profiles = [result[f"{at}_{name}_us_per_word"] for name in CONFIGURATIONS]
             keys = sorted({key for p in profiles for key in p}, key=_order)
             rows = [[key] + [round(p.get(key, 0.0), 1) for p in profiles] for key in keys]
-            found.append(
-                {
-                    "caption": f"{task}: µs per word by component, {threads} thread(s) (speed-up "
-                    f"of the whole forward: {result[f'threads{threads}_speedup_b32']:.2f}x at "
-                    f"batch 32, {result[f'threads{threads}_speedup_b1']:.2f}x at batch 1)",
-                    "columns": ["component"] + [n.replace("_", " ") for n in CONFIGURATIONS],
-                    "rows": rows,
-                }
+            caption = (
+                f"{task}: µs per word by component, {at[len('threads'):]} thread(s) (speed-up of "
+                f"the whole forward: {result[f'{at}_speedup_b32']:.2f}x at batch 32, "
+                f"{result[f'{at}_speedup_b1']:.2f}x at batch 1)"
             )
+            found.append({"caption": caption, "columns": columns, "rows": rows})
     return found
 
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     """Profiles `--task`'s taggers and writes its entry of profile.json."""
-    if args.rounds < MIN_ROUNDS:
-        raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
     args.unpruned = args.unpruned or f"pretrained/{args.task}_ldnet.tar.gz"
     args.pruned = args.pruned or f"pretrained/{args.task}_ldnet_pruned.tar.gz"
-    result = profile(args)
-    result["command"] = command_line()
     results = load_results("profile")
-    tasks = results.get("tasks", {})
-    tasks[args.task] = result
-    results["tasks"] = tasks
-    results["title"] = "Where a tagger's inference time goes (µs per word)"
-    results["hardware"] = hardware()
-    results["notes"] = __doc__.split("\n\n")[1].replace("\n", " ")
-    results["commands"] = sorted({r["command"] for r in tasks.values()})
-    results["summary"] = tables(tasks)
+    tasks = results.setdefault("tasks", {})
+    tasks[args.task] = {**profile(args), "command": command_line()}
+    results.update(
+        title="Where a tagger's inference time goes (µs per word)",
+        hardware=hardware(),
+        notes=__doc__.split("\n\n")[1].replace("\n", " "),
+        commands=sorted({r["command"] for r in tasks.values()}),
+        summary=tables(tasks),
+    )
     save_results("profile", results)
     return results
 
@@ -231,30 +193,14 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     found = []
     for task in sorted(results.get("tasks", {})):
         at = f"tasks.{task}.threads1"
-        for name in ("unpruned_b32", "pruned_b32"):
-            model = name.split("_")[0]
-            found.append(
-                headline(
-                    results,
-                    f"{task}, {model}, batch 32, 1 thread: µs/word",
-                    f"{at}_{name}_us_per_word.total",
-                )
-            )
-            found.append(
-                headline(
-                    results,
-                    f"{task}, {model}, batch 32, 1 thread: µs/word in the LM layers",
-                    f"{at}_{name}_us_per_word.lm_layers",
-                )
-            )
+        for model in ("unpruned", "pruned"):
+            figure, key = f"{task}, {model}, batch 32, 1 thread: µs/word", f"{at}_{model}_b32"
+            found.append(headline(results, figure, f"{key}_us_per_word.total"))
+            lm_layers = f"{figure} in the LM layers"
+            found.append(headline(results, lm_layers, f"{key}_us_per_word.lm_layers"))
         for size in (32, 1):
-            found.append(
-                headline(
-                    results,
-                    f"{task}: speed-up of pruning, batch {size}, 1 thread",
-                    f"{at}_speedup_b{size}",
-                )
-            )
+            figure = f"{task}: speed-up of pruning, batch {size}, 1 thread"
+            found.append(headline(results, figure, f"{at}_speedup_b{size}"))
     return found
 
 

@@ -1,35 +1,13 @@
 """
-Scalar-mix "ELMo" vs LD-Net's features vs no LM on CoNLL-03 NER with the final NER recipe, and the
-scalar-mix tagger pruned to 2 LM layers (issue 34); writes `benchmarks/results/scalar_mix.json`.
-
-    python -m benchmarks scalar_mix --stage train     # the scalar-mix tagger, 2 seeds, side by side
-    python -m benchmarks scalar_mix --stage prune     # LD-Net's phase 2 on the seed best on dev
-    python -m benchmarks scalar_mix --stage measure   # test F1, words/s; writes scalar_mix.json
-
-The three taggers differ only in their contextual features; everything else is the final NER
-recipe (`training_configs/tagging/recipe/`: GloVe 6B 50d + char CNN, word BiLSTM 150, CRF,
-LD-Net's SGD schedule, batch 10, up to 30 epochs with patience 5, model chosen on eng.testa):
-
-  no_lm       training_configs/tagging/recipe/ner_vanilla_glove_sgd.jsonnet
-  ldnet       training_configs/tagging/recipe/ner_ldnet_glove_sgd.jsonnet      (r_t)
-  scalar_mix  training_configs/elmo/ner_scalar_mix_glove_sgd.jsonnet          (γ Σ softmax(s)_j h_j)
-
-`no_lm` and `ldnet` are the tagging study's runs of those configs (seed 1 = AllenNLP's default
-seeds, seed 2 = `--seed 2`; `benchmarks/results/tagging.json`, whose `ldnet` seed 1 is the shipped
-`ner`), on the same shipped LMs; this study trains `scalar_mix` the same way (stage `train`, into
-`runs/elmo/recipe/scalar_mix_seed<N>/`, the two seeds side by side with one thread each; an
-interrupted run is resumed with `--recover`).
-
-Stage `prune`: the scalar-mix seed with the better eng.testa F1, pruned to 2 LM layers by
-`training_configs/elmo/ner_scalar_mix_glove_sgd_prune.jsonnet` (the LD-Net tagger's pruning
-recipe), then cut to its surviving layers (`ldnet-prune`).
-
-Stage `measure`: eng.testb F1 of each new archive (read once: an evaluation of the same archive is
-reused), and words/s of the five taggers on all eng.testb sentences in batches of `--batch-size`
-(model forward incl. CRF Viterbi, no gradients, `--threads` torch threads), timed in one
-interleaved run (`harness.timing.interleaved`: a warm-up batch each, then `--repeats` rounds, the
-median reported). `no_lm` has no archive left to time: its architecture is built from its config
-with the shipped `ner` tagger's vocabulary (untrained weights; its words/s do not depend on them).
+Scalar-mix "ELMo" (`γ Σ softmax(s)_j h_j`) vs LD-Net's features (`r_t`) vs no LM on CoNLL-03 NER
+with the final NER recipe (`CONFIGS`) on the shipped LMs, and the scalar-mix tagger pruned to 2
+LM layers. `no_lm` and `ldnet` are the tagging study's runs (`TAGGING_RUNS` in `tagging.json`;
+seed 1 = AllenNLP's default seeds, seed 2 = `--seed 2`). Stages: `train` the scalar-mix tagger's
+two seeds side by side into `--out`; `prune` the seed better on eng.testa (LD-Net's phase 2,
+`PRUNE_CONFIG`, then `ldnet-prune`); `measure` eng.testb F1 of each new archive and words/s of
+the five taggers (forward incl. Viterbi, batches of `--batch-size`, `--threads` threads) in one
+`interleaved` run, `no_lm` as its untrained architecture (its speed does not depend on the
+weights), into `benchmarks/results/scalar_mix.json`.
 """
 
 import argparse
@@ -47,26 +25,23 @@ from benchmarks.harness.taggers import forward_seconds, model_batches, tensor_ba
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
 from benchmarks.studies.tagging_runs import seed_overrides
 
-RUNS = ROOT / "runs"
 CONFIGS = {
     "no_lm": "training_configs/tagging/recipe/ner_vanilla_glove_sgd.jsonnet",
     "ldnet": "training_configs/tagging/recipe/ner_ldnet_glove_sgd.jsonnet",
     "scalar_mix": "training_configs/elmo/ner_scalar_mix_glove_sgd.jsonnet",
 }
 PRUNE_CONFIG = "training_configs/elmo/ner_scalar_mix_glove_sgd_prune.jsonnet"
+PHASE1_DIR = "NER_SCALAR_MIX_GLOVE_PHASE1_DIR"  # PRUNE_CONFIG's phase-1 run
 # the tagging study's keys (benchmarks/results/tagging.json) of the no-LM and LD-Net runs
 TAGGING_RUNS = {"no_lm": "ner_vanilla_glove_sgd", "ldnet": "ner_ldnet_glove_sgd"}
-SEEDS = (1, 2)  # seed 1: AllenNLP's default seeds, as the tagging study's runs without --seed
-LMS = {
-    "FORWARD_LM_ARCHIVE": "pretrained:lm_forward",
-    "BACKWARD_LM_ARCHIVE": "pretrained:lm_backward",
-}
-BUDGET = 2
-TITLE = "Scalar-mix ELMo vs LD-Net vs no LM: CoNLL-03 NER, final recipe, shipped LMs (issue 34)"
+SEEDS = (1, 2)
+LMS = {f"{d.upper()}_LM_ARCHIVE": f"pretrained:lm_{d}" for d in ("forward", "backward")}
+ENV = {**CONLL03, **LMS}
+TITLE = "Scalar-mix ELMo vs LD-Net vs no LM: CoNLL-03 NER, final recipe, shipped LMs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=RUNS / "elmo" / "recipe")
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "elmo" / "recipe")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=MIN_ROUNDS, help="timed rounds (>= 5)")
@@ -81,25 +56,18 @@ def tagging_key(name: str, seed: int) -> str:
     return TAGGING_RUNS[name] + ("" if seed == 1 else f"_seed{seed}")
 
 
+def _train(args: argparse.Namespace, name: str, config: str, overrides=None, env=ENV) -> None:
+    """`config` trained into `--out/<name>` on one thread (`timed_once` keeps its seconds)."""
+    run, log = args.out / name, args.out / f"{name}.log"
+    timed_once(args.out, name, lambda: allennlp.train(config, run, log, overrides, env, threads=1))
+
+
 def train(args: argparse.Namespace) -> None:
     """The scalar-mix tagger's two seeds side by side, one thread each."""
     args.out.mkdir(parents=True, exist_ok=True)
-    env = {**CONLL03, **LMS}
-
-    def train_one(seed: int) -> None:
-        name = run_name(seed)
-        overrides = seed_overrides(None if seed == 1 else seed)
-
-        def work() -> bool:
-            log = args.out / f"{name}.log"
-            return allennlp.train(
-                CONFIGS["scalar_mix"], args.out / name, log, overrides, env, threads=1
-            )
-
-        timed_once(args.out, name, work)
-
+    seeds = {run_name(seed): seed_overrides(None if seed == 1 else seed) for seed in SEEDS}
     with ThreadPoolExecutor(max_workers=len(SEEDS)) as pool:
-        list(pool.map(train_one, SEEDS))
+        list(pool.map(lambda n: _train(args, n, CONFIGS["scalar_mix"], seeds[n]), seeds))
 
 
 def best_dev_f1(run: Path) -> float:
@@ -116,17 +84,11 @@ def phase1_seed(args: argparse.Namespace) -> int:
 def prune(args: argparse.Namespace) -> None:
     """LD-Net's phase 2 (budget 2) on the better scalar-mix seed, then `ldnet-prune`."""
     phase1 = args.out / run_name(phase1_seed(args))
+    _train(args, "scalar_mix_pruned", PRUNE_CONFIG, None, {**ENV, PHASE1_DIR: str(phase1)})
     run = args.out / "scalar_mix_pruned"
-    env = {**CONLL03, **LMS, "NER_SCALAR_MIX_GLOVE_PHASE1_DIR": str(phase1)}
-    log = args.out / "scalar_mix_pruned.log"
-
-    def work() -> bool:
-        return allennlp.train(PRUNE_CONFIG, run, log, None, env, threads=1)
-
-    timed_once(args.out, "scalar_mix_pruned", work)
-    pruned = run / "pruned.tar.gz"
-    if not pruned.exists():
-        allennlp.run_allennlp(["ldnet-prune", str(run / "model.tar.gz"), "-o", str(pruned)], log)
+    if not (run / "pruned.tar.gz").exists():
+        command = ["ldnet-prune", str(run / "model.tar.gz"), "-o", str(run / "pruned.tar.gz")]
+        allennlp.run_allennlp(command, args.out / "scalar_mix_pruned.log")
 
 
 def test_f1(archive: Path, log: Path) -> float:
@@ -147,8 +109,7 @@ def no_lm_model(batch_size: int, sentences: List[List[str]]) -> Tuple[Any, List[
 
     from ldnet_allennlp.pretrained import resolve_archive
 
-    ext_vars = {**CONLL03, **LMS}
-    config = json.loads(_jsonnet.evaluate_file(str(ROOT / CONFIGS["no_lm"]), ext_vars=ext_vars))
+    config = json.loads(_jsonnet.evaluate_file(str(ROOT / CONFIGS["no_lm"]), ext_vars=ENV))
     vocab = load_archive(resolve_archive("pretrained:ner")).model.vocab
     model = Model.from_params(vocab=vocab, params=Params(config["model"]))
     reader = DatasetReader.from_params(Params(config["dataset_reader"]))
@@ -157,28 +118,20 @@ def no_lm_model(batch_size: int, sentences: List[List[str]]) -> Tuple[Any, List[
 
 def words_per_sec(args: argparse.Namespace, archives: Dict[str, Path]) -> Dict[str, float]:
     """Words/s of the no-LM architecture and each archive on eng.testb: the median of
-    `--repeats` interleaved rounds."""
+    `--repeats` interleaved rounds, after one batch of each."""
     import torch
 
     sentences = read_sentences(CONLL03["CONLL03_TEST_DATA_PATH"])
-    words = sum(len(sentence) for sentence in sentences)
     taggers = {"no_lm": no_lm_model(args.batch_size, sentences)}
     for name, archive in archives.items():
         taggers[name] = tensor_batches(archive, sentences, args.batch_size)
+    cases = {name: (lambda m=m, b=b: forward_seconds(m, b)) for name, (m, b) in taggers.items()}
+    warmup = {name: (lambda m=m, b=b: m(**b[0])) for name, (m, b) in taggers.items()}
     with torch.no_grad():
         timings = interleaved(
-            {
-                name: (lambda m=model, b=batches: forward_seconds(m, b))
-                for name, (model, batches) in taggers.items()
-            },
-            rounds=args.repeats,
-            warmup={
-                name: (lambda m=model, b=batches: m(**b[0]))
-                for name, (model, batches) in taggers.items()
-            },
-            threads=args.threads,
-            self_timed=True,
+            cases, args.repeats, warmup=warmup, threads=args.threads, self_timed=True
         )
+    words = sum(len(sentence) for sentence in sentences)
     return {name: round(timings.rate(name, words), 1) for name in taggers}
 
 
@@ -186,91 +139,84 @@ def mean(values: List[float]) -> float:
     return round(sum(values) / len(values), 2)
 
 
+def seed_runs(args: argparse.Namespace, seconds: Dict[str, float], log: Path) -> Dict[str, Any]:
+    """Each seed's test and dev F1 and epochs: the tagging study's `no_lm` and `ldnet` runs (as
+    `tagging.json` records them), and this study's scalar-mix runs (test F1 evaluated here)."""
+    tagging, runs = load_results("tagging"), {}
+    for name in TAGGING_RUNS:
+        for seed in SEEDS:
+            key = tagging_key(name, seed)
+            runs[f"{name}_seed{seed}"] = {
+                **{figure: round(tagging[key][figure], 2) for figure in ("test_f1", "dev_f1")},
+                **{k: tagging[key][k] for k in ("epochs_trained", "best_epoch", "command")},
+                "source": f"tagging.json {key}",
+            }
+    for seed in SEEDS:
+        run = args.out / run_name(seed)
+        runs[run_name(seed)] = {
+            "test_f1": round(test_f1(run / "model.tar.gz", log), 2),
+            "dev_f1": round(best_dev_f1(run), 2),
+            "epochs_trained": len(list(run.glob("metrics_epoch_*.json"))),
+            "best_epoch": json.loads((run / "metrics.json").read_text())["best_epoch"],
+            "train_wallclock_s": seconds.get(run_name(seed)),
+        }
+    return runs
+
+
+def pruned_run(args: argparse.Namespace, seed: int, seconds: Dict[str, float], log: Path):
+    """The scalar-mix tagger pruned from `seed`: its F1 and kept layers, or why it is missing."""
+    run = args.out / "scalar_mix_pruned"
+    if not (run / "pruned.tar.gz").exists():
+        status = f"not measured: stage prune has not finished in {run.name}/"
+        return {"phase1_seed": seed, "status": status}
+    return {
+        "phase1_seed": seed,
+        "test_f1": round(test_f1(run / "pruned.tar.gz", log), 2),
+        "dev_f1": round(best_dev_f1(run), 2),
+        "kept_layers": kept_layers(run / "pruned.tar.gz"),
+        "train_wallclock_s": seconds.get("scalar_mix_pruned"),
+    }
+
+
 def measure(args: argparse.Namespace) -> None:
     """F1 of every tagger (test F1 of each new archive read once) and the interleaved words/s;
     replaces scalar_mix.json."""
-    log = args.out / "benchmark.log"
-    tagging = load_results("tagging")
-    manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
-    recorded = args.out / "stage_seconds.json"
+    log, recorded = args.out / "benchmark.log", args.out / "stage_seconds.json"
     seconds = json.loads(recorded.read_text()) if recorded.exists() else {}
+    stages = [f"python -m benchmarks scalar_mix --stage {stage}" for stage in ("train", "prune")]
     result: Dict[str, Any] = {
         "title": TITLE,
         "command": command_line(),
         # what made the runs measured here (the tagging study's runs: each seed's "command")
-        "commands": [
-            "python -m benchmarks scalar_mix --stage train",
-            "python -m benchmarks scalar_mix --stage prune",
-            command_line(),
-        ],
+        "commands": stages + [command_line()],
         "hardware": hardware(args.threads),
         "configs": dict(CONFIGS, scalar_mix_pruned=PRUNE_CONFIG),
         "lm_archives": list(LMS.values()),
-        "seeds": {},
+        "seeds": seed_runs(args, seconds, log),
     }
-    for name in TAGGING_RUNS:
-        for seed in SEEDS:
-            run = tagging[tagging_key(name, seed)]
-            result["seeds"][f"{name}_seed{seed}"] = {
-                "test_f1": round(run["test_f1"], 2),
-                "dev_f1": round(run["dev_f1"], 2),
-                "epochs_trained": run["epochs_trained"],
-                "best_epoch": run["best_epoch"],
-                "source": f"tagging.json {tagging_key(name, seed)}",
-                "command": run["command"],
-            }
-    for seed in SEEDS:
-        run = args.out / run_name(seed)
-        epochs = len(list(run.glob("metrics_epoch_*.json")))
-        metrics = json.loads((run / "metrics.json").read_text())
-        result["seeds"][f"scalar_mix_seed{seed}"] = {
-            "test_f1": round(test_f1(run / "model.tar.gz", log), 2),
-            "dev_f1": round(best_dev_f1(run), 2),
-            "epochs_trained": epochs,
-            "best_epoch": metrics["best_epoch"],
-            "train_wallclock_s": seconds.get(run_name(seed)),
-        }
     for name in CONFIGS:
         runs = [result["seeds"][f"{name}_seed{seed}"] for seed in SEEDS]
         result[f"conll03_test_f1_{name}"] = mean([run["test_f1"] for run in runs])
         result[f"conll03_dev_f1_{name}"] = mean([run["dev_f1"] for run in runs])
-    result["test_f1_gap_ldnet_minus_scalar_mix"] = round(
-        result["conll03_test_f1_ldnet"] - result["conll03_test_f1_scalar_mix"], 2
-    )
+    f1 = {name: result[f"conll03_test_f1_{name}"] for name in CONFIGS}
+    result["test_f1_gap_ldnet_minus_scalar_mix"] = round(f1["ldnet"] - f1["scalar_mix"], 2)
     # pruned to 2 LM layers: the scalar-mix seed chosen on dev, beside the shipped LD-Net pair
-    seed = phase1_seed(args)
-    pruned_run = args.out / "scalar_mix_pruned"
-    ldnet_pruned = manifest["ner_pruned"]
-    result["conll03_f1_loss_ldnet_pruned"] = round(
-        ldnet_pruned["test_f1_unpruned"] - ldnet_pruned["test_f1_fp32"], 2
-    )
+    manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
+    shipped, seed = manifest["ner_pruned"], phase1_seed(args)
+    loss = shipped["test_f1_unpruned"] - shipped["test_f1_fp32"]
+    result["conll03_f1_loss_ldnet_pruned"] = round(loss, 2)
     archives = {
         "ldnet": ROOT / "pretrained" / manifest["ner"]["file"],
-        "ldnet_pruned": ROOT / "pretrained" / ldnet_pruned["file"],
+        "ldnet_pruned": ROOT / "pretrained" / shipped["file"],
         "scalar_mix": args.out / run_name(seed) / "model.tar.gz",
     }
-    if (pruned_run / "pruned.tar.gz").exists():
-        pruned_metrics = json.loads((pruned_run / "metrics.json").read_text())
-        pruned = {
-            "phase1_seed": seed,
-            "test_f1": round(test_f1(pruned_run / "pruned.tar.gz", log), 2),
-            "dev_f1": round(100 * pruned_metrics["best_validation_f1-measure-overall"], 2),
-            "kept_layers": kept_layers(pruned_run / "pruned.tar.gz"),
-            "train_wallclock_s": seconds.get("scalar_mix_pruned"),
-        }
-        result["scalar_mix_pruned"] = pruned
-        result["conll03_f1_loss_scalar_mix_pruned"] = round(
-            result["seeds"][f"scalar_mix_seed{seed}"]["test_f1"] - pruned["test_f1"], 2
-        )
-        archives["scalar_mix_pruned"] = pruned_run / "pruned.tar.gz"
-    else:
-        result["scalar_mix_pruned"] = {
-            "phase1_seed": seed,
-            "status": f"not measured: stage prune has not finished in {pruned_run.name}/",
-        }
+    pruned = result["scalar_mix_pruned"] = pruned_run(args, seed, seconds, log)
+    if "test_f1" in pruned:
+        loss = result["seeds"][run_name(seed)]["test_f1"] - pruned["test_f1"]
+        result["conll03_f1_loss_scalar_mix_pruned"] = round(loss, 2)
+        archives["scalar_mix_pruned"] = args.out / "scalar_mix_pruned" / "pruned.tar.gz"
     speeds = words_per_sec(args, archives)
-    for name, value in speeds.items():
-        result[f"words_per_sec_{name}"] = value
+    result.update({f"words_per_sec_{name}": value for name, value in speeds.items()})
     for name in ("ldnet", "scalar_mix"):
         if f"{name}_pruned" in speeds:
             result[f"speedup_{name}_pruned"] = round(speeds[f"{name}_pruned"] / speeds[name], 2)
@@ -291,23 +237,15 @@ def kept_layers(archive: Path) -> Dict[str, List[int]]:
 
     from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
 
-    model = load_archive(str(archive)).model
-    ((_, bilm),) = find_dense_bilms(model)
+    ((_, bilm),) = find_dense_bilms(load_archive(str(archive)).model)
     return {direction: list(kept) for direction, kept in bilm.kept_layers.items()}
 
 
 def table(result: Dict[str, Any]) -> Dict[str, Any]:
     """The file's summary table: per tagger its test and dev F1 (mean of the seeds, or the one
     pruned tagger) and words/s."""
-    rows = [
-        [
-            name,
-            result[f"conll03_test_f1_{name}"],
-            result[f"conll03_dev_f1_{name}"],
-            result[f"words_per_sec_{name}"],
-        ]
-        for name in CONFIGS
-    ]
+    keys = ("conll03_test_f1", "conll03_dev_f1", "words_per_sec")
+    rows = [[name] + [result[f"{key}_{name}"] for key in keys] for name in CONFIGS]
     pruned = result["scalar_mix_pruned"]
     if "test_f1" in pruned:
         speed = result["words_per_sec_scalar_mix_pruned"]
@@ -319,34 +257,21 @@ def table(result: Dict[str, Any]) -> Dict[str, Any]:
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """The goals: scalar mix within 0.5 test F1 of LD-Net's features, pruning loss <= 0.3; and
     the words/s of the two."""
-    gap = results["test_f1_gap_ldnet_minus_scalar_mix"]
-    loss = results.get("conll03_f1_loss_scalar_mix_pruned")
-    lines = [
-        headline(results, f"{name}: test F1, 2 seeds", f"conll03_test_f1_{name}")
-        for name in CONFIGS
-    ]
+    gap_key, loss_key = "test_f1_gap_ldnet_minus_scalar_mix", "conll03_f1_loss_scalar_mix_pruned"
+    gap, loss = results[gap_key], results.get(loss_key)
+    if loss is None:
+        loss_key, loss = "scalar_mix_pruned.status", results["scalar_mix_pruned"]["status"]
+    met = None if isinstance(loss, str) else loss <= 0.3
+    lines = [headline(results, f"{n}: test F1, 2 seeds", f"conll03_test_f1_{n}") for n in CONFIGS]
     lines += [
-        Headline(
-            "ldnet - scalar_mix, test F1",
-            gap,
-            "test_f1_gap_ldnet_minus_scalar_mix",
-            goal="<= 0.5",
-            met=gap <= 0.5,
-        ),
-        Headline(
-            "scalar_mix pruned to 2 layers: test F1 loss",
-            results["scalar_mix_pruned"]["status"] if loss is None else loss,
-            "scalar_mix_pruned.status" if loss is None else "conll03_f1_loss_scalar_mix_pruned",
-            goal="<= 0.3",
-            met=None if loss is None else loss <= 0.3,
-        ),
+        Headline("ldnet - scalar_mix, test F1", gap, gap_key, "<= 0.5", gap <= 0.5),
+        Headline("scalar_mix pruned to 2 layers: test F1 loss", loss, loss_key, "<= 0.3", met),
         headline(
             results, "ldnet pruned (ner_pruned): test F1 loss", "conll03_f1_loss_ldnet_pruned"
         ),
     ]
     lines += [
-        headline(results, f"{name}: words/s", f"words_per_sec_{name}")
-        for name in ("ldnet", "scalar_mix")
+        headline(results, f"{n}: words/s", f"words_per_sec_{n}") for n in ("ldnet", "scalar_mix")
     ]
     if "speedup_scalar_mix_pruned" in results:
         lines.append(headline(results, "scalar_mix pruned: speed-up", "speedup_scalar_mix_pruned"))

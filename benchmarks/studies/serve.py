@@ -1,44 +1,42 @@
 """
-Load test of `allennlp ldnet-serve` on loopback (issue 16): sentences per second and latency for
-single-sentence `POST /predict` requests at 1 and 8 concurrent clients.
-
-The server is the real command (`allennlp ldnet-serve ARCHIVE --threads N ...`, torch's threads
-set explicitly), started in a subprocess on a free port. The clients are threads of this process,
-each with its own keep-alive connection (the standard library's `http.client`), sending one
-sentence per request (`{"sentence": raw text}` by default: the server tokenises it, as for a
-user; `--input tokens` sends the tokens). It is bounded: after a warm-up at the highest client
-count (not recorded), each client count runs for `--duration` seconds, then the clients stop (a
-request under way finishes and counts). Each client sends the sentences in turn, starting at its
-own offset. The CPU time the server and the clients use per request is recorded too
-(`serve_load.py`).
-
-    python -m benchmarks serve      # the shipped NER tagger -> serve.json
-    python -m benchmarks serve --archive A.tar.gz --output /tmp/serve.json
-
-Sentences: CoNLL-03 eng.testb from the shared data (`LDNET_SHARED_DATA`), else the fixtures'
-CoNLL-03 sample, words joined by spaces. Writes benchmarks/results/serve.json (or `--output`):
-`sentences_per_sec_c1`, `sentences_per_sec_c8`, `p50_ms_c8`, `p99_ms_c8`, each phase's figures,
-the settings, the commands (this one and the server's) and the machine.
+Load test of `allennlp ldnet-serve` (the real command, in a subprocess on a free port) on
+loopback: sentences/s and latency of single-sentence `POST /predict` requests at each of
+`--clients` concurrent clients. The clients are threads of this process, each with its own
+keep-alive `http.client` connection, sending one sentence per request (`{"sentence": raw text}`,
+tokenised by the server as for a user, or with `--input tokens` its tokens) from its own offset
+into `--sentences` (eng.testb, else the fixtures' sample). After a warm-up at the highest count,
+each count runs for `--duration` seconds (a request under way finishes and counts). Each client
+reads the clock around its own requests (a latency distribution under load, which the harness's
+rounds of whole calls do not measure); the CPU time of the server and the clients is recorded.
+Writes benchmarks/results/serve.json (or `--output`).
 """
 
 import argparse
+import http.client
+import itertools
 import json
 import os
+import socket
 import statistics
+import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
-from benchmarks.harness.results import RESULTS_DIR, command_line, write_json_atomically
+from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_json_atomically
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
-from benchmarks.studies.serve_load import free_port, run_phase, start_server
+from benchmarks.harness.timing import thread_env
 
 GOAL = {"sentences_per_sec_c8": 300.0, "p99_ms_c8": 100.0}
 FALLBACK_SENTENCES = ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
+# the summary table's columns and each one's key in a phase
 TABLE_COLUMNS = ["clients", "sentences/s", "p50 ms", "p90 ms", "p99 ms", "requests", "errors"]
 TABLE_COLUMNS += ["server CPU ms/request", "server cores used"]
+TABLE_KEYS = ["clients", "sentences_per_sec", "p50_ms", "p90_ms", "p99_ms", "requests", "errors"]
+TABLE_KEYS += ["server_cpu_ms_per_request", "server_cores_used"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,26 +60,115 @@ def sentences_file(args: argparse.Namespace) -> Path:
     return default if default.exists() else FALLBACK_SENTENCES
 
 
-def request_bodies(sentences: List[List[str]], kind: str) -> List[Dict[str, Any]]:
-    """One request body per sentence: its words joined by spaces, or its tokens."""
-    if kind == "sentence":
-        return [{"sentence": " ".join(words)} for words in sentences]
-    return [{"tokens": words} for words in sentences]
-
-
 def server_command(args: argparse.Namespace, port: int) -> List[str]:
-    return [
-        ALLENNLP,
-        "ldnet-serve",
-        args.archive,
-        "--port",
-        str(port),
-        "--threads",
-        str(args.server_threads),
-        "--max-batch",
-        str(args.max_batch),
-        "--no-access-log",
-    ]
+    options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
+    return [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(command: List[str], threads: int, log: Path, url: str) -> subprocess.Popen:
+    """`command` (an `ldnet-serve`) started with OMP/MKL threads `threads`, its output in `log`;
+    returned once `url/health` answers (at most 300 s)."""
+    import httpx
+
+    env = dict(thread_env(threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"ldnet-serve exited with {process.returncode}; see {log}")
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    process.kill()
+    raise SystemExit(f"ldnet-serve did not answer within 300 s; see {log}")
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far, all its threads (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, server_pid: int):
+    """
+    `clients` threads post `bodies` in turn to `url` ("http://127.0.0.1:<port>") for `duration`
+    seconds: requests, errors, sentences/s, latency percentiles (ms), and the CPU time the server
+    (`server_pid`) and the clients (this process) used per request.
+    """
+    host, port = url.removeprefix("http://").split(":")
+    payloads = [json.dumps(body).encode() for body in bodies]
+    latencies: List[float] = []  # of the answered requests; list.append is thread-safe
+    errors: List[float] = []
+    failures: List[str] = []
+
+    def client(k: int) -> None:
+        # the standard library's client: a fraction of httpx's CPU per request, which the
+        # server, on the same cores, would otherwise lose
+        connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        headers = {"Content-Type": "application/json"}
+        try:
+            for i in itertools.count(k * len(payloads) // clients):
+                if time.perf_counter() >= stop:
+                    break
+                sent = time.perf_counter()
+                body = payloads[i % len(payloads)]
+                connection.request("POST", "/predict", body=body, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                (latencies if response.status == 200 else errors).append(time.perf_counter() - sent)
+        except Exception as error:  # noqa: BLE001 (reported in the results)
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    server_cpu, client_cpu = process_cpu_seconds(server_pid), time.process_time()
+    start = time.perf_counter()
+    stop = start + duration
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    server_cpu = process_cpu_seconds(server_pid) - server_cpu
+    client_cpu = time.process_time() - client_cpu  # this process's user + system CPU
+    every = sorted(latencies)
+    if not every:
+        raise SystemExit(f"no request succeeded with {clients} clients: {failures[:3]}")
+
+    def ms(seconds: float) -> float:
+        return round(seconds * 1000, 2)
+
+    def percentile(q: float) -> float:
+        return ms(every[min(len(every) - 1, int(q * len(every)))])
+
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 2),
+        "requests": len(every),
+        "errors": len(errors),
+        "client_failures": failures,
+        "sentences_per_sec": round(len(every) / elapsed, 1),
+        "mean_ms": ms(statistics.fmean(every)),
+        "p50_ms": percentile(0.50),
+        "p90_ms": percentile(0.90),
+        "p99_ms": percentile(0.99),
+        "max_ms": ms(every[-1]),
+        "server_cpu_ms_per_request": ms(server_cpu / len(every)),
+        "server_cores_used": round(server_cpu / elapsed, 2),
+        "clients_cpu_ms_per_request": ms(client_cpu / len(every)),
+    }
 
 
 def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: List[str], url):
@@ -105,10 +192,9 @@ def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: L
 
 def settings(args, facts, sentences, sentences_path: Path, warmup) -> Dict[str, Any]:
     """The results' `settings`: what was served, the input, durations, threads."""
+    archive = os.path.relpath(args.archive, ROOT) if os.path.exists(args.archive) else args.archive
     return {
-        "archive": (
-            os.path.relpath(args.archive, ROOT) if os.path.exists(args.archive) else args.archive
-        ),
+        "archive": archive,
         "model": facts["name"],
         "model_flops_per_token": facts["flops_per_token"],
         "model_lm_layers_kept": facts["lm_layers_kept"],
@@ -122,7 +208,7 @@ def settings(args, facts, sentences, sentences_path: Path, warmup) -> Dict[str, 
         "server_torch_threads": args.server_threads,
         "max_batch": args.max_batch,
         "access_log": False,
-        "nice": os.nice(0),  # the server and the clients (a niced run yields to other jobs)
+        "nice": os.nice(0),  # the server's and the clients' niceness
         "clients_run_in": "threads of the benchmark process, one keep-alive http.client "
         "connection each",
     }
@@ -132,37 +218,29 @@ def headline_keys(results: Dict[str, Any], phases: Dict[str, Dict[str, Any]]) ->
     """Each phase's sentences/s, p50 and p99 at the top level; at 8 clients the goal and a note
     on the CPU the server used."""
     for name, phase in phases.items():
-        results[f"sentences_per_sec_{name}"] = phase["sentences_per_sec"]
-        results[f"p50_ms_{name}"] = phase["p50_ms"]
-        results[f"p99_ms_{name}"] = phase["p99_ms"]
+        for key in ("sentences_per_sec", "p50_ms", "p99_ms"):
+            results[f"{key}_{name}"] = phase[key]
     if "c8" not in phases:
         return
-    c8 = phases["c8"]
-    results["goal"] = {
-        **GOAL,
-        "met": c8["sentences_per_sec"] >= GOAL["sentences_per_sec_c8"]
-        and c8["p99_ms"] < GOAL["p99_ms_c8"],
-    }
+    c8, rate = phases["c8"], GOAL["sentences_per_sec_c8"]
+    met = c8["sentences_per_sec"] >= rate and c8["p99_ms"] < GOAL["p99_ms_c8"]
+    results["goal"] = {**GOAL, "met": met}
     results["notes"] = (
         f"At 8 clients the server used {c8['server_cpu_ms_per_request']} ms of CPU per "
         f"sentence and {c8['server_cores_used']} of the machine's {os.cpu_count()} cores "
         f"(the clients {c8['clients_cpu_ms_per_request']} ms per request); at that cost, "
-        f"{GOAL['sentences_per_sec_c8']:.0f} sentences/s needs "
-        f"{GOAL['sentences_per_sec_c8'] * c8['server_cpu_ms_per_request'] / 1000:.1f} cores. "
-        f"Run at nice {os.nice(0)}, load average "
-        f"{results['hardware']['load_average_at_start'][0]} at the start (other jobs on the "
-        "machine take their share)."
+        f"{rate:.0f} sentences/s needs {rate * c8['server_cpu_ms_per_request'] / 1000:.1f} "
+        f"cores. Run at nice {os.nice(0)}, load average "
+        f"{results['hardware']['load_average_at_start'][0]} at the start."
     )
 
 
 def table(args: argparse.Namespace, facts, phases: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
     """The results file's `summary` table: one row per client count."""
-    fields = ["clients", "sentences_per_sec", "p50_ms", "p90_ms", "p99_ms", "requests"]
-    fields += ["errors", "server_cpu_ms_per_request", "server_cores_used"]
     served = facts["name"] or facts["archive"]
     return {
         "columns": TABLE_COLUMNS,
-        "rows": [[phase[field] for field in fields] for phase in phases.values()],
+        "rows": [[phase[key] for key in TABLE_KEYS] for phase in phases.values()],
         "caption": (
             f"One sentence per request ({args.input} input), {args.duration:.0f} s per client "
             f"count after {args.warmup:.0f} s of warm-up; server: {served}, torch threads "
@@ -174,32 +252,33 @@ def table(args: argparse.Namespace, facts, phases: Dict[str, Dict[str, Any]]) ->
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     """The load test; writes `--output`."""
-    command = command_line()
-    sentences_path = sentences_file(args)
+    command, sentences_path = command_line(), sentences_file(args)
     sentences = read_sentences(sentences_path)
-    bodies = request_bodies(sentences, args.input)
     port = free_port()
     server = server_command(args, port)
     machine = hardware(torch_threads=args.server_threads)  # the server's, set by --threads
-    started = time.time()
+    started = utc_date()
+    # one request body per sentence: its words joined by spaces, or its tokens
+    as_text = args.input == "sentence"
+    bodies = [{"sentence": " ".join(s)} if as_text else {"tokens": s} for s in sentences]
     facts, warmup, phases = load_test(args, bodies, server, f"http://127.0.0.1:{port}")
     machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results: Dict[str, Any] = {
-        "title": "Serving: allennlp ldnet-serve under load (issue 16)",
+        "title": "Serving: allennlp ldnet-serve under load",
         "command": command,
         "commands": {"benchmark": command, "server": " ".join(["allennlp", *server[1:]])},
         "hardware": machine,
         "settings": settings(args, facts, sentences, sentences_path, warmup),
         "phases": phases,
-        "started_at": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)),
+        "started_at": started,
     }
     headline_keys(results, phases)
     results["summary"] = table(args, facts, phases)
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomically(output, results)
-    shown = {k: results[k] for k in results if k.startswith(("sentences_", "p50", "p99"))}
-    print(json.dumps(shown))
+    headlines = ("sentences_", "p50", "p99")
+    print(json.dumps({k: v for k, v in results.items() if k.startswith(headlines)}))
     print(f"wrote {output}")
     return results
 
@@ -207,22 +286,14 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """Sentences/s and latency at 1 and 8 clients, with the goals at 8 clients."""
     goal = lookup(results, "goal")
+    rate, p99 = at_least(goal["sentences_per_sec_c8"]), goal["p99_ms_c8"]
     return [
         headline(results, "sentences/s, 1 client", "sentences_per_sec_c1"),
         headline(results, "p99 latency (ms), 1 client", "p99_ms_c1"),
-        headline(
-            results,
-            "sentences/s, 8 clients",
-            "sentences_per_sec_c8",
-            *at_least(goal["sentences_per_sec_c8"]),
-        ),
+        headline(results, "sentences/s, 8 clients", "sentences_per_sec_c8", *rate),
         headline(results, "p50 latency (ms), 8 clients", "p50_ms_c8"),
         headline(
-            results,
-            "p99 latency (ms), 8 clients",
-            "p99_ms_c8",
-            f"< {goal['p99_ms_c8']:g}",
-            lambda value: value < goal["p99_ms_c8"],
+            results, "p99 latency (ms), 8 clients", "p99_ms_c8", f"< {p99:g}", lambda v: v < p99
         ),
     ]
 

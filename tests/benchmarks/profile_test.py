@@ -101,3 +101,15 @@ def test_the_summary_reads_the_committed_results():
             assert headlines[f"tasks.{task}.threads1_{name}_us_per_word.total"] == parts["total"]
             lm_layers = headlines[f"tasks.{task}.threads1_{name}_us_per_word.lm_layers"]
             assert lm_layers == parts["lm_layers"] and 0 < lm_layers < parts["total"]
+
+
+def test_the_committed_tables_are_those_of_the_committed_tasks():
+    from benchmarks.harness.results import load_results
+    from benchmarks.studies.profile import tables
+
+    results = load_results("profile")
+    assert tables(results["tasks"]) == results["summary"]
+    assert [table["caption"][:30] for table in results["summary"]] == [
+        "ner: µs per word by component,",
+        "ner: µs per word by component,",
+    ]

@@ -114,7 +114,7 @@ def test_committed_report_and_charts_are_what_the_results_render_to(tmp_path):
     expected = report.expected_report(all_studies())
     assert report.REPORT.read_text(encoding="utf-8") == expected
     assert len(expected.encode("utf-8")) <= report.MAX_BYTES
-    drawn = report.draw_charts(report.RESULTS_DIR, tmp_path)
+    drawn = report.render_charts(report.RESULTS_DIR, tmp_path)
     for name, path in drawn.items():
         committed = report.FIGURES / path.name
         assert committed.read_bytes() == path.read_bytes(), f"{committed} is out of date"

@@ -65,3 +65,38 @@ def test_the_summary_reads_the_committed_results():
     assert headlines["sentences_per_sec_c8"].value == COMMITTED["sentences_per_sec_c8"]
     assert headlines["sentences_per_sec_c8"].met is True
     assert headlines["p99_ms_c8"].goal == "< 100"
+
+
+def test_a_phase_counts_answers_and_errors_from_a_stub_server():
+    """The clients' loop against a stub that answers 200, or 500 to the sentence "bad"."""
+    import os
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Stub(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as ldnet-serve
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(500 if body["sentence"] == "bad" else 200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Stub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        bodies = [{"sentence": "good"}, {"sentence": "bad"}]
+        phase = serve.run_phase(url, bodies, 2, 0.3, os.getpid())
+    finally:
+        server.shutdown()
+    assert phase["clients"] == 2 and phase["requests"] > 0 and phase["errors"] > 0
+    assert abs(phase["requests"] - phase["errors"]) <= 2  # the clients alternate good and bad
+    assert phase["p50_ms"] <= phase["p90_ms"] <= phase["p99_ms"] <= phase["max_ms"]
+    rate = phase["requests"] / phase["seconds"]  # seconds rounded to 0.01
+    assert phase["sentences_per_sec"] == pytest.approx(rate, rel=0.05)
+    assert phase["client_failures"] == []
