@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, Sequence
 
 from benchmarks.harness.data import CONLL03, ROOT, cpu_model, read_sentences
-from benchmarks.harness.results import results_path, run_record, update_results_file
+from benchmarks.harness.results import results_path, run_record, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_least, at_most, lookup
 from benchmarks.harness.timing import interleaved, thread_env
 
@@ -62,7 +62,7 @@ def _save(args: argparse.Namespace, updates: Dict[str, Any]) -> None:
         latest = {"title": "Training on a GPU", "commands": runs, "hardware": runs[-1]["hardware"]}
         return {**unmeasured, **latest, **updates}
 
-    update_results_file(results_path("gpu.json", args.results_dir), merge)
+    write_results(results_path("gpu.json", args.results_dir), merge)
 
 
 def _cuda_device(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks.harness.data import CONLL00, CONLL03, hardware, read_sentences
-from benchmarks.harness.results import command_line, load_results, save_results
+from benchmarks.harness.results import command_line, load_results, write_results
 from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.taggers import forward_seconds, tensor_batches
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         commands=sorted({r["command"] for r in tasks.values()}),
         summary=tables(tasks),
     )
-    save_results("profile", results)
+    write_results("profile", results, replace=True)
     return results
 
 

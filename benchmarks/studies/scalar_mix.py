@@ -18,12 +18,12 @@ from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
-from benchmarks.harness.results import command_line, load_results, save_results
+from benchmarks.harness.results import command_line, load_results, write_results
 from benchmarks.harness.runs import timed_once
 from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.taggers import forward_seconds, model_batches, tensor_batches
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
-from benchmarks.studies.tagging_runs import seed_overrides
+from benchmarks.studies.tagging import seed_overrides
 
 CONFIGS = {
     "no_lm": "training_configs/tagging/recipe/ner_vanilla_glove_sgd.jsonnet",
@@ -227,7 +227,7 @@ def measure(args: argparse.Namespace) -> None:
         f"the shipped ner_pruned, scalar_mix = seed {seed}, no_lm = its architecture untrained"
     )
     result["summary"] = table(result)
-    save_results("scalar_mix", result)
+    write_results("scalar_mix", result, replace=True)
     print(json.dumps(result, indent=2))
 
 

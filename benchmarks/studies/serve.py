@@ -26,7 +26,7 @@ from typing import Any, Dict, List
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
-from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_json_atomically
+from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
 from benchmarks.harness.timing import thread_env
 
@@ -276,7 +276,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     results["summary"] = table(args, facts, phases)
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomically(output, results)
+    write_results(output, results, replace=True)
     headlines = ("sentences_", "p50", "p99")
     print(json.dumps({k: v for k, v in results.items() if k.startswith(headlines)}))
     print(f"wrote {output}")
