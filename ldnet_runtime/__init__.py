@@ -27,7 +27,9 @@ output.jsonl`.
 - `bulk.py`: bulk tagging for `python -m ldnet_runtime` (worker processes or Dask, in order,
   resumable);
 - `spacy_component.py`: the spaCy component `ldnet_ner`; `shipped_exports.py`: a shipped
-  tagger's cached export.
+  tagger's cached export;
+- `tagging.py`: what `ldnet-tag` and `allennlp ldnet-tag` share (arguments, default tagger,
+  the choice of the runtime, printing); `tag_command.py`: the `ldnet-tag` console script.
 
 Installed with `ldnet-allennlp`, or alone (`pyproject.toml` here: the `ldnet-runtime`
 distribution, pinned by `requirements/runtime-lock.txt`).

@@ -92,7 +92,6 @@ def tokenizer_rules(nlp: Any) -> Dict[str, Any]:
       order, less the special cases (module docstring).
     """
     import spacy
-    from spacy.attrs import ORTH, intify_attrs
     from spacy.tokenizer import Tokenizer
 
     tokenizer = nlp.tokenizer
@@ -111,27 +110,8 @@ def tokenizer_rules(nlp: Any) -> Dict[str, Any]:
         },
         "max_length": nlp.max_length,
     }
-    for name, method in _REGEXES:
-        function = getattr(tokenizer, name)
-        pattern = getattr(function, "__self__", None)
-        if function is None:
-            rules[name] = None
-        elif isinstance(pattern, re.Pattern) and function.__name__ == method:
-            rules[name] = {"pattern": pattern.pattern, "flags": pattern.flags}
-        else:
-            raise ValueError(
-                f"the tokenizer's {name} is {function!r}, not the {method} method of a compiled "
-                "regular expression: RuleTokenizer cannot replay it."
-            )
-    special_cases = {}
-    for text, substrings in sorted(tokenizer.rules.items()):
-        orths = [intify_attrs(dict(spec), _do_deprecated=True)[ORTH] for spec in substrings]
-        orths = [orth if isinstance(orth, str) else nlp.vocab.strings[orth] for orth in orths]
-        if "".join(orths) != text:  # spaCy refuses such a case (E997)
-            raise ValueError(f"the special case {text!r} has the tokens {orths}")
-        special_cases[text] = orths
-    rules["special_cases"] = special_cases
-
+    rules.update(_regular_expressions(tokenizer))
+    rules["special_cases"] = _special_cases(nlp)
     # The matcher's patterns, as `Tokenizer.add_special_case` adds them: the case tokenised
     # without special cases, which is what a tokenizer with the same expressions and none gives.
     bare = Tokenizer(
@@ -143,6 +123,53 @@ def tokenizer_rules(nlp: Any) -> Dict[str, Any]:
         token_match=tokenizer.token_match,
         url_match=tokenizer.url_match,
     )
+    rules["special_matcher"] = _special_matcher(tokenizer, rules["special_cases"], bare)
+    rules["seeded_cache"] = _seeded_cache(
+        rules["special_cases"], rules["special_matcher"]["patterns"], bare
+    )
+    return rules
+
+
+def _regular_expressions(tokenizer: Any) -> Dict[str, Optional[Dict[str, Any]]]:
+    """`tokenizer_rules`' `prefix_search` ... `url_match`: each `{"pattern", "flags"}`, or None."""
+    found: Dict[str, Optional[Dict[str, Any]]] = {}
+    for name, method in _REGEXES:
+        function = getattr(tokenizer, name)
+        pattern = getattr(function, "__self__", None)
+        if function is None:
+            found[name] = None
+        elif isinstance(pattern, re.Pattern) and function.__name__ == method:
+            found[name] = {"pattern": pattern.pattern, "flags": pattern.flags}
+        else:
+            raise ValueError(
+                f"the tokenizer's {name} is {function!r}, not the {method} method of a compiled "
+                "regular expression: RuleTokenizer cannot replay it."
+            )
+    return found
+
+
+def _special_cases(nlp: Any) -> Dict[str, List[str]]:
+    """`tokenizer_rules`' `special_cases`: each case's text -> its tokens' texts, sorted."""
+    from spacy.attrs import ORTH, intify_attrs
+
+    special_cases = {}
+    for text, substrings in sorted(nlp.tokenizer.rules.items()):
+        orths = [intify_attrs(dict(spec), _do_deprecated=True)[ORTH] for spec in substrings]
+        orths = [orth if isinstance(orth, str) else nlp.vocab.strings[orth] for orth in orths]
+        if "".join(orths) != text:  # spaCy refuses such a case (E997)
+            raise ValueError(f"the special case {text!r} has the tokens {orths}")
+        special_cases[text] = orths
+    return special_cases
+
+
+def _special_matcher(
+    tokenizer: Any, special_cases: Dict[str, List[str]], bare: Any
+) -> Dict[str, Any]:
+    """
+    `tokenizer_rules`' `special_matcher`: the cases that spaCy's special-case matcher looks for
+    (with `faster_heuristics`, those with a prefix, infix, suffix or space), tokenised by `bare`,
+    `tokenizer`'s expressions without special cases.
+    """
     patterns = {}
     for text in special_cases:
         if (
@@ -153,20 +180,24 @@ def tokenizer_rules(nlp: Any) -> Dict[str, Any]:
             or " " in text
         ):
             patterns[text] = [token.text for token in bare(text)]
-    rules["special_matcher"] = {
-        "faster_heuristics": tokenizer.faster_heuristics,
-        "patterns": patterns,
-    }
-    # The last pattern's chunks stay in spaCy's cache, tokenised without special cases; a chunk
-    # that is a special case never reaches the cache (module docstring).
+    return {"faster_heuristics": tokenizer.faster_heuristics, "patterns": patterns}
+
+
+def _seeded_cache(
+    special_cases: Dict[str, List[str]], patterns: Dict[str, List[str]], bare: Any
+) -> Dict[str, List[str]]:
+    """
+    `tokenizer_rules`' `seeded_cache`: the last pattern's chunks stay in spaCy's cache, tokenised
+    by `bare` (without special cases); a chunk that is a special case never reaches the cache
+    (module docstring).
+    """
     seeded: Dict[str, List[str]] = {}
     last = max(special_cases, default=None)
     if last in patterns:
         for _, chunk in _chunks(last):
             if chunk not in special_cases:
                 seeded[chunk] = [token.text for token in bare(chunk)]
-    rules["seeded_cache"] = seeded
-    return rules
+    return seeded
 
 
 def _chunks(text: str) -> List[Tuple[int, str]]:

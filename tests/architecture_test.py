@@ -1,17 +1,20 @@
 """
 `docs/architecture.md` against the code: its layer rule ("each layer imports only from the
 layers above it in this list") holds for every import of `ldnet_allennlp/`, those inside
-functions included; `ldnet_allennlp/` and `ldnet_runtime/` have no import cycle; and
-`ldnet_runtime/` imports nothing from `ldnet_allennlp/`.
+functions included, and the same rule for `ldnet_runtime/`'s own list of modules;
+`ldnet_allennlp/` and `ldnet_runtime/` have no import cycle; `ldnet_runtime/` imports nothing
+from `ldnet_allennlp/`, nor torch or AllenNLP; and only the parts of `ldnet_allennlp/` that the
+doc names import `ldnet_runtime/`, never its command-line modules.
 
-The layers are read from the doc's numbered list (each item's bold names: a folder `name/` or a
-top-level module `name.py`), so that the doc and this test cannot drift apart.
+The layers are read from the doc's numbered lists (each item's bold names: a folder `name/` or a
+module `name.py`), and the parts that import the runtime from the bold names of the runtime
+section's prose, so that the doc and this test cannot drift apart.
 """
 
 import ast
 import re
 from pathlib import Path
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set
 
 import pytest
 
@@ -20,6 +23,11 @@ DOC = PROJECT_ROOT / "docs" / "architecture.md"
 PACKAGES = ("ldnet_allennlp", "ldnet_runtime")
 # The package's entry points compose every layer: they sit below the list.
 ROOT_MODULES = {"ldnet_allennlp", "ldnet_allennlp.__main__"}
+PACKAGE_LAYERS = "## Layers"
+RUNTIME_SECTION = "## Beside the package: `ldnet_runtime/`"
+# What the runtime never imports (the doc's "neither torch nor AllenNLP").
+HEAVY_PACKAGES = {"torch", "allennlp", "allennlp_models", "ldnet_allennlp"}
+BOLD_NAME = r"\*\*`([\w./]+)`\*\*"
 
 
 def module_files() -> Dict[str, Path]:
@@ -68,16 +76,20 @@ def import_graph() -> Dict[str, Set[str]]:
     return {name: imported_modules(name, path, modules) for name, path in modules.items()}
 
 
-def documented_layers() -> Dict[str, int]:
+def doc_section(title: str) -> str:
+    """The text of the doc's section `title`, up to the next `## ` heading."""
+    text = DOC.read_text(encoding="utf-8")
+    return text.split(title + "\n", 1)[1].split("\n## ", 1)[0]
+
+
+def documented_layers(title: str = PACKAGE_LAYERS) -> Dict[str, int]:
     """
-    The numbered list under `## Layers`: each bold name (`**`patches/`**`, `**`pretrained.py`**`)
+    The numbered list of section `title`: each bold name (`**`patches/`**`, `**`pretrained.py`**`)
     of item n is in layer n.
     """
-    text = DOC.read_text(encoding="utf-8")
-    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
     layers: Dict[str, int] = {}
     number = None
-    for line in section.splitlines():
+    for line in doc_section(title).splitlines():
         item = re.match(r"^(\d+)\. ", line)
         if item:
             number = int(item.group(1))
@@ -85,19 +97,59 @@ def documented_layers() -> Dict[str, int]:
             number = None  # prose after the list
         if number is None:
             continue
-        for bold in re.findall(r"\*\*`([\w./]+)`\*\*", line):
+        for bold in re.findall(BOLD_NAME, line):
             layers[bold.rstrip("/").removesuffix(".py")] = number
     return layers
 
 
+def documented_runtime_importers() -> Set[str]:
+    """
+    The parts of `ldnet_allennlp` that the runtime section says import `ldnet_runtime`: the
+    bold names of its prose before its numbered list, as dotted prefixes
+    (`tagging/commands/ldnet_tag.py` -> `ldnet_allennlp.tagging.commands.ldnet_tag`).
+    """
+    prose = re.split(r"^1\. ", doc_section(RUNTIME_SECTION), maxsplit=1, flags=re.M)[0]
+    names = re.findall(BOLD_NAME, prose)
+    return {
+        "ldnet_allennlp." + name.rstrip("/").removesuffix(".py").replace("/", ".") for name in names
+    }
+
+
+def external_imports(path: Path) -> Set[str]:
+    """The top-level names of every module the file imports absolutely (anywhere in it)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
 def layer_of(module: str, layers: Dict[str, int]) -> int:
-    """The layer of an `ldnet_allennlp` module: that of its first-level folder or module."""
+    """The layer of a module: that of its first-level folder or module in its package."""
     first = module.split(".")[1]
     if first not in layers:
         raise AssertionError(
             f"{module}: docs/architecture.md's layer list names no `{first}` (add it to a layer)"
         )
     return layers[first]
+
+
+def layer_violations(package: str, layers: Dict[str, int], roots: Set[str]) -> List[str]:
+    """Each import, within `package`, of a module of a later layer than the importer's."""
+    wrong = []
+    for module, targets in sorted(import_graph().items()):
+        if module in roots or not module.startswith(package + "."):
+            continue
+        for target in sorted(targets):
+            if not target.startswith(package + ".") or target in roots:
+                continue
+            a, b = layer_of(module, layers), layer_of(target, layers)
+            if b > a:
+                wrong.append(f"{module} (layer {a}) imports {target} (layer {b})")
+    return wrong
 
 
 def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
@@ -142,20 +194,49 @@ def test_the_doc_lists_layers_in_order():
 
 
 def test_each_layer_imports_only_from_the_layers_above_it():
-    layers = documented_layers()
+    wrong = layer_violations("ldnet_allennlp", documented_layers(), ROOT_MODULES)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_each_runtime_module_imports_only_from_the_layers_above_it():
+    layers = documented_layers(RUNTIME_SECTION)
+    assert layers["export_format"] == 1 and layers["tag_command"] == max(layers.values())
+    assert sorted(set(layers.values())) == list(range(1, max(layers.values()) + 1))
+    runtime = [m for m in import_graph() if m.startswith("ldnet_runtime.")]
+    for module in runtime:  # every module has its item
+        layer_of(module, layers)
+    wrong = layer_violations("ldnet_runtime", layers, {"ldnet_runtime"})
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_runtime_imports_neither_torch_nor_allennlp():
+    for name, path in module_files().items():
+        if name.startswith("ldnet_runtime"):
+            assert not external_imports(path) & HEAVY_PACKAGES, name
+
+
+def test_only_the_documented_parts_import_the_runtime_and_never_its_commands():
     graph = import_graph()
-    wrong: List[Tuple[str, int, str, int]] = []
-    for module, targets in sorted(graph.items()):
-        if module in ROOT_MODULES or not module.startswith("ldnet_allennlp."):
-            continue
-        for target in sorted(targets):
-            if not target.startswith("ldnet_allennlp.") or target in ROOT_MODULES:
-                continue
-            if layer_of(target, layers) > layer_of(module, layers):
-                wrong.append((module, layer_of(module, layers), target, layer_of(target, layers)))
-    assert not wrong, "\n".join(
-        f"{module} (layer {a}) imports {target} (layer {b})" for module, a, target, b in wrong
-    )
+    documented = documented_runtime_importers()
+    assert documented == {
+        "ldnet_allennlp.onnx_export",
+        "ldnet_allennlp.tagging.commands.ldnet_tag",
+        "ldnet_allennlp.serving",
+    }
+    importers = {
+        module: {t for t in targets if t.startswith("ldnet_runtime")}
+        for module, targets in graph.items()
+        if module.startswith("ldnet_allennlp")
+    }
+    importers = {module: targets for module, targets in importers.items() if targets}
+
+    def part_of(module: str) -> Optional[str]:
+        return next((p for p in documented if module == p or module.startswith(p + ".")), None)
+
+    assert not [m for m in importers if part_of(m) is None], "undocumented importers"
+    assert {part_of(m) for m in importers} == documented, "a documented part imports nothing"
+    commands = {"ldnet_runtime.tag_command", "ldnet_runtime.__main__"}
+    assert not [m for m, targets in graph.items() if targets & commands]
 
 
 def test_every_package_folder_has_a_layer():

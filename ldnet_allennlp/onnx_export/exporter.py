@@ -134,13 +134,7 @@ def export_tagger(
     An `ExportReport`: the folder, its inputs and sizes, the exporter's own check, and with
     `int8` the int8 check.
     """
-    if not 0.0 <= int8_tolerance <= 1.0:
-        raise ConfigurationError(
-            f"--int8-tolerance is a share of tokens, from 0 to 1; got {int8_tolerance}."
-        )
-    check_sentences = [list(s) for s in (int8_check_sentences or CHECK_SENTENCES) if s]
-    if int8 and not check_sentences:
-        raise ConfigurationError("the int8 check set has no sentence.")
+    check_sentences = _int8_check_set(int8, int8_tolerance, int8_check_sentences)
     started = time.perf_counter()
     output = Path(output_dir)
     _check_output_dir(output)
@@ -184,6 +178,23 @@ def export_tagger(
         seconds=time.perf_counter() - started,
         int8=tagger.get("int8"),
     )
+
+
+def _int8_check_set(
+    int8: bool, int8_tolerance: float, int8_check_sentences: Optional[Sequence[Sequence[str]]]
+) -> List[List[str]]:
+    """
+    The tokenised sentences of the int8 check (`export_tagger`'s arguments of the same names),
+    once `int8_tolerance` is checked to be a share and, with `int8`, the set to be non-empty.
+    """
+    if not 0.0 <= int8_tolerance <= 1.0:
+        raise ConfigurationError(
+            f"--int8-tolerance is a share of tokens, from 0 to 1; got {int8_tolerance}."
+        )
+    check_sentences = [list(s) for s in (int8_check_sentences or CHECK_SENTENCES) if s]
+    if int8 and not check_sentences:
+        raise ConfigurationError("the int8 check set has no sentence.")
+    return check_sentences
 
 
 def _load_tagger_archive(archive_file: str) -> Tuple[str, Archive, str]:

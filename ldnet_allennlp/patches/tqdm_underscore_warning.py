@@ -1,12 +1,12 @@
 """
 **Replaces**: nothing; adds a `logging.Filter` to the `allennlp.training.util` logger that drops
 its one warning 'Metrics with names beginning with "_" will not be logged to the tqdm progress
-bar.' (This used to be done by setting AllenNLP's global `HasBeenWarned.tqdm_ignores_underscores`
-from the `layer_pruning` callback.)
+bar.'
 
 **Why**: a leading "_" is AllenNLP's own convention for a metric kept off the progress bar but
-written to the log, `metrics.json` and TensorBoard; `layer_pruning` reports every layer mask that
-way (`_layer_mask/<module>/<direction>_<i>`), and AllenNLP then warns that it does what it was
+written to the log, `metrics.json` and TensorBoard; while the `layer_pruning` callback trains the
+layer masks, the model reports every one of them that way
+(`_layer_mask/<module>/<direction>_<i>`), and AllenNLP then warns that it does what it was
 asked to. Nothing for a user to do, so the shipped configs' runs stay free of warnings
 (`tests/configs_test.py`).
 

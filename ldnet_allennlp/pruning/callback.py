@@ -17,22 +17,13 @@ from allennlp.models import Model
 from allennlp.training.callbacks import TrainerCallback
 
 from ldnet_allennlp.lm.models.dense_language_model import DIRECTIONS
-from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
-from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer, layer_selection_terms
+from ldnet_allennlp.lm.modules.mask_projection import LayerMaskProjection, ReportsLayerMasks
+from ldnet_allennlp.pruning.penalty import layer_selection_budgets, layer_selection_terms
 
 logger = logging.getLogger(__name__)
 
 # Under DDP: every worker's per-epoch masks and decisions, written by the primary.
 WORKERS_FILE = "layer_pruning_workers.json"
-
-
-def find_budget(model: Model) -> Optional[int]:
-    """The `budget` of the model's `layer_selection` regularizer, if it has one."""
-    applicator = getattr(model, "_regularizer", None)
-    for _, regularizer in getattr(applicator, "_regularizers", []):
-        if isinstance(regularizer, LayerSelectionRegularizer):
-            return regularizer.budget
-    return None
 
 
 @TrainerCallback.register("layer_pruning")
@@ -49,14 +40,20 @@ class LayerPruningCallback(TrainerCallback):
       `DenseBiLm` in the model, whichever embedder holds it.
     - After every optimiser step (training batches only; AllenNLP also calls `on_batch` for
       validation batches) the masks are projected onto [0, 1].
-    - The model's metrics (through its `metric_extensions`: `ldnet_crf_tagger`) gain
-      `live_layers`, one hidden `_layer_mask/<module>/<direction>_<i>`
-      per mask, and, when the regularizer sets a budget, `<gated_metric>-within-budget`: the
-      validation metric where the number of live layers is within budget, -1 elsewhere (below
-      any real value, so any within-budget epoch beats every over-budget one). Use it as
-      `trainer.validation_metric` (e.g. `"+f1-measure-overall-within-budget"`) so that only
-      within-budget checkpoints count as best. Metrics go to the log, metrics.json and TensorBoard.
-    - Its state (mask history, for the plot) is checkpointed, so `--recover` resumes exactly.
+    - The model computes metrics of its masks (`ReportsLayerMasks.report_layer_masks`, which
+      this callback calls at the start; `ldnet_crf_tagger` has it): `live_layers`, one hidden
+      `_layer_mask/<module>/<direction>_<i>` per mask, and, with a `budget`,
+      `<gated_metric>-within-budget`: the validation metric where the number of live layers is
+      within budget, -1 elsewhere (below any real value, so any within-budget epoch beats every
+      over-budget one). Use it as `trainer.validation_metric` (e.g.
+      `"+f1-measure-overall-within-budget"`) so that only within-budget checkpoints count as
+      best. Metrics go to the log, metrics.json and TensorBoard.
+    - The `budget` is this callback's key. Without it, the callback takes the `budget` of the
+      model's `layer_selection` regularizer (the penalty's); with it, that regularizer must have
+      the same budget (a `ConfigurationError` otherwise): the penalty pushes the masks towards
+      one number of live layers, the best checkpoint is chosen within the same one.
+    - Its state (mask history, for the plot; the epochs completed, which decide whether the masks
+      train) is checkpointed, so `--recover` resumes exactly.
     - Writes `layer_masks.png` (every mask over training steps) into the serialization dir after
       every epoch.
 
@@ -88,6 +85,10 @@ class LayerPruningCallback(TrainerCallback):
         Batches between mask records.
     sticky_zeros : `bool`, optional (default = `false`)
         A mask that reaches 0 stays at 0.
+    budget : `int`, optional (default = the `layer_selection` regularizer's)
+        The number of live layers, both directions of every biLM together, within which a
+        checkpoint counts (`<gated_metric>-within-budget`), >= 1. Without it and without a
+        `layer_selection` regularizer, no budget gates the best checkpoint.
     """
 
     def __init__(
@@ -97,6 +98,7 @@ class LayerPruningCallback(TrainerCallback):
         gated_metric: str = "f1-measure-overall",
         record_every: int = 10,
         sticky_zeros: bool = False,
+        budget: Optional[int] = None,
     ) -> None:
         super().__init__(serialization_dir)
         if start_epoch < 0:
@@ -105,38 +107,32 @@ class LayerPruningCallback(TrainerCallback):
             raise ConfigurationError(
                 f"layer_pruning: record_every must be >= 1, got {record_every}"
             )
+        if budget is not None and budget < 1:
+            raise ConfigurationError(f"layer_pruning: budget must be >= 1, got {budget}")
         self.start_epoch = start_epoch
         self.gated_metric = gated_metric
         self.record_every = record_every
         self.sticky_zeros = sticky_zeros
+        self.budget = budget
         self.history: List[Dict[str, Any]] = []
         # this worker's masks and decisions after every epoch (`epoch_record`)
         self.epochs: List[Dict[str, Any]] = []
         self.steps = 0
+        # epochs with an `on_epoch` call, also those before a `--recover` (checkpointed)
+        self.epochs_completed = 0
+        self.projection: Optional[LayerMaskProjection] = None
         self._masks: List[Tuple[str, torch.nn.Parameter]] = []
         self._budget: Optional[int] = None
-        # with `sticky_zeros`: per mask parameter, where it was 0 after the last projection
-        self._dead: List[torch.Tensor] = []
 
     # -- trainer hooks -------------------------------------------------------------------------
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         super().on_start(trainer, is_primary=is_primary, **kwargs)
         model = trainer.model
-        self._masks = [(name, bilm.layer_mask) for name, bilm in find_dense_bilms(model)]
-        if not self._masks:
-            raise ConfigurationError(
-                "layer_pruning: the model has no layer-selection embedder (layer_selection or "
-                "dense_lm_scalar_mix: no dense biLM with layer masks); there is nothing to prune."
-            )
-        for name, mask in self._masks:
-            if not mask.requires_grad:
-                raise ConfigurationError(
-                    f"layer_pruning: the layer mask of {name or 'the model'} is fixed; set "
-                    '"trainable_layer_mask": true on its embedder (layer_selection or '
-                    "dense_lm_scalar_mix)."
-                )
-        if getattr(trainer, "_distributed", False) and trainer._epochs_completed < self.start_epoch:
+        self.projection = LayerMaskProjection(model, sticky_zeros=self.sticky_zeros)
+        self._masks = self.projection.masks
+        self._check_masks(model)
+        if is_distributed() and self.epochs_completed < self.start_epoch:
             raise ConfigurationError(
                 f'layer_pruning: start_epoch is {self.start_epoch}, but under "distributed" '
                 "training the masks must train from the first epoch: DDP fixes the parameters "
@@ -144,22 +140,11 @@ class LayerPruningCallback(TrainerCallback):
                 "later would not be synchronised. Set start_epoch to 0 (start from a phase-1 "
                 "tagger instead)."
             )
-        self._budget = find_budget(model)
-        if self._budget is None:
-            logger.warning(
-                "layer_pruning: the model has no `layer_selection` regularizer on its layer "
-                "masks, so nothing pushes them to 0 and no budget gates the best checkpoint."
-            )
-        # after `--recover` the trainer counts its epochs from 0 again while it skips those
-        # before the checkpoint (without calling on_epoch): those count as completed here
-        epochs_completed = max(
-            trainer._epochs_completed, getattr(trainer, "_start_after_epochs_completed", 0)
-        )
-        self._set_active(epochs_completed >= self.start_epoch)
-        self._dead = [mask.detach() == 0 for _, mask in self._masks]
-        self._add_metrics_to(model)
+        self._budget = self._checked_budget(model)
+        self._set_active(self.epochs_completed >= self.start_epoch)
+        model.report_layer_masks(self.projection, self.gated_metric, self._budget)
         if not self.history:
-            self._record(epoch=epochs_completed)
+            self._record(epoch=self.epochs_completed)
 
     def on_batch(
         self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number,
@@ -167,13 +152,14 @@ class LayerPruningCallback(TrainerCallback):
     ) -> None:  # fmt: skip
         if not is_training or not self.active:
             return
-        self.project()
+        self.projection.project()
         self.check_workers_agree()
         self.steps += 1
         if self.steps % self.record_every == 0:
             self._record(epoch=epoch)
 
     def on_epoch(self, trainer, metrics: Dict[str, Any], epoch: int, is_primary=True, **kwargs):
+        self.epochs_completed = epoch + 1
         if epoch + 1 == self.start_epoch:
             self._set_active(True)
         self._record(epoch=epoch + 1)
@@ -207,12 +193,20 @@ class LayerPruningCallback(TrainerCallback):
             )
 
     def state_dict(self) -> Dict[str, Any]:
-        return {"history": self.history, "steps": self.steps, "epochs": self.epochs}
+        return {
+            "history": self.history,
+            "steps": self.steps,
+            "epochs": self.epochs,
+            "epochs_completed": self.epochs_completed,
+        }
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         self.history = list(state_dict["history"])
         self.steps = int(state_dict["steps"])
         self.epochs = list(state_dict.get("epochs", []))
+        # a state without the count: the epoch of its last mask record, which is the count
+        last_epoch = self.history[-1]["epoch"] if self.history else 0
+        self.epochs_completed = int(state_dict.get("epochs_completed", last_epoch))
 
     # -- the work ------------------------------------------------------------------------------
 
@@ -224,35 +218,12 @@ class LayerPruningCallback(TrainerCallback):
         for _, mask in self._masks:
             mask.requires_grad_(active)
 
-    def project(self) -> None:
-        """
-        The proximal step of LD-Net: clamp every mask onto [0, 1], in place (with
-        `sticky_zeros`, first put every mask that was 0 back to 0).
-        """
-        with torch.no_grad():
-            for (_, mask), dead in zip(self._masks, self._dead):
-                if self.sticky_zeros:
-                    mask.masked_fill_(dead, 0.0)
-                mask.clamp_(0.0, 1.0)
-            self._dead = [mask.detach() == 0 for _, mask in self._masks]
-
     def projected_masks(self) -> List[Tuple[str, torch.Tensor]]:
-        """
-        The masks as the next projection leaves them (clamped; with `sticky_zeros`, dead ones
-        at 0): AllenNLP computes a batch's metrics after the optimizer step and before
-        `on_batch` projects, so the metrics read these, not the raw parameters (an optimizer
-        step may move a dead mask off 0 until the projection puts it back).
-        """
-        projected = []
-        for (name, mask), dead in zip(self._masks, self._dead):
-            value = mask.detach().clamp(0.0, 1.0)
-            if self.sticky_zeros:
-                value = value.masked_fill(dead, 0.0)
-            projected.append((name, value))
-        return projected
+        """The masks as the next projection leaves them (`LayerMaskProjection`)."""
+        return self.projection.projected_masks() if self.projection is not None else []
 
     def live_layers(self) -> int:
-        return sum(int((mask > 0).sum()) for _, mask in self.projected_masks())
+        return self.projection.live_layers() if self.projection is not None else 0
 
     def budget_gate(self) -> Optional[List[bool]]:
         """
@@ -266,8 +237,10 @@ class LayerPruningCallback(TrainerCallback):
         ]
 
     def epoch_record(self, trainer, metrics: Dict[str, Any], epoch: int) -> Dict[str, Any]:
-        """This worker's masks and pruning decisions after `epoch`."""
-        tracker = getattr(trainer, "_metric_tracker", None)
+        """
+        This worker's masks and pruning decisions after `epoch`; `metrics` are those the trainer
+        gives `on_epoch` (its `best_epoch` is `epoch` when this epoch is the best so far).
+        """
         return {
             "epoch": epoch,
             "step": self.steps,
@@ -275,7 +248,7 @@ class LayerPruningCallback(TrainerCallback):
             "live_layers": self.live_layers(),
             "budget_gate": self.budget_gate(),
             "within_budget_metric": metrics.get(f"validation_{self.gated_metric}-within-budget"),
-            "is_best_so_far": None if tracker is None else bool(tracker.is_best_so_far()),
+            "is_best_so_far": metrics.get("best_epoch") == epoch,
         }
 
     def check_workers_agree(self) -> None:
@@ -315,42 +288,53 @@ class LayerPruningCallback(TrainerCallback):
                 parts.append(f"{name}.{direction}=[{values}]")
         return f"{self.live_layers()} live layers; " + "; ".join(parts)
 
-    def mask_metrics(self) -> Dict[str, float]:
-        metrics: Dict[str, float] = {"live_layers": float(self.live_layers())}
-        for name, mask in self.projected_masks():
-            for row, direction in enumerate(DIRECTIONS):
-                for layer, value in enumerate(mask[row].tolist()):
-                    metrics[f"_layer_mask/{name}/{direction}_{layer}"] = value
-        return metrics
-
-    def extra_metrics(self, metrics: Dict[str, float]) -> Dict[str, float]:
-        """
-        What the model's metrics gain (see the class docstring): the mask metrics, and the
-        budget-gated metric computed from `metrics`, the model's own.
-        """
-        extra = self.mask_metrics()
-        if self._budget is not None and self.gated_metric in metrics:
-            within = self.live_layers() <= self._budget
-            extra[f"{self.gated_metric}-within-budget"] = (
-                metrics[self.gated_metric] if within else -1.0
-            )
-        return extra
-
-    def _add_metrics_to(self, model: Model) -> None:
-        """
-        Adds `extra_metrics` to the model's `metric_extensions` (once, also on `--recover`),
-        which `ldnet_crf_tagger` applies in its `get_metrics`.
-        """
-        extensions = getattr(model, "metric_extensions", None)
-        if extensions is None:
+    def _check_masks(self, model: Model) -> None:
+        """The model has layer masks, trainable ones, and reports them in its metrics."""
+        if not self._masks:
             raise ConfigurationError(
-                f"layer_pruning: the model ({type(model).__name__}) has no `metric_extensions`, "
-                "so its metrics cannot report the layer masks and the within-budget metric. Use "
-                'the "ldnet_crf_tagger" model (or give yours a `metric_extensions` list that its '
-                "`get_metrics` applies)."
+                "layer_pruning: the model has no layer-selection embedder (layer_selection or "
+                "dense_lm_scalar_mix: no dense biLM with layer masks); there is nothing to prune."
             )
-        if self.extra_metrics not in extensions:
-            extensions.append(self.extra_metrics)
+        for name, mask in self._masks:
+            if not mask.requires_grad:
+                raise ConfigurationError(
+                    f"layer_pruning: the layer mask of {name or 'the model'} is fixed; set "
+                    '"trainable_layer_mask": true on its embedder (layer_selection or '
+                    "dense_lm_scalar_mix)."
+                )
+        if not isinstance(model, ReportsLayerMasks):
+            raise ConfigurationError(
+                f"layer_pruning: the model ({type(model).__name__}) does not report its layer "
+                "masks in its metrics, so neither the masks nor the within-budget metric can be "
+                'logged. Use the "ldnet_crf_tagger" model (or give yours `ReportsLayerMasks`, '
+                "whose `layer_mask_metrics` its `get_metrics` adds)."
+            )
+
+    def _checked_budget(self, model: Model) -> Optional[int]:
+        """
+        The budget: this callback's `budget`, which the model's `layer_selection` regularizers
+        must share, else theirs (`None` without either).
+        """
+        penalty_budgets = layer_selection_budgets(model)
+        other = [b for b in penalty_budgets if self.budget is not None and b != self.budget]
+        if other:
+            raise ConfigurationError(
+                f"layer_pruning: its budget is {self.budget}, but the budget of the model's "
+                f"layer_selection regularizer is {other[0]}: the penalty would push the "
+                "masks towards one number of live layers and the best checkpoint be chosen "
+                "within another. Give the layer_pruning callback's `budget` and the "
+                "layer_selection regularizer's `budget` the same value (or leave out the "
+                "callback's)."
+            )
+        if not penalty_budgets:
+            logger.warning(
+                "layer_pruning: the model has no `layer_selection` regularizer on its layer "
+                "masks, so nothing pushes them to 0%s.",
+                "" if self.budget is not None else " and no budget gates the best checkpoint",
+            )
+        if self.budget is not None:
+            return self.budget
+        return penalty_budgets[0] if penalty_budgets else None
 
     def _record(self, epoch: int) -> None:
         self.history.append(

@@ -16,11 +16,12 @@ leaves it; `reg1_scale > 1` makes that slope `(reg1_scale − 1) · λ0 > 0` (a 
 LD-Net: a config that uses it says so and why). This is the only place the formula is written.
 """
 
-from typing import NamedTuple
+from typing import List, NamedTuple
 
 import torch
 
 from allennlp.common.checks import ConfigurationError
+from allennlp.models import Model
 from allennlp.nn.regularizers import Regularizer
 
 
@@ -98,3 +99,20 @@ class LayerSelectionRegularizer(Regularizer):
 
     def __call__(self, parameter: torch.Tensor) -> torch.Tensor:
         return layer_selection_penalty(parameter, self.lambda0, self.budget, self.reg1_scale)
+
+
+def layer_selection_budgets(model: Model) -> List[int]:
+    """
+    The `budget` of each `layer_selection` regularizer of `model`, in its config's order (the
+    `layer_pruning` callback checks its own `budget` against them, or takes the first).
+
+    AllenNLP 2.10.1 gives no public access to a model's regularizers: they are the private
+    `Model._regularizer`, a `RegularizerApplicator` whose `(regex, regularizer)` pairs are its
+    private `_regularizers`. This is the one place that reads them.
+    """
+    applicator = getattr(model, "_regularizer", None)
+    return [
+        regularizer.budget
+        for _, regularizer in getattr(applicator, "_regularizers", [])
+        if isinstance(regularizer, LayerSelectionRegularizer)
+    ]

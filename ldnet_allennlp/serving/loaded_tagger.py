@@ -16,7 +16,7 @@ from allennlp.predictors import Predictor
 from ldnet_allennlp.lm.modules.dense_bilm import find_dense_bilms
 from ldnet_allennlp.pretrained import PREFIX, manifest, pretrained_dir, resolve_archive
 from ldnet_allennlp.tagging.flops import flops_per_token
-from ldnet_runtime.tag_command import DEFAULT_MODEL  # the shipped pruned NER tagger
+from ldnet_runtime.tagging import DEFAULT_MODEL  # the shipped pruned NER tagger
 
 PREDICTOR = "ldnet_tagger"
 

@@ -4,7 +4,6 @@ replaced by fakes that play a second worker. (`training_test.py` runs the real t
 """
 
 import json
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -53,9 +52,10 @@ def two_workers(monkeypatch):
 
 
 def ddp_start(callback, model, epochs_completed=0):
-    trainer = SimpleNamespace(model=model, _epochs_completed=epochs_completed, _distributed=True)
-    callback.on_start(trainer)
-    return trainer
+    """`start` under DDP, before `two_workers` is installed: `is_distributed` only is true."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(callback_module, "is_distributed", lambda: True)
+        return start(callback, model, epochs_completed)
 
 
 def test_workers_are_compared_after_the_projection(tmp_path, two_workers):
@@ -105,11 +105,11 @@ def test_every_workers_decisions_are_written_after_each_epoch(tmp_path, two_work
     model = ToyModel(budget=2)
     callback = LayerPruningCallback(str(tmp_path))
     trainer = ddp_start(callback, model)
-    trainer._metric_tracker = SimpleNamespace(is_best_so_far=lambda: True)
     two_workers()
     with torch.no_grad():
         model.embedder.layer_mask.copy_(torch.tensor([[0.0, 0.7, 0.0], [0.0, 0.0, 1.0]]))
-    metrics = {"validation_f1-measure-overall-within-budget": 0.8}
+    # the trainer's metrics: this epoch is the best so far
+    metrics = {"validation_f1-measure-overall-within-budget": 0.8, "best_epoch": 0}
     callback.on_epoch(trainer, metrics, epoch=0, is_primary=True)
 
     written = json.loads((tmp_path / WORKERS_FILE).read_text())
@@ -129,3 +129,6 @@ def test_every_workers_decisions_are_written_after_each_epoch(tmp_path, two_work
     restored = LayerPruningCallback(str(tmp_path))
     restored.load_state_dict(callback.state_dict())
     assert restored.epochs == [record]
+    # an epoch that is not the best so far (the trainer's `best_epoch` stays 0)
+    callback.on_epoch(trainer, metrics, epoch=1, is_primary=True)
+    assert callback.epochs[-1]["is_best_so_far"] is False

@@ -13,7 +13,7 @@ import sys
 import time
 
 from ldnet_runtime.shipped_exports import cached_export
-from ldnet_runtime.tag_command import runtime_folder
+from ldnet_runtime.tagging import runtime_folder
 from tests.conftest import PROJECT_ROOT
 
 CHECK = (

@@ -22,7 +22,7 @@ from allennlp.predictors import Predictor
 
 from benchmarks.studies.export_runtime_venv import LOCK, build_runtime_venv, imports_torch
 from ldnet_runtime import Tagger
-from ldnet_runtime.tag_command import mark_spans
+from ldnet_runtime.tagging import mark_spans
 from tests.conftest import PROJECT_ROOT
 from tests.onnx_export.conftest import LEGACY
 

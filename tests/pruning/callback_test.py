@@ -1,4 +1,5 @@
 from types import SimpleNamespace
+from typing import Optional
 
 import pytest
 import torch
@@ -10,6 +11,7 @@ from allennlp.models import Model
 from allennlp.nn import RegularizerApplicator
 
 from ldnet_allennlp.lm.modules import DenseBiLm
+from ldnet_allennlp.lm.modules.mask_projection import ReportsLayerMasks
 from ldnet_allennlp.pruning.callback import LayerPruningCallback
 from ldnet_allennlp.pruning.penalty import LayerSelectionRegularizer
 
@@ -22,24 +24,32 @@ class MaskHolder(DenseBiLm):
         self.layer_mask = torch.nn.Parameter(torch.ones(2, 3), requires_grad=trainable)
 
 
-class ToyModel(Model):
-    def __init__(self, trainable: bool = True, budget: int = 2) -> None:
-        regularizer = RegularizerApplicator(
-            [("layer_mask", LayerSelectionRegularizer(lambda0=0.1, budget=budget))]
-        )
+class ToyModel(Model, ReportsLayerMasks):
+    """Layer masks under a `layer_selection` penalty (without one: `budget=None`)."""
+
+    def __init__(self, trainable: bool = True, budget: Optional[int] = 2) -> None:
+        penalty = [] if budget is None else [LayerSelectionRegularizer(lambda0=0.1, budget=budget)]
+        regularizer = RegularizerApplicator([("layer_mask", p) for p in penalty])
         super().__init__(Vocabulary(), regularizer=regularizer)
         self.embedder = MaskHolder(trainable)
-        self.metric_extensions = []  # as `ldnet_crf_tagger`'s
 
     def get_metrics(self, reset: bool = False):
-        metrics = {"f1-measure-overall": 0.8}
-        for extension in self.metric_extensions:
-            metrics.update(extension(metrics))
+        metrics = {"f1-measure-overall": 0.8}  # as `ldnet_crf_tagger`'s
+        metrics.update(self.layer_mask_metrics(metrics))
         return metrics
 
 
+class UnreportingModel(Model):
+    def __init__(self) -> None:
+        super().__init__(Vocabulary())
+        self.embedder = MaskHolder()
+
+
 def start(callback, model, epochs_completed=0):
-    trainer = SimpleNamespace(model=model, _epochs_completed=epochs_completed)
+    """`on_start`, after `epochs_completed` epochs (as `--recover` restores the callback)."""
+    if epochs_completed:
+        callback.load_state_dict({**callback.state_dict(), "epochs_completed": epochs_completed})
+    trainer = SimpleNamespace(model=model)
     callback.on_start(trainer)
     return trainer
 
@@ -104,17 +114,52 @@ def test_metrics_live_layers_and_budget_gate(tmp_path):
     metrics = model.get_metrics()
     assert metrics["live_layers"] == 2
     assert metrics["f1-measure-overall-within-budget"] == 0.8
-    # on_start again (as on --recover) does not add the metrics twice
+    # on_start again (as on --recover) reports the same metrics
     start(callback, model)
     assert model.get_metrics()["live_layers"] == 2
-    assert len(model.metric_extensions) == 1
+    assert model.get_metrics()["f1-measure-overall-within-budget"] == 0.8
 
 
-def test_a_model_without_metric_extensions_is_a_configuration_error(tmp_path):
-    model = ToyModel()
-    del model.metric_extensions
-    with pytest.raises(ConfigurationError, match="has no `metric_extensions`"):
-        start(LayerPruningCallback(str(tmp_path)), model)
+def test_the_model_reports_nothing_before_pruning_starts():
+    assert ToyModel().get_metrics() == {"f1-measure-overall": 0.8}
+
+
+def test_a_model_that_does_not_report_its_masks_is_a_configuration_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="does not report its layer masks"):
+        start(LayerPruningCallback(str(tmp_path)), UnreportingModel())
+
+
+def test_the_budget_is_the_callbacks_own_key(tmp_path):
+    # the callback's budget, the same as the penalty's
+    model = ToyModel(budget=3)
+    start(LayerPruningCallback(str(tmp_path), budget=3), model)
+    with torch.no_grad():
+        model.embedder.layer_mask.copy_(torch.tensor([[0.0, 0.7, 0.2], [0.0, 0.0, 1.0]]))
+    assert model.get_metrics()["f1-measure-overall-within-budget"] == 0.8  # 3 live layers
+    # without the key: the penalty's budget
+    model = ToyModel(budget=2)
+    start(LayerPruningCallback(str(tmp_path)), model)
+    with torch.no_grad():
+        model.embedder.layer_mask.copy_(torch.tensor([[0.0, 0.7, 0.2], [0.0, 0.0, 1.0]]))
+    assert model.get_metrics()["f1-measure-overall-within-budget"] == -1.0
+    # without a penalty: the key alone gates
+    model = ToyModel(budget=None)
+    callback = LayerPruningCallback(str(tmp_path), budget=4)
+    start(callback, model)
+    assert model.get_metrics()["f1-measure-overall-within-budget"] == -1.0  # 6 live layers
+    assert callback.budget_gate() == [True]
+    # neither: no within-budget metric
+    model = ToyModel(budget=None)
+    start(LayerPruningCallback(str(tmp_path)), model)
+    assert "f1-measure-overall-within-budget" not in model.get_metrics()
+    assert model.get_metrics()["live_layers"] == 6
+
+
+def test_a_budget_other_than_the_penaltys_is_a_configuration_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="budget is 4, but .* regularizer is 2.*`budget`"):
+        start(LayerPruningCallback(str(tmp_path), budget=4), ToyModel(budget=2))
+    with pytest.raises(ConfigurationError, match="budget must be >= 1"):
+        LayerPruningCallback(str(tmp_path), budget=0)
 
 
 def test_start_epoch_switches_masks_and_penalty_on(tmp_path):
@@ -148,6 +193,11 @@ def test_state_round_trip_and_plot(tmp_path):
     callback.on_epoch(trainer, {}, epoch=0)
     state = callback.state_dict()
     assert [record["step"] for record in state["history"]] == [0, 1, 2, 3, 3]
+    assert state["epochs_completed"] == 1
+    without_count = {key: value for key, value in state.items() if key != "epochs_completed"}
+    counted = LayerPruningCallback(str(tmp_path))
+    counted.load_state_dict(without_count)  # the count: the epoch of the last mask record
+    assert counted.epochs_completed == 1
     restored = LayerPruningCallback(str(tmp_path))
     restored.load_state_dict(state)
     assert restored.state_dict() == state

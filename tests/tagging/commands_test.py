@@ -4,7 +4,8 @@ import argparse
 import io
 import json
 
-from ldnet_allennlp.tagging.commands.ldnet_tag import mark_spans, tag_from_args
+from ldnet_allennlp.tagging.commands.ldnet_tag import tag_from_args
+from ldnet_runtime.tagging import mark_spans
 from tests.conftest import FIXTURES_ROOT
 
 LEGACY = FIXTURES_ROOT / "legacy_archives"

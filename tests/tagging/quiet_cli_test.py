@@ -16,7 +16,7 @@ from allennlp.common.checks import ConfigurationError
 
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_allennlp.serving.commands.ldnet_serve import model_of as served_model
-from ldnet_runtime.tag_command import model_of
+from ldnet_runtime.tagging import model_of
 from tests.conftest import FIXTURES_ROOT
 
 BIN = Path(sys.executable).parent

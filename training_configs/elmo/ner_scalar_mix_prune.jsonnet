@@ -9,9 +9,9 @@
 // Differences from the LD-Net recipe, and why:
 // - no tagger_lr: phase 1 trains with Adam at a constant lr 0.001 (no decayed schedule to
 //   resume from), so phase 2 goes on at that lr;
-// - model type ldnet_crf_tagger (crf_tagger in phase 1, the same keys and weights): the
-//   layer_pruning callback reports the masks and the within-budget metric through its
-//   `metric_extensions`, and its archives predict offline (`ldnet_tagger` predictor).
+// - model type ldnet_crf_tagger (crf_tagger in phase 1, the same keys and weights): its metrics
+//   report the masks and the within-budget metric while the layer_pruning callback trains them,
+//   and its archives predict offline (`ldnet_tagger` predictor).
 // Measured: benchmarks/results/scalar_mix.json (`python -m benchmarks scalar_mix --stage prune`).
 //
 // Set what ner_scalar_mix.jsonnet needs, plus NER_SCALAR_MIX_PHASE1_DIR = its serialization dir

@@ -291,31 +291,14 @@ class DenseLMScalarMixEmbedder(LayerMaskedEmbedder, TokenEmbedder):
             ("initial_scalar_parameters", initial_scalar_parameters),
         ):
             _check_one_value_per_layer(key, values, bilm.num_layers)
-        self._elmo = Elmo(
-            options_file=None,
-            weight_file=None,
-            num_output_representations=num_output_representations,
-            do_layer_norm=do_layer_norm,
-            dropout=dropout,
-            scalar_mix_parameters=scalar_mix_parameters,
-            module=bilm,
+        self._elmo = _masked_elmo(
+            bilm,
+            num_output_representations,
+            do_layer_norm,
+            dropout,
+            scalar_mix_parameters,
+            initial_scalar_parameters,
         )
-        for k in range(num_output_representations):  # Elmo's ScalarMix, under the layer masks
-            mix = LayerMaskedScalarMix(
-                bilm,
-                do_layer_norm=do_layer_norm,
-                initial_scalar_parameters=scalar_mix_parameters,
-                trainable=scalar_mix_parameters is None,
-            )
-            self._elmo.add_module(f"scalar_mix_{k}", mix)
-            self._elmo._scalar_mixes[k] = mix
-        if initial_scalar_parameters is not None:
-            with torch.no_grad():
-                for scalar_mix in self._elmo._scalar_mixes:
-                    for parameter, value in zip(
-                        scalar_mix.scalar_parameters, initial_scalar_parameters
-                    ):
-                        parameter.fill_(float(value))
         self.num_output_representations = num_output_representations
         self._projection: Optional[torch.nn.Linear] = None
         self.output_dim = bilm.get_output_dim()
@@ -433,3 +416,44 @@ def _renamed_key(value: Optional[str], old_value: Optional[str], direction: str)
     if value is None:
         raise ConfigurationError(f"dense_lm_scalar_mix needs {new_key} (a dense LM archive).")
     return value
+
+
+def _masked_elmo(
+    bilm: DenseBiLm,
+    num_output_representations: int,
+    do_layer_norm: bool,
+    dropout: float,
+    scalar_mix_parameters: Optional[List[float]],
+    initial_scalar_parameters: Optional[List[float]],
+) -> Elmo:
+    """
+    AllenNLP's `Elmo` over `bilm`, each of its `ScalarMix`es replaced by a
+    `LayerMaskedScalarMix` under the biLM's layer masks, with trainable `s` starting at
+    `initial_scalar_parameters` (the embedder's keys of the same names).
+    """
+    elmo = Elmo(
+        options_file=None,
+        weight_file=None,
+        num_output_representations=num_output_representations,
+        do_layer_norm=do_layer_norm,
+        dropout=dropout,
+        scalar_mix_parameters=scalar_mix_parameters,
+        module=bilm,
+    )
+    for k in range(num_output_representations):
+        mix = LayerMaskedScalarMix(
+            bilm,
+            do_layer_norm=do_layer_norm,
+            initial_scalar_parameters=scalar_mix_parameters,
+            trainable=scalar_mix_parameters is None,
+        )
+        elmo.add_module(f"scalar_mix_{k}", mix)
+        elmo._scalar_mixes[k] = mix
+    if initial_scalar_parameters is not None:
+        with torch.no_grad():
+            for scalar_mix in elmo._scalar_mixes:
+                for parameter, value in zip(
+                    scalar_mix.scalar_parameters, initial_scalar_parameters
+                ):
+                    parameter.fill_(float(value))
+    return elmo

@@ -12,7 +12,7 @@ import logging
 
 from allennlp.commands.subcommand import Subcommand
 
-from ldnet_runtime.tag_command import DEFAULT_MODEL, FULL_MODEL, chosen_model
+from ldnet_runtime.tagging import DEFAULT_MODEL, FULL_MODEL, chosen_model
 
 logger = logging.getLogger(__name__)
 

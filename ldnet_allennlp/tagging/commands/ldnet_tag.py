@@ -6,8 +6,11 @@ pruned `ner_pruned`, `--full` for the un-pruned `ner`), any tagger archive, or a
 spans marked, e.g. `Chancellor [Helmut Kohl]PER met [Jacques Chirac]PER in [Bonn]LOC .`
 With no sentence on the command line, it reads one sentence per line from standard input.
 It prints nothing else: AllenNLP's INFO log only with `--verbose`
-(`ldnet_allennlp/patches/command_line_logging.py`). The arguments and the printing are
-`ldnet_runtime/tag_command.py`'s, whose `ldnet-tag` command tags an export folder without torch.
+(`ldnet_allennlp/patches/command_line_logging.py`). Its arguments, default tagger, choice of
+the runtime for an export folder and printing are `ldnet_runtime/tagging.py`'s, which the
+runtime's `ldnet-tag` (`ldnet_runtime/tag_command.py`, no AllenNLP) shares; that command hands
+every model but an export folder to this one, by `os.execv` of `python -m ldnet_allennlp
+ldnet-tag`.
 
 It does not need AllenNLP's plugins (allennlp-models' every module): from `ldnet-allennlp`,
 they are not imported; `--include-package` still imports a package of one's own.
@@ -18,7 +21,7 @@ import argparse
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 
-from ldnet_runtime.tag_command import (  # noqa: F401  (mark_spans: this module's API)
+from ldnet_runtime.tagging import (
     add_arguments,
     mark_spans,
     model_of,

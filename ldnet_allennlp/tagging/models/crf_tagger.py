@@ -1,4 +1,4 @@
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -8,6 +8,7 @@ from allennlp.nn import util
 from allennlp.modules.conditional_random_field import ConditionalRandomField
 from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
+from ldnet_allennlp.lm.modules.mask_projection import ReportsLayerMasks
 from ldnet_allennlp.tagging.crf_marginals import crf_distillation_kl
 from ldnet_allennlp.tagging.viterbi_crf import BatchedViterbiCrf
 from ldnet_allennlp.tagging.metrics import DistributedSpanBasedF1Measure
@@ -16,7 +17,7 @@ DISTILLATION_LOSSES = ("kl", "silver")
 
 
 @Model.register("ldnet_crf_tagger")
-class LdnetCrfTagger(CrfTagger):
+class LdnetCrfTagger(CrfTagger, ReportsLayerMasks):
     """
     allennlp-models' `crf_tagger` with four differences, and the same config keys and weights:
 
@@ -25,9 +26,9 @@ class LdnetCrfTagger(CrfTagger):
       default, `sentence_tagger`, loads spaCy's `en_core_web_sm`, which cannot be downloaded here);
     - its span F1 aggregates over DDP workers (`DistributedSpanBasedF1Measure`), where
       `crf_tagger`'s raises under `"distributed"` training in AllenNLP 2.10.1;
-    - `metric_extensions`: functions from its metrics to more metrics, which `get_metrics` adds
-      (empty unless a trainer callback adds one: `layer_pruning` reports the layer masks and the
-      within-budget metric this way);
+    - while the `layer_pruning` callback trains its layer masks, its metrics report them
+      (`ReportsLayerMasks`: `live_layers`, each mask, and the within-budget metric that chooses
+      the best checkpoint);
     - its CRF decodes the whole batch at once (`BatchedViterbiCrf`, `tagging/viterbi.py`), with
       exactly the tags and scores of AllenNLP's per-sentence Viterbi, in `forward` and so in
       `allennlp predict`, `evaluate`, validation and the benchmarks. The CRF keeps its class's
@@ -80,12 +81,10 @@ class LdnetCrfTagger(CrfTagger):
             self._f1_metric = DistributedSpanBasedF1Measure(
                 self.vocab, tag_namespace=self.label_namespace, label_encoding=self.label_encoding
             )
-        self.metric_extensions: List[Callable[[Dict[str, float]], Dict[str, float]]] = []
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = super().get_metrics(reset=reset)
-        for extension in self.metric_extensions:
-            metrics.update(extension(metrics))
+        metrics.update(self.layer_mask_metrics(metrics))
         return metrics
 
     def forward(  # type: ignore
