@@ -63,7 +63,6 @@ def viterbi_tags(
         One list of `lengths[b]` tag indices per sentence (as AllenNLP's, on inputs where every
         path is forbidden a tag may be the START or END state).
     """
-    dtype = transitions.dtype
     batch, max_len, num_tags = emissions.shape
     states = num_tags + 2
     if transitions.shape != (states, states):
@@ -82,7 +81,29 @@ def viterbi_tags(
     longest = int(lengths.max()) if batch else 0
     if longest == 0:
         return [[] for _ in range(batch)]
-    history = _forward(emissions, lengths, transitions, longest)
+    order = np.argsort(lengths, kind="stable")
+    in_order = bool((lengths[:-1] <= lengths[1:]).all())
+    if not in_order:  # the passes below take the sentences shortest first
+        emissions, lengths = emissions[order], lengths[order]
+    results = _decode_in_length_order(emissions, lengths, transitions, longest)
+    if in_order:
+        return results
+    unsorted: List[List[int]] = [[] for _ in range(batch)]
+    for position, b in enumerate(order.tolist()):
+        unsorted[b] = results[position]
+    return unsorted
+
+
+def _decode_in_length_order(
+    emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray, longest: int
+) -> List[List[int]]:
+    """`viterbi_tags` of a batch whose `lengths` do not decrease."""
+    dtype = transitions.dtype
+    batch, _, num_tags = emissions.shape
+    states = num_tags + 2
+    # running[p]: the first sentence still running at position p (those before it have ended)
+    running = np.searchsorted(lengths, np.arange(longest + 1), side="right").tolist()
+    history = _forward(emissions, running, transitions, longest)
     last = np.full(states, IMPOSSIBLE, dtype=dtype)
     last[num_tags + 1] = 0.0
     totals = last + (history[longest].T[:, :, None] + transitions[:, None, :]).max(axis=0)
@@ -90,23 +111,24 @@ def viterbi_tags(
     # Back-tracking: step k's back-pointer of the state it leads to (`state`, at position k, or
     # END for k = longest) is the first maximum of its candidates `history[k] + transitions[:,
     # state]`; path[:, k - 1] the state at position k - 1. An ended sentence's steps past its
-    # end keep its state (the torch decoder's identity back-pointers).
+    # end keep its state (the torch decoder's identity back-pointers): only the sentences still
+    # running at step k (and every sentence at the step into END) take a new state.
     path = np.empty((batch, longest), dtype=np.intp)
     candidates = np.empty((longest, batch, states), dtype=dtype)
     columns = np.ascontiguousarray(transitions.T)  # columns[j]: transitions[:, j]
-    shortest = int(lengths.min())
     for step in range(longest, 0, -1):
-        column = candidates[step - 1]
-        np.add(history[step], columns[state], out=column)
-        pointer = column.argmax(axis=1)
-        if shortest <= step < longest:
-            pointer = np.where(step < lengths, pointer, state)
-        path[:, step - 1] = state = pointer
-    chosen = np.take_along_axis(candidates, path.T[:, :, None], axis=2)
-    shared = (candidates == chosen).sum(axis=2) != 1  # (longest, batch): shared or NaN maxima
+        first = 0 if step == longest else running[step]
+        column = candidates[step - 1, first:]
+        np.add(history[step, first:], columns[state[first:]], out=column)
+        state[first:] = column.argmax(axis=1)
+        path[:, step - 1] = state
+    # the choices of the steps that are a sentence's own (candidates past a sentence's end are
+    # not computed)
     real = np.arange(1, longest + 1)[:, None] < lengths[None, :]
     real[longest - 1] = True  # the last step (into END) is every sentence's
-    tied = (shared & real).any(axis=0) | _tied_totals(totals)
+    chosen = np.take_along_axis(candidates, path.T[:, :, None], axis=2)
+    shared = ((candidates == chosen).sum(axis=2) != 1) & real  # shared or NaN maxima
+    tied = shared.any(axis=0) | _tied_totals(totals)
     tags = path.tolist()
     results = [tags[b][: int(lengths[b])] for b in range(batch)]
     for b in np.flatnonzero(tied & (lengths > 0)).tolist():
@@ -136,9 +158,9 @@ def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
     step = np.empty((states, states), dtype=dtype)
     best = np.empty(states, dtype=dtype)
     add, maximum = np.add, np.maximum.reduce
-    for position, row in enumerate(rows):
-        add(scores[position], transitions, out=step)
-        add(row, maximum(step, axis=0, out=best), out=after[position])
+    for score, row, scores_after in zip(scores, rows, after):
+        add(score, transitions, step)  # (positional `out`s: no keywords parsed per call)
+        add(row, maximum(step, 0, None, best), scores_after)
     # [k, j, i]: state i before step k, then state j (i last: the maxima are over contiguous
     # values)
     candidates = history + transitions.T
@@ -161,13 +183,14 @@ def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
 
 
 def _forward(
-    emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray, longest: int
+    emissions: np.ndarray, running: List[int], transitions: np.ndarray, longest: int
 ) -> np.ndarray:
     """
-    The forward pass over the whole batch, one set of array operations per position: `history`
-    `(longest + 1, batch, states)`, `history[p]` the scores before position p, and
-    `history[longest]` each sentence's scores after its last position (an ended sentence's
-    scores are frozen).
+    The forward pass over a batch in length order, one set of array operations per position
+    over the sentences still running (`running[p]`: the first of them at position p; an ended
+    sentence's scores are carried over, frozen): `history` `(longest + 1, batch, states)`,
+    `history[p]` the scores before position p, and `history[longest]` each sentence's scores
+    after its last position.
     """
     dtype = transitions.dtype
     batch, _, num_tags = emissions.shape
@@ -180,15 +203,19 @@ def _forward(
     # step[i, b, j]: the score of state i before the position, then state j; the maximum over
     # the outer axis i is an elementwise maximum of `states` slabs
     step = np.empty((states, batch, states), dtype=dtype)
+    best = np.empty((batch, states), dtype=dtype)
     beside = transitions[:, None, :]
-    shortest = int(lengths.min())
     for position in range(longest):
-        np.add(history[position].T[:, :, None], beside, out=step)
-        scores = history[position + 1]
-        np.add(rows[position], step.max(axis=0), out=scores)
-        if position >= shortest:
-            ended = lengths <= position
-            scores[ended] = history[position][ended]
+        first = running[position]
+        before, after = history[position], history[position + 1]
+        after[:first] = before[:first]
+        candidates = step[:, first:]
+        np.add(before[first:].T[:, :, None], beside, out=candidates)
+        np.add(
+            rows[position, first:],
+            np.maximum.reduce(candidates, 0, None, best[first:]),
+            after[first:],
+        )
     return history
 
 
