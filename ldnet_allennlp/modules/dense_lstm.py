@@ -321,15 +321,17 @@ def run_lstm(lstm: torch.nn.LSTM, inputs, training: bool):
 
 def _drop_legacy_layer_mask(state_dict, prefix, *args) -> None:
     """
-    Load pre-hook: drops the `layer_mask` buffer that stacks held before the mask had one home
-    (the biLM's `layer_mask`). It was always ones, so a stack without it computes the same; any
-    other value is refused rather than silently ignored.
+    Load pre-hook: drops a stack's own `layer_mask` buffer, all ones, which the shipped LMs
+    (`pretrained/lm_forward.tar.gz`, `lm_backward.tar.gz`) hold at `_encoder.layer_mask`. A stack
+    keeps no mask of its own (the mask is an argument, its one home the biLM's `layer_mask`), and
+    a stack without the buffer computes the same as one with ones; any other value is refused
+    rather than silently ignored.
     """
-    legacy = state_dict.pop(prefix + "layer_mask", None)
-    if legacy is not None and not bool((legacy == 1).all()):
+    stored = state_dict.pop(prefix + "layer_mask", None)
+    if stored is not None and not bool((stored == 1).all()):
         raise ValueError(
-            f"{prefix}layer_mask holds {legacy.tolist()}: a DenseLSTMStack's mask buffer was "
-            "always ones, and a stack no longer keeps a mask of its own."
+            f"{prefix}layer_mask holds {stored.tolist()}: a DenseLSTMStack keeps no mask of its "
+            "own, and the stored buffer it drops (as the shipped LMs hold) must be always ones."
         )
 
 

@@ -101,7 +101,6 @@ class LayerSelectionTokenEmbedder(LayerMaskedEmbedder, TokenEmbedder):
         self._dropout = torch.nn.Dropout(dropout)
         self.projection = torch.nn.Linear(self.lm_output_dim, projection_dim)
         self.output_dim = projection_dim
-        self._register_load_state_dict_pre_hook(_move_legacy_keys)
 
     @property
     def num_layers(self) -> int:
@@ -132,14 +131,3 @@ class LayerSelectionTokenEmbedder(LayerMaskedEmbedder, TokenEmbedder):
         `r`, `(batch_size, num_tokens, projection_dim)`.
         """
         return torch.relu(self.projection(self._dropout(self.lm_features(tokens))))
-
-
-def _move_legacy_keys(state_dict, prefix, *args) -> None:
-    """
-    Archives written before the biLM was its own module hold the LMs and the mask at
-    `<embedder>.forward_lm.*`, `.backward_lm.*`, `.layer_mask`: they now live under `.bilm`.
-    """
-    for key in [k for k in state_dict if k.startswith(prefix)]:
-        name = key[len(prefix) :]
-        if name == "layer_mask" or name.split(".", 1)[0] in ("forward_lm", "backward_lm"):
-            state_dict[f"{prefix}bilm.{name}"] = state_dict.pop(key)

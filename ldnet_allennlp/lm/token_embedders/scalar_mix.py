@@ -307,7 +307,6 @@ class DenseLMScalarMixEmbedder(LayerMaskedEmbedder, TokenEmbedder):
             self.output_dim = projection_dim
         self.last_representations: List[torch.Tensor] = []
         self.last_mask: Optional[torch.BoolTensor] = None
-        self._register_load_state_dict_pre_hook(self._add_legacy_layer_mask)
 
     @property
     def bilm(self) -> DenseBiLm:
@@ -359,12 +358,6 @@ class DenseLMScalarMixEmbedder(LayerMaskedEmbedder, TokenEmbedder):
         if self._projection is not None:
             representation = self._projection(representation)
         return representation
-
-    def _add_legacy_layer_mask(self, state_dict, prefix, *args) -> None:
-        """Archives written before the biLM had layer masks: all ones (what it computed)."""
-        bilm = f"{prefix}_elmo._elmo_lstm."
-        if any(key.startswith(bilm) for key in state_dict):
-            state_dict.setdefault(f"{bilm}layer_mask", self.bilm.layer_mask.detach().clone())
 
 
 def _check_settings(
