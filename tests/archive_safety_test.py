@@ -37,7 +37,7 @@ from tests.cli import run_allennlp
 from tests.conftest import FIXTURES_ROOT
 from tests.crafted_archives import (
     ATTACKS,
-    LEGACY,
+    FIXTURE_ARCHIVES,
     LM_ARCHIVES,
     TAGGER_ARCHIVE,
     VICTIM,
@@ -48,7 +48,7 @@ from tests.crafted_archives import (
     snapshot,
 )
 
-TEACHER_STAND_IN = LEGACY / "student_sst2.tar.gz"  # refused before its model matters
+TEACHER_STAND_IN = FIXTURE_ARCHIVES / "student_sst2.tar.gz"  # refused before its model matters
 ONLINE_STUDENT = FIXTURES_ROOT / "distillation" / "student_sst2_online.jsonnet"
 SST2_TRAIN = FIXTURES_ROOT / "distillation" / "sst2" / "sst2_fixture_train.tsv"
 EMBEDDERS = ("layer_selection", "dense_lm_scalar_mix")

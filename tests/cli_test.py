@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tests.conftest import FIXTURES_ROOT
 
-LEGACY = FIXTURES_ROOT / "legacy_archives"
-EXPECTED = json.loads((LEGACY / "expected_predictions.json").read_text(encoding="utf-8"))
+FIXTURE_ARCHIVES = FIXTURES_ROOT / "archives"
+EXPECTED = json.loads((FIXTURE_ARCHIVES / "expected_predictions.json").read_text(encoding="utf-8"))
 BIN = Path(sys.executable).parent
 
 
@@ -27,7 +27,7 @@ def test_our_subcommands_and_components_work_from_any_directory(tmp_path):
     inputs = tmp_path / "in.jsonl"
     inputs.write_text("".join(json.dumps(i) + "\n" for i in entry["inputs"]), encoding="utf-8")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", OMP_NUM_THREADS="1")
-    archive = str(LEGACY / "ner_ldnet_pruned.tar.gz")
+    archive = str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")
     predict = [str(BIN / "ldnet-allennlp"), "predict", archive, str(inputs), "--silent"]
     predict += ["--output-file", str(tmp_path / "out.jsonl"), "--predictor", "ldnet_tagger"]
     process = subprocess.run(predict, cwd=tmp_path, env=env, capture_output=True, text=True)

@@ -7,8 +7,8 @@ or fills the disk). Used by `tests/patches/safe_archive_extraction_test.py` and
 `tests/archive_safety_test.py`. `craft_config_archive` crafts another: its config names a module
 path, which AllenNLP would import and call (`ldnet_allennlp/patches/registrable_class_paths.py`).
 
-    offending = craft_archive(LEGACY / "ner_ldnet.tar.gz", tmp_path / "evil.tar.gz", "symlink",
-                              outside)
+    offending = craft_archive(FIXTURE_ARCHIVES / "ner_ldnet.tar.gz", tmp_path / "evil.tar.gz",
+                              "symlink", outside)
     # "offending" is the name of the member the error must name
 """
 
@@ -21,9 +21,14 @@ from typing import Dict
 
 from tests.conftest import FIXTURES_ROOT
 
-LEGACY = FIXTURES_ROOT / "legacy_archives"
-TAGGER_ARCHIVE = LEGACY / "ner_ldnet.tar.gz"  # an LD-Net tagger (layer_selection over two LMs)
-LM_ARCHIVES = {"forward": LEGACY / "lm_forward.tar.gz", "backward": LEGACY / "lm_backward.tar.gz"}
+FIXTURE_ARCHIVES = FIXTURES_ROOT / "archives"
+TAGGER_ARCHIVE = (
+    FIXTURE_ARCHIVES / "ner_ldnet.tar.gz"
+)  # an LD-Net tagger (layer_selection over two LMs)
+LM_ARCHIVES = {
+    "forward": FIXTURE_ARCHIVES / "lm_forward.tar.gz",
+    "backward": FIXTURE_ARCHIVES / "lm_backward.tar.gz",
+}
 
 # what each attack adds; the name of the member that must be refused is `craft_archive`'s result
 ATTACKS = ("traversal", "absolute", "symlink", "hardlink", "fifo", "device", "oversized")

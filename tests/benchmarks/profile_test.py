@@ -10,7 +10,7 @@ from tests.conftest import FIXTURES_ROOT
 
 
 def test_module_times_fold_into_the_rows_by_hand():
-    model = load_archive(str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet_pruned.tar.gz")).model
+    model = load_archive(str(FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz")).model
     timer = ComponentTimer(model)
     timer.seconds.update(
         {
@@ -42,7 +42,7 @@ def test_module_times_fold_into_the_rows_by_hand():
 
 
 def test_a_forward_pass_is_attributed_to_every_component():
-    archive = load_archive(str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet_pruned.tar.gz"))
+    archive = load_archive(str(FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz"))
     model = archive.model.eval()
     timer = ComponentTimer(model)
     tokens = ["John", "Smith", "visited", "Paris", "."]

@@ -120,12 +120,12 @@ def test_transfer_train_and_test_stages(study_env, monkeypatch):
 
 
 def test_the_speed_stage_on_fixture_taggers(tmp_path, monkeypatch):
-    legacy = runs.ROOT / "fixtures" / "legacy_archives"
+    fixture_archives = runs.ROOT / "fixtures" / "archives"
     rows = {
-        "teachers": [legacy / "ner_ldnet.tar.gz", legacy / "ner_ldnet.tar.gz"],
-        "unpruned": [legacy / "ner_ldnet.tar.gz"],
-        "pruned": [legacy / "ner_ldnet_pruned.tar.gz"],
-        "student": [legacy / "ner_ldnet_pruned.tar.gz"],
+        "teachers": [fixture_archives / "ner_ldnet.tar.gz", fixture_archives / "ner_ldnet.tar.gz"],
+        "unpruned": [fixture_archives / "ner_ldnet.tar.gz"],
+        "pruned": [fixture_archives / "ner_ldnet_pruned.tar.gz"],
+        "student": [fixture_archives / "ner_ldnet_pruned.tar.gz"],
     }
     monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
     monkeypatch.setattr(figures, "speed_rows", lambda task, student: rows)

@@ -22,7 +22,7 @@ import pytest
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.onnx_export.conftest import LEGACY
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
 WORDS = "John Smith visited Zanzibar EU rejects German call to boycott British lamb Bonn .".split()
 
@@ -54,14 +54,14 @@ def tag(export_dir, input_file, output_file, *options: str, **popen) -> subproce
 @pytest.fixture(scope="module")
 def predictor() -> Predictor:
     return Predictor.from_archive(
-        load_archive(str(LEGACY / "ner_ldnet_pruned.tar.gz")), "ldnet_tagger"
+        load_archive(str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")), "ldnet_tagger"
     )
 
 
-def test_workers_and_dask_write_what_one_process_writes(legacy_exports, predictor, tmp_path):
+def test_workers_and_dask_write_what_one_process_writes(fixture_exports, predictor, tmp_path):
     from distributed import LocalCluster
 
-    export_dir = legacy_exports["ner_ldnet_pruned"]
+    export_dir = fixture_exports["ner_ldnet_pruned"]
     lines = write_input(tmp_path / "in.jsonl", 400)
     outputs = {}
     for name, options in [("one", ["--workers", "1"]), ("two", ["--workers", "2"])]:
@@ -83,8 +83,8 @@ def test_workers_and_dask_write_what_one_process_writes(legacy_exports, predicto
     assert not (tmp_path / "one.jsonl.progress.json").exists()
 
 
-def test_a_killed_run_resumes_byte_identical(legacy_exports, tmp_path):
-    export_dir = legacy_exports["ner_ldnet_pruned"]
+def test_a_killed_run_resumes_byte_identical(fixture_exports, tmp_path):
+    export_dir = fixture_exports["ner_ldnet_pruned"]
     write_input(tmp_path / "in.jsonl", 2000, seed=1, raw=False)
     options = ["--workers", "2", "--chunk-lines", "50", "--batch-size", "1"]
     progress = tmp_path / "out.jsonl.progress.json"
@@ -123,8 +123,8 @@ def progress_record(tmp_path: Path, chunk_lines: int) -> str:
     return json.dumps({"settings": settings, "chunks_done": 1, "output_bytes": 0})
 
 
-def test_a_bad_line_is_named_and_stops_or_is_skipped(legacy_exports, predictor, tmp_path):
-    export_dir = legacy_exports["ner_ldnet_pruned"]
+def test_a_bad_line_is_named_and_stops_or_is_skipped(fixture_exports, predictor, tmp_path):
+    export_dir = fixture_exports["ner_ldnet_pruned"]
     lines = write_input(tmp_path / "in.jsonl", 20, seed=2, raw=False)
     lines[6] = "{not json"
     lines[8] = json.dumps({"tokens": ["fine", ""]})

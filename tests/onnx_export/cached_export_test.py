@@ -23,7 +23,7 @@ CHECK = (
 )
 
 
-def test_a_shipped_name_uses_its_cached_export(legacy_exports, tmp_path, monkeypatch):
+def test_a_shipped_name_uses_its_cached_export(fixture_exports, tmp_path, monkeypatch):
     entries = json.loads((PROJECT_ROOT / "pretrained" / "MANIFEST.json").read_text())
     entry = entries["ner_pruned"]
     folder = tmp_path / f"ner_pruned-{entry['sha256'][:12]}"
@@ -36,7 +36,7 @@ def test_a_shipped_name_uses_its_cached_export(legacy_exports, tmp_path, monkeyp
         assert cached_export("ner_pruned") is None
         assert runtime_folder("ner_pruned") is None  # AllenNLP tags it
     # a stand-in export (the fixtures' tagger) where the shipped tagger's export would be
-    shutil.copytree(legacy_exports["ner_ldnet_pruned"], folder)
+    shutil.copytree(fixture_exports["ner_ldnet_pruned"], folder)
     assert cached_export("ner_pruned") == folder
     assert runtime_folder("ner_pruned") == folder
     assert cached_export("no_such_tagger") is None and cached_export("a/path") is None

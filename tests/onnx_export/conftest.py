@@ -18,8 +18,8 @@ from allennlp.common import Params
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from tests.conftest import FIXTURES_ROOT
 
-LEGACY = FIXTURES_ROOT / "legacy_archives"
-LEGACY_TAGGERS = ["ner_ldnet", "ner_ldnet_pruned"]
+FIXTURE_ARCHIVES = FIXTURES_ROOT / "archives"
+FIXTURE_TAGGERS = ["ner_ldnet", "ner_ldnet_pruned"]
 GLOVE_CONFIG = FIXTURES_ROOT / "glove" / "tagger_glove.jsonnet"
 GLOVE_DATA = {
     "CONLL03_TRAIN_DATA_PATH": str(FIXTURES_ROOT / "tagging" / "conll2003_train.txt"),
@@ -36,12 +36,12 @@ def one_thread_session():
 
 
 @pytest.fixture(scope="session")
-def legacy_exports(tmp_path_factory, one_thread_session) -> Dict[str, Path]:
+def fixture_exports(tmp_path_factory, one_thread_session) -> Dict[str, Path]:
     """Archive name -> the folder ldnet-export wrote for it."""
-    folder = tmp_path_factory.mktemp("legacy_exports")
+    folder = tmp_path_factory.mktemp("fixture_exports")
     exports = {}
-    for name in LEGACY_TAGGERS:
-        export_tagger(str(LEGACY / f"{name}.tar.gz"), str(folder / name))
+    for name in FIXTURE_TAGGERS:
+        export_tagger(str(FIXTURE_ARCHIVES / f"{name}.tar.gz"), str(folder / name))
         exports[name] = folder / name
     return exports
 

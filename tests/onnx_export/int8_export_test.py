@@ -18,9 +18,9 @@ from ldnet_allennlp.onnx_export import exporter
 from ldnet_allennlp.onnx_export.commands.ldnet_export import export_from_args, read_conll_tokens
 from ldnet_runtime import Tagger
 from tests.conftest import FIXTURES_ROOT
-from tests.onnx_export.conftest import LEGACY
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
-ARCHIVE = str(LEGACY / "ner_ldnet_pruned.tar.gz")
+ARCHIVE = str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")
 CONLL = FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"
 
 

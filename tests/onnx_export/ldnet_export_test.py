@@ -1,7 +1,7 @@
 """
 `allennlp ldnet-export` + `ldnet_runtime`: the runtime's output equals the `ldnet_tagger`
 predictor's (tokens, tags and spans, as `allennlp predict` writes them) on the fixtures' LD-Net
-taggers (the recorded predictions of the legacy archives, raw sentences through spaCy,
+taggers (the recorded predictions of the fixture archives, raw sentences through spaCy,
 pre-tokenised batches with unknown words and characters) and on a tagger with GloVe (words in
 no training file); the exported graph is the tagger's network; bad archives, output folders,
 export folders and inputs are refused with what to do.
@@ -30,9 +30,9 @@ from ldnet_runtime import Tagger
 from ldnet_runtime.export_format import ExportFormatError
 from ldnet_runtime.glove import GloveError
 from ldnet_runtime.exported_tagger import InputError
-from tests.onnx_export.conftest import LEGACY, LEGACY_TAGGERS
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES, FIXTURE_TAGGERS
 
-EXPECTED = json.loads((LEGACY / "expected_predictions.json").read_text(encoding="utf-8"))
+EXPECTED = json.loads((FIXTURE_ARCHIVES / "expected_predictions.json").read_text(encoding="utf-8"))
 
 SENTENCES = [
     "U.S. President Bill Clinton didn't visit   Brussels on Monday, officials said.",
@@ -57,19 +57,19 @@ def predictor_for(archive_file) -> Predictor:
     return Predictor.from_archive(load_archive(str(archive_file)), "ldnet_tagger")
 
 
-@pytest.mark.parametrize("name", LEGACY_TAGGERS)
-def test_the_runtime_gives_the_recorded_predictions(legacy_exports, name):
+@pytest.mark.parametrize("name", FIXTURE_TAGGERS)
+def test_the_runtime_gives_the_recorded_predictions(fixture_exports, name):
     entry = EXPECTED["archives"][name]
-    tagger = Tagger(legacy_exports[name], threads=1)
+    tagger = Tagger(fixture_exports[name], threads=1)
     expected = [output["predictor"] for output in entry["outputs"]]
     assert [tagger.predict_json(inputs) for inputs in entry["inputs"]] == expected
     assert tagger.predict_batch_json(entry["inputs"]) == expected
 
 
-@pytest.mark.parametrize("name", LEGACY_TAGGERS)
-def test_the_runtime_predicts_as_the_predictor(legacy_exports, name):
-    predictor = predictor_for(LEGACY / f"{name}.tar.gz")
-    tagger = Tagger(legacy_exports[name], threads=1)
+@pytest.mark.parametrize("name", FIXTURE_TAGGERS)
+def test_the_runtime_predicts_as_the_predictor(fixture_exports, name):
+    predictor = predictor_for(FIXTURE_ARCHIVES / f"{name}.tar.gz")
+    tagger = Tagger(fixture_exports[name], threads=1)
     inputs = [{"sentence": s} for s in SENTENCES] + [{"tokens": t} for t in TOKENS]
     expected = predictor.predict_batch_json(inputs)
     assert tagger.predict_batch_json(inputs) == expected
@@ -80,7 +80,7 @@ def test_the_runtime_predicts_as_the_predictor(legacy_exports, name):
 
 
 def test_a_glove_tagger_tags_words_of_no_training_file_as_the_predictor(glove_tagger):
-    train_text = (LEGACY.parent / "tagging" / "conll2003_train.txt").read_text().lower()
+    train_text = (FIXTURE_ARCHIVES.parent / "tagging" / "conll2003_train.txt").read_text().lower()
     assert "zanzibar" not in train_text and "lyon" not in train_text
     predictor = predictor_for(glove_tagger["archive"])
     tagger = Tagger(glove_tagger["export"], threads=1)
@@ -99,9 +99,11 @@ def test_a_glove_tagger_tags_words_of_no_training_file_as_the_predictor(glove_ta
     assert not vectors[1, 1:].any()
 
 
-@pytest.mark.parametrize("name", LEGACY_TAGGERS + ["glove"])
+@pytest.mark.parametrize("name", FIXTURE_TAGGERS + ["glove"])
 def test_the_emission_network_is_the_taggers_network(name, glove_tagger, one_thread_session):
-    archive_file = glove_tagger["archive"] if name == "glove" else LEGACY / f"{name}.tar.gz"
+    archive_file = (
+        glove_tagger["archive"] if name == "glove" else FIXTURE_ARCHIVES / f"{name}.tar.gz"
+    )
     archive = load_archive(str(archive_file))
     model, reader = archive.model.eval(), archive.validation_dataset_reader
     instances = []
@@ -128,7 +130,7 @@ def test_the_emission_network_is_the_taggers_network(name, glove_tagger, one_thr
 
 def test_the_command_writes_the_folder_and_says_how_to_use_it(tmp_path, capsys):
     output_dir = tmp_path / "new" / "ner"
-    archive = str(LEGACY / "ner_ldnet_pruned.tar.gz")
+    archive = str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")
     export_from_args(argparse.Namespace(archive_file=archive, output_dir=str(output_dir)))
     printed = capsys.readouterr().out
     assert "same tags" in printed and f"wrote {output_dir}" in printed
@@ -160,10 +162,14 @@ def test_refusals_leave_nothing_behind(tmp_path):
     a_file.write_text("")
     garbage = tmp_path / "garbage.tar.gz"
     garbage.write_bytes(b"not an archive")
-    pruned = str(LEGACY / "ner_ldnet_pruned.tar.gz")
+    pruned = str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")
     cases = [
-        (str(LEGACY / "lm_forward.tar.gz"), "out1", "holds a DenseLanguageModel, not a CRF tagger"),
-        (str(LEGACY / "student_sst2.tar.gz"), "out2", "not a CRF tagger"),
+        (
+            str(FIXTURE_ARCHIVES / "lm_forward.tar.gz"),
+            "out1",
+            "holds a DenseLanguageModel, not a CRF tagger",
+        ),
+        (str(FIXTURE_ARCHIVES / "student_sst2.tar.gz"), "out2", "not a CRF tagger"),
         (pruned, "full", "exists and is not empty"),
         (pruned, "a_file", "exists and is not a folder"),
         (str(tmp_path / "missing.tar.gz"), "out3", "no such archive file"),
@@ -219,16 +225,16 @@ def test_unsupported_parts_are_named(characters, encoder, message):
         EmissionNetwork.from_tagger(tiny_tagger(characters, encoder))
 
 
-def test_bad_export_folders_are_refused(legacy_exports, glove_tagger, tmp_path):
+def test_bad_export_folders_are_refused(fixture_exports, glove_tagger, tmp_path):
     with pytest.raises(ExportFormatError, match="is not a folder"):
         Tagger(tmp_path / "nowhere")
     partial = tmp_path / "partial"
-    shutil.copytree(legacy_exports["ner_ldnet_pruned"], partial)
+    shutil.copytree(fixture_exports["ner_ldnet_pruned"], partial)
     (partial / "crf.json").unlink()
     with pytest.raises(ExportFormatError, match="lacks crf.json"):
         Tagger(partial)
     newer = tmp_path / "newer"
-    shutil.copytree(legacy_exports["ner_ldnet_pruned"], newer)
+    shutil.copytree(fixture_exports["ner_ldnet_pruned"], newer)
     tagger_json = json.loads((newer / "tagger.json").read_text())
     tagger_json["format_version"] = 99
     (newer / "tagger.json").write_text(json.dumps(tagger_json))
@@ -253,10 +259,10 @@ def test_bad_export_folders_are_refused(legacy_exports, glove_tagger, tmp_path):
         ["not", "an", "object"],
     ],
 )
-def test_bad_inputs_get_the_predictors_message(legacy_exports, bad):
-    predictor = predictor_for(LEGACY / "ner_ldnet_pruned.tar.gz")
+def test_bad_inputs_get_the_predictors_message(fixture_exports, bad):
+    predictor = predictor_for(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")
     with pytest.raises(ConfigurationError) as expected:
         predictor.predict_json(bad)
     with pytest.raises(InputError) as actual:
-        Tagger(legacy_exports["ner_ldnet_pruned"]).predict_json(bad)
+        Tagger(fixture_exports["ner_ldnet_pruned"]).predict_json(bad)
     assert str(actual.value) == str(expected.value)

@@ -284,8 +284,8 @@ print(json.dumps({"outputs": outputs, "tokenizer": type(tagger._tokenizer).__nam
 """
 
 
-def test_the_runtime_tokenises_with_the_exports_rules(legacy_exports, rules, tmp_path):
-    exported = legacy_exports["ner_ldnet_pruned"]
+def test_the_runtime_tokenises_with_the_exports_rules(fixture_exports, rules, tmp_path):
+    exported = fixture_exports["ner_ldnet_pruned"]
     assert json.loads((exported / TOKENIZER_FILE).read_text()) == rules  # the exporter's
     with_rules, without_rules = tmp_path / "with_rules", tmp_path / "without_rules"
     shutil.copytree(exported, with_rules)

@@ -26,10 +26,10 @@ SENTENCES = [
 
 
 @pytest.mark.parametrize("group_size", [1, 2, 3, 8, 64])
-def test_batches_keep_the_input_order(legacy_exports, group_size):
+def test_batches_keep_the_input_order(fixture_exports, group_size):
     inputs = [{"tokens": sentence.split()} for sentence in SENTENCES] * 3
-    alone = Tagger(legacy_exports["ner_ldnet_pruned"], threads=1)
+    alone = Tagger(fixture_exports["ner_ldnet_pruned"], threads=1)
     expected = [alone.predict_json(json_dict) for json_dict in inputs]
-    tagger = Tagger(legacy_exports["ner_ldnet_pruned"], threads=1, group_size=group_size)
+    tagger = Tagger(fixture_exports["ner_ldnet_pruned"], threads=1, group_size=group_size)
     assert tagger.predict_batch_json(inputs) == expected
     assert [output["tokens"] for output in expected] == [x["tokens"] for x in inputs]

@@ -24,7 +24,7 @@ from benchmarks.studies.export_runtime_venv import LOCK, build_runtime_venv, imp
 from ldnet_runtime import Tagger
 from ldnet_runtime.tagging import mark_spans
 from tests.conftest import PROJECT_ROOT
-from tests.onnx_export.conftest import LEGACY
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
 TAG = """
 import json, sys
@@ -61,14 +61,14 @@ def runtime_python(tmp_path_factory) -> Path:
     return build_runtime_venv(tmp_path_factory.mktemp("runtime_venv") / "venv")
 
 
-def test_the_runtime_venv_has_no_torch_and_tags(runtime_python, legacy_exports, tmp_path):
+def test_the_runtime_venv_has_no_torch_and_tags(runtime_python, fixture_exports, tmp_path):
     assert LOCK.is_file()
     assert not imports_torch(runtime_python)
     for module in ("allennlp", "ldnet_allennlp", "torch"):
         process = subprocess.run([str(runtime_python), "-c", f"import {module}"], cwd=tmp_path)
         assert process.returncode == 1, module
 
-    export_dir = str(legacy_exports["ner_ldnet_pruned"])
+    export_dir = str(fixture_exports["ner_ldnet_pruned"])
     inputs = [
         {"tokens": ["John", "Smith", "visited", "Zanzibar", "."]},
         {"sentence": "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday."},
@@ -82,7 +82,7 @@ def test_the_runtime_venv_has_no_torch_and_tags(runtime_python, legacy_exports, 
     assert process.returncode == 0, process.stderr[-3000:]
     result = json.loads(process.stdout.splitlines()[-1])
     predictor = Predictor.from_archive(
-        load_archive(str(LEGACY / "ner_ldnet_pruned.tar.gz")), "ldnet_tagger"
+        load_archive(str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")), "ldnet_tagger"
     )
     assert result["outputs"] == predictor.predict_batch_json(inputs)
     spans = predictor.predict_json({"sentence": "Chancellor Helmut Kohl met Jacques Chirac."})

@@ -16,7 +16,7 @@ import pytest
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.onnx_export.conftest import LEGACY
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
 BLOCKED = ("torch", "allennlp", "allennlp_models", "ldnet_allennlp")
 BLOCKER = f"""
@@ -61,17 +61,17 @@ def tag_without_torch(export_dir, inputs: List[Dict[str, Any]], cwd) -> Dict[str
 
 @pytest.fixture(scope="module")
 def pruned_predictor() -> Predictor:
-    return Predictor.from_archive(load_archive(str(LEGACY / "ner_ldnet_pruned.tar.gz")))
+    return Predictor.from_archive(load_archive(str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")))
 
 
-def test_pre_tokenised_input_never_tries_torch_or_allennlp(legacy_exports, glove_tagger, tmp_path):
+def test_pre_tokenised_input_never_tries_torch_or_allennlp(fixture_exports, glove_tagger, tmp_path):
     inputs = [
         {"tokens": ["John", "Smith", "visited", "Zanzibar", "."]},
         {"tokens": ["Qqxzvw"]},
         {"tokens": []},
     ]
     for export_dir, archive in [
-        (legacy_exports["ner_ldnet_pruned"], LEGACY / "ner_ldnet_pruned.tar.gz"),
+        (fixture_exports["ner_ldnet_pruned"], FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz"),
         (glove_tagger["export"], glove_tagger["archive"]),
     ]:
         result = tag_without_torch(export_dir, inputs, tmp_path)
@@ -80,16 +80,16 @@ def test_pre_tokenised_input_never_tries_torch_or_allennlp(legacy_exports, glove
         assert result["outputs"] == predictor.predict_batch_json(inputs)
 
 
-def test_raw_sentences_without_torch(legacy_exports, pruned_predictor, tmp_path):
+def test_raw_sentences_without_torch(fixture_exports, pruned_predictor, tmp_path):
     inputs = [{"sentence": "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday."}]
-    result = tag_without_torch(legacy_exports["ner_ldnet_pruned"], inputs, tmp_path)
+    result = tag_without_torch(fixture_exports["ner_ldnet_pruned"], inputs, tmp_path)
     assert result["loaded"] == []
     assert all(name.split(".")[0] == "torch" for name in result["attempts"])  # thinc's, optional
     assert result["outputs"] == pruned_predictor.predict_batch_json(inputs)
 
 
 def test_the_command_line_writes_allennlp_predicts_lines(
-    legacy_exports, pruned_predictor, tmp_path
+    fixture_exports, pruned_predictor, tmp_path
 ):
     inputs = [
         {"tokens": ["EU", "rejects", "German", "call", "."]},
@@ -101,7 +101,7 @@ def test_the_command_line_writes_allennlp_predicts_lines(
         "\n".join(json.dumps(x) for x in inputs[:2]) + "\n\n" + json.dumps(inputs[2])
     )
     output_file = tmp_path / "output.jsonl"
-    export_dir = str(legacy_exports["ner_ldnet_pruned"])
+    export_dir = str(fixture_exports["ner_ldnet_pruned"])
     args = [export_dir, str(input_file), "--output-file", str(output_file), "--batch-size", "2"]
     process = run_python(CLI, args, tmp_path)
     assert process.returncode == 0, process.stderr[-3000:]

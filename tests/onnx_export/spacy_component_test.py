@@ -23,7 +23,7 @@ from allennlp.predictors import Predictor
 from ldnet_allennlp.pretrained import manifest
 from ldnet_runtime import Tagger
 from ldnet_runtime.shipped_exports import CACHE_ENV, export_dir_of
-from tests.onnx_export.conftest import LEGACY
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 from tests.onnx_export.eng_testb_identity_test import TEST_FILE, shipped_ner_tagger
 
 SENTENCES = [
@@ -43,12 +43,12 @@ def predicted(predictor: Predictor, tokens):
     return [(span["type"], span["start"], span["end"]) for span in spans]
 
 
-def test_the_component_sets_the_predictors_spans(legacy_exports):
+def test_the_component_sets_the_predictors_spans(fixture_exports):
     predictor = Predictor.from_archive(
-        load_archive(str(LEGACY / "ner_ldnet_pruned.tar.gz")), "ldnet_tagger"
+        load_archive(str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")), "ldnet_tagger"
     )
     nlp = spacy.blank("en")
-    config = {"model": str(legacy_exports["ner_ldnet_pruned"]), "threads": 1, "batch_size": 3}
+    config = {"model": str(fixture_exports["ner_ldnet_pruned"]), "threads": 1, "batch_size": 3}
     nlp.add_pipe("ldnet_ner", config=config)  # no import: the entry point
     expected = [predicted(predictor, tokens) for tokens in SENTENCES]
     assert any(expected)
@@ -67,11 +67,11 @@ def test_the_component_sets_the_predictors_spans(legacy_exports):
     assert all(ent.label_ in {"PER", "LOC", "ORG", "MISC"} for ent in doc.ents)
 
 
-def test_a_shipped_name_uses_its_cached_export(legacy_exports, tmp_path, monkeypatch):
+def test_a_shipped_name_uses_its_cached_export(fixture_exports, tmp_path, monkeypatch):
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     sha = manifest()["ner_pruned"]["sha256"]
     cached = tmp_path / f"ner_pruned-{sha[:12]}"
-    shutil.copytree(legacy_exports["ner_ldnet_pruned"], cached)
+    shutil.copytree(fixture_exports["ner_ldnet_pruned"], cached)
     assert export_dir_of("ner_pruned") == cached  # found, not exported again
     with pytest.raises(RuntimeError, match="neither a folder .* nor a shipped tagger"):
         export_dir_of("no_such_tagger")
@@ -114,10 +114,10 @@ def labelled(doc: Doc):
 
 
 @pytest.fixture
-def export_copy(legacy_exports, tmp_path):
+def export_copy(fixture_exports, tmp_path):
     """A copy of the fixtures' pruned export that a test may delete."""
     copy = tmp_path / "export"
-    shutil.copytree(legacy_exports["ner_ldnet_pruned"], copy)
+    shutil.copytree(fixture_exports["ner_ldnet_pruned"], copy)
     return copy
 
 
@@ -157,8 +157,8 @@ def test_a_saved_pipeline_moved_elsewhere_loads_and_tags_the_same(export_copy, t
     assert (tmp_path / "other" / "ldnet_ner" / "notes.txt").exists()
 
 
-def test_sentences_are_tagged_one_at_a_time(legacy_exports):
-    model = str(legacy_exports["ner_ldnet_pruned"])
+def test_sentences_are_tagged_one_at_a_time(fixture_exports):
+    model = str(fixture_exports["ner_ldnet_pruned"])
     nlp = spacy.blank("en")
     nlp.add_pipe("ldnet_ner", config={"model": model, "threads": 1})
     with_sentences = spacy.blank("en")
@@ -203,8 +203,8 @@ def test_sentences_are_tagged_one_at_a_time(legacy_exports):
     ]
 
 
-def test_the_label_map_and_pipe_labels(legacy_exports):
-    model = str(legacy_exports["ner_ldnet_pruned"])
+def test_the_label_map_and_pipe_labels(fixture_exports):
+    model = str(fixture_exports["ner_ldnet_pruned"])
     plain = spacy.blank("en")
     plain.add_pipe("ldnet_ner", config={"model": model, "threads": 1})
     assert plain.pipe_labels == {"ldnet_ner": ["LOC", "MISC", "ORG", "PER"]}
@@ -247,8 +247,8 @@ def test_bad_config_is_refused_with_the_key_named(config, message):
     assert message in str(error.value)
 
 
-def test_existing_entities_are_replaced_or_kept(legacy_exports):
-    model = str(legacy_exports["ner_ldnet_pruned"])
+def test_existing_entities_are_replaced_or_kept(fixture_exports):
+    model = str(fixture_exports["ner_ldnet_pruned"])
     patterns = [{"label": "RULE", "pattern": word} for word in ["Zanzibar", "rejects"]]
 
     def pipeline(*names, **config):
@@ -275,9 +275,9 @@ def test_existing_entities_are_replaced_or_kept(legacy_exports):
     assert labelled(pipeline("ldnet_ner", overwrite_ents=False)(TEXT)) == tagged
 
 
-def test_nlp_pipe_batch_size_is_the_components(legacy_exports):
+def test_nlp_pipe_batch_size_is_the_components(fixture_exports):
     nlp = spacy.blank("en")
-    config = {"model": str(legacy_exports["ner_ldnet_pruned"]), "threads": 1, "batch_size": 4}
+    config = {"model": str(fixture_exports["ner_ldnet_pruned"]), "threads": 1, "batch_size": 4}
     component = nlp.add_pipe("ldnet_ner", config=config)
     texts = [f"John Smith visited Zanzibar {i} times." for i in range(7)]
     expected = [labelled(nlp(text)) for text in texts]
@@ -305,10 +305,10 @@ def test_nlp_pipe_batch_size_is_the_components(legacy_exports):
         list(component.pipe(docs, batch_size=0))
 
 
-def test_n_process_2_tags_as_one_process(legacy_exports):
+def test_n_process_2_tags_as_one_process(fixture_exports):
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
-    config = {"model": str(legacy_exports["ner_ldnet_pruned"]), "labels": {"PER": "PERSON"}}
+    config = {"model": str(fixture_exports["ner_ldnet_pruned"]), "labels": {"PER": "PERSON"}}
     nlp.add_pipe("ldnet_ner", config=config)
     texts = TEXTS * 3
     expected = [labelled(doc) for doc in nlp.pipe(texts)]

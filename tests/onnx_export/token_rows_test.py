@@ -13,7 +13,7 @@ import numpy as np
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_runtime import Tagger
 from ldnet_runtime.indexing import CharacterTableIndexer, TokenRows
-from tests.onnx_export.conftest import LEGACY
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
 SENTENCES = [
     ["Peter", "Blackburn", "visited", "Zxqwvblorf", "."],
@@ -23,7 +23,7 @@ SENTENCES = [
 
 
 def tagger(folder: Path) -> Tagger:
-    export_tagger(str(LEGACY / "ner_ldnet_pruned.tar.gz"), str(folder))
+    export_tagger(str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz"), str(folder))
     return Tagger(folder, threads=1)
 
 

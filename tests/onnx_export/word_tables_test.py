@@ -24,7 +24,7 @@ from ldnet_allennlp.pretrained import manifest, pretrained_dir
 from ldnet_runtime import Tagger
 from ldnet_runtime.export_format import ExportFormatError
 from ldnet_runtime.indexing import CharacterTableIndexer, WordTableIndexer
-from tests.onnx_export.conftest import LEGACY
+from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
 MAX_DIFFERENCE = 1e-4  # emissions, onnxruntime's float rounding of two graphs
 OUTSIDE = ["Zxqwvblorf", "Llanfairpwllgwyngyll", "北京", "🙂x", "@@unknown@@", "Ulaanbaatar-based"]
@@ -73,12 +73,12 @@ def check_every_word(tables: Tagger, network: Tagger) -> int:
 
 
 def test_the_fixture_tagger_tables_give_the_network_emissions_for_every_word(tmp_path):
-    tables, network = exports(LEGACY / "ner_ldnet_pruned.tar.gz", tmp_path)
+    tables, network = exports(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz", tmp_path)
     assert check_every_word(tables, network) > 50
 
 
 def test_words_outside_the_tables_run_through_the_network(tmp_path):
-    tables, network = exports(LEGACY / "ner_ldnet_pruned.tar.gz", tmp_path)
+    tables, network = exports(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz", tmp_path)
     (indexer,) = [i for _, i in tables._indexers if isinstance(i, CharacterTableIndexer)]
     assert not any(word in indexer.rows for word in OUTSIDE)
     sentences = [OUTSIDE, ["Peter", OUTSIDE[0], "visited", OUTSIDE[1], "."], [OUTSIDE[2]]]
@@ -102,7 +102,7 @@ def test_the_command_without_word_tables_keeps_everything_in_the_graph(tmp_path)
     output_dir = tmp_path / "network"
     export_from_args(
         argparse.Namespace(
-            archive_file=str(LEGACY / "ner_ldnet_pruned.tar.gz"),
+            archive_file=str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz"),
             output_dir=str(output_dir),
             fp32=True,
             no_word_tables=True,
@@ -120,7 +120,7 @@ def test_the_command_without_word_tables_keeps_everything_in_the_graph(tmp_path)
 
 
 def test_a_missing_or_damaged_table_file_is_named(tmp_path):
-    export_tagger(str(LEGACY / "ner_ldnet_pruned.tar.gz"), str(tmp_path / "tables"))
+    export_tagger(str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz"), str(tmp_path / "tables"))
     broken = tmp_path / "broken"
     shutil.copytree(tmp_path / "tables", broken)
     (broken / "word_tables.npz").write_bytes(b"not a table")

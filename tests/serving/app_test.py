@@ -202,7 +202,7 @@ def test_the_server_does_not_reveal_where_its_files_are(client):
 def test_a_shipped_model_is_found_by_name_path_or_pretrained_prefix(tmp_path, monkeypatch):
     shipped = tmp_path / "ner_ldnet_pruned.tar.gz"
     shutil.copy(ARCHIVE, shipped)
-    shutil.copy(FIXTURES_ROOT / "legacy_archives" / "lm_forward.tar.gz", tmp_path / "lm.tar.gz")
+    shutil.copy(FIXTURES_ROOT / "archives" / "lm_forward.tar.gz", tmp_path / "lm.tar.gz")
     entry = {
         "file": shipped.name,
         "what": "a tiny tagger",

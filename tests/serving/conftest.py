@@ -1,6 +1,6 @@
 """
 What the serving tests share: the fixture tagger (a tiny pruned LD-Net NER archive whose
-predictions are recorded in `fixtures/legacy_archives/expected_predictions.json`), loaded once,
+predictions are recorded in `fixtures/archives/expected_predictions.json`), loaded once,
 and `served`, the real `allennlp ldnet-serve` command serving it on a free loopback port.
 """
 
@@ -19,8 +19,8 @@ import pytest
 
 from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
 
-ARCHIVE = FIXTURES_ROOT / "legacy_archives" / "ner_ldnet_pruned.tar.gz"
-RECORDED = json.loads((FIXTURES_ROOT / "legacy_archives" / "expected_predictions.json").read_text())
+ARCHIVE = FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz"
+RECORDED = json.loads((FIXTURES_ROOT / "archives" / "expected_predictions.json").read_text())
 # the archive's recorded inputs and what `allennlp predict` gave for each
 RECORDED_INPUTS: List[Dict[str, Any]] = RECORDED["archives"]["ner_ldnet_pruned"]["inputs"]
 RECORDED_OUTPUTS: List[Dict[str, Any]] = [

@@ -8,7 +8,7 @@ from ldnet_allennlp.tagging.commands.ldnet_tag import tag_from_args
 from ldnet_runtime.tagging import mark_spans
 from tests.conftest import FIXTURES_ROOT
 
-LEGACY = FIXTURES_ROOT / "legacy_archives"
+FIXTURE_ARCHIVES = FIXTURES_ROOT / "archives"
 
 
 def test_mark_spans_by_hand():
@@ -25,12 +25,12 @@ def test_mark_spans_by_hand():
 
 
 def test_ldnet_tag_prints_what_the_archive_predicts(capsys, monkeypatch):
-    # a tagger archive by path (the recorded predictions of a legacy fixture archive), sentences
+    # a tagger archive by path (the recorded predictions of a fixture archive), sentences
     # from the command line, then from stdin
-    expected = json.loads((LEGACY / "expected_predictions.json").read_text())
+    expected = json.loads((FIXTURE_ARCHIVES / "expected_predictions.json").read_text())
     output = expected["archives"]["ner_ldnet_pruned"]["outputs"][0]["predictor"]
     sentence = " ".join(output["tokens"])
-    archive = str(LEGACY / "ner_ldnet_pruned.tar.gz")
+    archive = str(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")
     tag_from_args(argparse.Namespace(model=archive, sentences=[sentence]))
     printed = capsys.readouterr().out.splitlines()
     assert printed == [mark_spans(output["tokens"], output["spans"])]

@@ -72,7 +72,7 @@ def test_hand_count_of_the_fixture_ldnet_taggers(name, lm_layers, monkeypatch):
     # both directions, or 2 after pruning), W_cr to 8, a char CNN of 6 filters of width 3 over
     # 4-d characters, a BiLSTM 22 -> 8 and 14 tags.
     monkeypatch.chdir(PROJECT_ROOT)
-    model = load_archive(str(FIXTURES_ROOT / "legacy_archives" / f"{name}.tar.gz")).model
+    model = load_archive(str(FIXTURES_ROOT / "archives" / f"{name}.tar.gz")).model
     lm_lstms = [
         m for n, m in model.named_modules() if ".bilm." in n and isinstance(m, torch.nn.LSTM)
     ]

@@ -26,7 +26,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def predictor():
-    archive = load_archive(str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet_pruned.tar.gz"))
+    archive = load_archive(str(FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz"))
     return Predictor.from_archive(archive, "ldnet_tagger")
 
 

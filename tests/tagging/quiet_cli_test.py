@@ -43,7 +43,7 @@ def test_ldnet_tag_prints_the_tagged_sentence_and_nothing_else(tmp_path):
 
 def test_ldnet_tag_tags_an_export_without_torch_or_allennlp(tmp_path):
     export = tmp_path / "export"
-    export_tagger(str(FIXTURES_ROOT / "legacy_archives" / "ner_ldnet_pruned.tar.gz"), str(export))
+    export_tagger(str(FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz"), str(export))
     lines = run([str(BIN / "ldnet-tag"), "--model", str(export), SENTENCE, "Bonn ."], tmp_path)
     assert len(lines) == 2 and lines[1].replace("[", "").startswith("Bonn]")
     lines = run(

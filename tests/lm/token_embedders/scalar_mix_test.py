@@ -220,7 +220,7 @@ def test_missing_archive_names_the_key(lm_archives, tmp_path):
 
 
 def test_not_a_dense_lm_names_the_key(lm_archives):
-    student = str(FIXTURES_ROOT / "legacy_archives" / "student_sst2.tar.gz")
+    student = str(FIXTURES_ROOT / "archives" / "student_sst2.tar.gz")
     with pytest.raises(
         ConfigurationError,
         match=r"backward_lm_archive \(.*\) holds a .*, not a dense_language_model",

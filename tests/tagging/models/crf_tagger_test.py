@@ -16,9 +16,9 @@ from allennlp.predictors import Predictor
 from ldnet_allennlp.tagging.viterbi_crf import BatchedViterbiCrf
 from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
 
-LEGACY = FIXTURES_ROOT / "legacy_archives"
+FIXTURE_ARCHIVES = FIXTURES_ROOT / "archives"
 DEV = FIXTURES_ROOT / "tagging" / "conll2003_dev.txt"
-INPUTS = json.loads((LEGACY / "expected_predictions.json").read_text(encoding="utf-8"))
+INPUTS = json.loads((FIXTURE_ARCHIVES / "expected_predictions.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,7 @@ def allennlp_decoder(crf: BatchedViterbiCrf):
 @pytest.mark.parametrize("name", ["ner_ldnet", "ner_ldnet_pruned"])
 def test_archive_predicts_and_evaluates_as_with_allennlps_viterbi(name, monkeypatch):
     monkeypatch.chdir(PROJECT_ROOT)  # the archives name their LM archives from here
-    archive = load_archive(str(LEGACY / f"{name}.tar.gz"))
+    archive = load_archive(str(FIXTURE_ARCHIVES / f"{name}.tar.gz"))
     model = archive.model.eval()  # as `allennlp predict` / `evaluate` run it: no dropout
     assert type(model.crf) is BatchedViterbiCrf
     assert sorted(model.crf.state_dict()) == sorted(
@@ -81,7 +81,7 @@ def test_forward_is_allennlp_models_crf_tagger_forward(training, monkeypatch):
     from allennlp_models.tagging.models.crf_tagger import CrfTagger
 
     monkeypatch.chdir(PROJECT_ROOT)
-    archive = load_archive(str(LEGACY / "ner_ldnet.tar.gz"))
+    archive = load_archive(str(FIXTURE_ARCHIVES / "ner_ldnet.tar.gz"))
     model = archive.model.train(training)
     instances = list(archive.validation_dataset_reader.read(str(DEV)))
     batches = []
