@@ -30,8 +30,7 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
     is used (on the output and on the inputs of later layers).  The stack holds no mask of its
     own: the `layer_mask` passed to `forward` (and which receives gradients) is its owner's, the
     biLM's `layer_mask` parameter, which LD-Net's pruning trains; without one, no layer is
-    masked.  (Archives written before the mask had one home hold a `layer_mask` buffer of ones
-    per stack; loading drops it.)
+    masked.  (The shipped LMs hold a `layer_mask` buffer of ones per stack; loading drops it.)
 
     Layer-wise dropout (`layer_dropout`, LD-Net): in training only, each layer independently
     with probability `layer_dropout`, decided once per batch, has its output replaced by zeros

@@ -79,7 +79,8 @@ class LayerMaskedScalarMix(ScalarMix):
       (`ldnet-prune`), so it still predicts what the masked model did.
 
     Without masking (every mask exactly 1 and not trainable: every model trained without
-    pruning) `ScalarMix.forward` itself runs, so older archives compute exactly what they did.
+    pruning) `ScalarMix.forward` itself runs, so such a model computes exactly what AllenNLP's
+    `ScalarMix` computes.
 
     # Parameters
 
