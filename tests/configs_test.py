@@ -265,7 +265,6 @@ def test_scalar_mix_pruning_config_parses(ext_vars):
         "type": "layer_pruning",
         "start_epoch": 0,
         "sticky_zeros": True,
-        "budget": 2,
     }
 
 

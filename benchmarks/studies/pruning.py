@@ -264,9 +264,9 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
 def budget_overrides(
     config: str, env: Dict[str, str], budget: int, epochs: int, tagger_lr: Optional[float] = None
 ) -> str:
-    """`-o` for phase 2: the regulariser and the `layer_pruning` callback of `config` (rendered
-    with `env`) with `budget`, and with `tagger_lr` the initial learning rate of the tagger's
-    optimizer (a `multi` optimizer's `default`, whose masks keep theirs)."""
+    """`-o` for phase 2: the regulariser of `config` (rendered with `env`) with `budget`, and
+    with `tagger_lr` the initial learning rate of the tagger's optimizer (a `multi` optimizer's
+    `default`, whose masks keep theirs)."""
     rendered = phase2.rendered_config(config, env)
     regexes = rendered["model"].get("regularizer", {}).get("regexes", [])
     if not any(r.get("type") == "layer_selection" for _, r in regexes):
@@ -274,15 +274,7 @@ def budget_overrides(
     for _, regularizer in regexes:
         if regularizer.get("type") == "layer_selection":
             regularizer["budget"] = budget
-    callbacks = rendered["trainer"].get("callbacks", [])
-    for callback in callbacks:
-        if isinstance(callback, dict) and callback.get("type") == "layer_pruning":
-            callback["budget"] = budget
-    overrides = {
-        "model.regularizer.regexes": regexes,
-        "trainer.callbacks": callbacks,
-        "trainer.num_epochs": epochs,
-    }
+    overrides = {"model.regularizer.regexes": regexes, "trainer.num_epochs": epochs}
     if tagger_lr is not None:
         multi = rendered["trainer"]["optimizer"].get("type") == "multi"
         key = "trainer.optimizer.optimizers.default.lr" if multi else "trainer.optimizer.lr"

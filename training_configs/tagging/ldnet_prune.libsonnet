@@ -86,7 +86,7 @@
       callbacks: phase1.trainer.callbacks + [
         // masks trainable from epoch 0, clamped after each step, logged, plotted
         // (layer_masks.png in the serialization dir)
-        {type: 'layer_pruning', start_epoch: 0, sticky_zeros: sticky_zeros, budget: budget},
+        {type: 'layer_pruning', start_epoch: 0, sticky_zeros: sticky_zeros},
       ],
     },
   },
