@@ -32,12 +32,11 @@ depend on the word alone, `(batch, num_tokens, dim)` float32, looked up in `word
 (one array per table: float32, float16, int8 with one float32 scale per row in
 `<table>.scale`, the row being `int8 row * scale`, or int4 packed two values per byte with its
 scales likewise, `pack_rows_int4`; `tagger.json`'s `word_tables.tables[<table>].dtype` says
-which): `word_table` (`namespace`,
-`lowercase_tokens`, `oov_id` as `single_id`, and `table`: the row of each id) and
-`character_table` (`namespace`, `min_padding_length`, `oov_id` as `characters`; `words`: the
-vocabularies.json key of the table's words, `table`, and `network`: the graph file of the
-character CNN, character ids `(1, num_words, num_chars)` int64 -> `(1, num_words, dim)`, for
-tokens outside the table).
+which): `word_table` (`namespace`, `lowercase_tokens`, `oov_id` as `single_id`, and `table`:
+the row of each id) and `character_table` (`namespace`, `min_padding_length`, `oov_id` as
+`characters`; `words`: the vocabularies.json key of the table's words, `table`, and `network`:
+the graph file of the character CNN, character ids `(1, num_words, num_chars)` int64 ->
+`(1, num_words, dim)`, for tokens outside the table).
 
 Versions: `format_version` 1 is every export without int4 tables; an export with int4 tables
 (`allennlp ldnet-export --int4-tables`) is version 2. This runtime reads both.

@@ -143,20 +143,15 @@ def export_tagger(
     word_tables : `bool`, optional (default = `True`)
         Take what depends on the word alone out of the graph, as tables (the module docstring).
     int4_tables : `bool`, optional (default = `False`)
-        With `int8` and `word_tables`: store every word table at 4 bits (`quantize_rows_int4`)
-        instead of 8, in a `format_version` 2 folder.
+        With `int8` and `word_tables`: store the word tables at 4 bits (`quantize_rows_int4`).
 
     # Returns
 
-    An `ExportReport`: the folder, its inputs and sizes, the exporter's own check, and with
-    `int8` the int8 check.
+    An `ExportReport`: the folder, its inputs and sizes, its check (with `int8`, the int8 one).
     """
-    check_sentences = _int8_check_set(int8, int8_tolerance, int8_check_sentences)
-    if int4_tables and not (int8 and word_tables):
-        raise ConfigurationError(
-            "--int4-tables stores the word tables of the int8 export at 4 bits: it goes with "
-            "neither --fp32 nor --no-word-tables."
-        )
+    check_sentences = _int8_check_set(
+        int8, int8_tolerance, int8_check_sentences, int4_tables, word_tables
+    )
     started = time.perf_counter()
     output = Path(output_dir)
     _check_output_dir(output)
@@ -166,7 +161,6 @@ def export_tagger(
     reader = archive.validation_dataset_reader
     inputs = _input_specs(network, _token_indexers(reader, archive_file), model, archive_file)
     _table_specs(network, inputs)
-
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.partial-", dir=output.parent))
     try:
@@ -203,12 +197,22 @@ def export_tagger(
 
 
 def _int8_check_set(
-    int8: bool, int8_tolerance: float, int8_check_sentences: Optional[Sequence[Sequence[str]]]
+    int8: bool,
+    int8_tolerance: float,
+    int8_check_sentences: Optional[Sequence[Sequence[str]]],
+    int4_tables: bool = False,
+    word_tables: bool = True,
 ) -> List[List[str]]:
     """
     The tokenised sentences of the int8 check (`export_tagger`'s arguments of the same names),
-    once `int8_tolerance` is checked to be a share and, with `int8`, the set to be non-empty.
+    once `int8_tolerance` is checked to be a share, with `int8` the set to be non-empty, and
+    `int4_tables` to go with `int8` and `word_tables`.
     """
+    if int4_tables and not (int8 and word_tables):
+        raise ConfigurationError(
+            "--int4-tables stores the word tables of the int8 export at 4 bits: it goes with "
+            "neither --fp32 nor --no-word-tables."
+        )
     if not 0.0 <= int8_tolerance <= 1.0:
         raise ConfigurationError(
             f"--int8-tolerance is a share of tokens, from 0 to 1; got {int8_tolerance}."
