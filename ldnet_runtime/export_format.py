@@ -29,13 +29,17 @@ vectors themselves are read from the installed GloVe package.
 An export with word tables (`tagger.json`'s `word_tables`) feeds the graph, for its `embedding`,
 `character_encoding`, `layer_selection` and `dense_lm_scalar_mix` inputs, the vectors that
 depend on the word alone, `(batch, num_tokens, dim)` float32, looked up in `word_tables.npz`
-(one array per table: float32, float16, or int8 with one float32 scale per row in
-`<table>.scale`, the row being `int8 row * scale`): `word_table` (`namespace`,
-`lowercase_tokens`, `oov_id` as `single_id`, and `table`: the row of each id) and
-`character_table` (`namespace`, `min_padding_length`, `oov_id` as `characters`; `words`: the
-vocabularies.json key of the table's words, `table`, and `network`: the graph file of the
-character CNN, character ids `(1, num_words, num_chars)` int64 -> `(1, num_words, dim)`, for
-tokens outside the table).
+(one array per table: float32, float16, int8 with one float32 scale per row in
+`<table>.scale`, the row being `int8 row * scale`, or int4 packed two values per byte with its
+scales likewise, `pack_rows_int4`; `tagger.json`'s `word_tables.tables[<table>].dtype` says
+which): `word_table` (`namespace`, `lowercase_tokens`, `oov_id` as `single_id`, and `table`:
+the row of each id) and `character_table` (`namespace`, `min_padding_length`, `oov_id` as
+`characters`; `words`: the vocabularies.json key of the table's words, `table`, and `network`:
+the graph file of the character CNN, character ids `(1, num_words, num_chars)` int64 ->
+`(1, num_words, dim)`, for tokens outside the table).
+
+Versions: `format_version` 1 is every export without int4 tables; an export with int4 tables
+(`allennlp ldnet-export --int4-tables`) is version 2. This runtime reads both.
 """
 
 import json
@@ -45,7 +49,9 @@ from typing import Any, Dict, Union
 import numpy as np
 
 FORMAT = "ldnet-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # exports without int4 word tables
+INT4_TABLES_FORMAT_VERSION = 2  # exports with int4 word tables
+FORMAT_VERSIONS = (FORMAT_VERSION, INT4_TABLES_FORMAT_VERSION)  # the versions this runtime reads
 GRAPH_FILE = "model.onnx"
 TAGGER_FILE = "tagger.json"
 VOCABULARIES_FILE = "vocabularies.json"
@@ -94,11 +100,12 @@ def read_export(export_dir: Union[str, Path]) -> Dict[str, Any]:
         loaded[key] = _read_json(folder / name)
     loaded["crf"] = _read_json(folder / CRF_FILE)
     tagger = loaded["tagger"]
-    if tagger.get("format") != FORMAT or tagger.get("format_version") != FORMAT_VERSION:
+    if tagger.get("format") != FORMAT or tagger.get("format_version") not in FORMAT_VERSIONS:
         raise ExportFormatError(
             f"{folder / TAGGER_FILE} is format {tagger.get('format')!r} version "
-            f"{tagger.get('format_version')!r}; this runtime reads {FORMAT!r} version "
-            f"{FORMAT_VERSION} (export the tagger again with this version)."
+            f"{tagger.get('format_version')!r}; this runtime reads {FORMAT!r} versions "
+            f"{', '.join(map(str, FORMAT_VERSIONS))} (export the tagger again with this "
+            "version of ldnet-allennlp)."
         )
     if tagger.get("label_encoding") not in LABEL_ENCODINGS:
         raise ExportFormatError(
@@ -131,7 +138,7 @@ def read_export(export_dir: Union[str, Path]) -> Dict[str, Any]:
 def read_word_tables(export_dir: Union[str, Path], tagger: Dict[str, Any]) -> Dict[str, Any]:
     """
     The word tables that `tagger.json` (`tagger`) names, by name, as float32 arrays `(rows,
-    dim)` (int8 tables multiplied by their row scales); `{}` for an export without them.
+    dim)` (int8 and int4 tables multiplied by their row scales); `{}` for an export without them.
     """
     tables = [spec["indexer"]["table"] for spec in tagger["inputs"] if "table" in spec["indexer"]]
     if not tables:
@@ -143,6 +150,7 @@ def read_word_tables(export_dir: Union[str, Path], tagger: Dict[str, Any]) -> Di
         raise ExportFormatError(
             f"{path} cannot be read ({error}); export the tagger again."
         ) from error
+    described = tagger.get("word_tables", {}).get("tables", {})
     loaded = {}
     with stored:
         for name in tables:
@@ -151,15 +159,66 @@ def read_word_tables(export_dir: Union[str, Path], tagger: Dict[str, Any]) -> Di
             table = stored[name]
             if table.ndim != 2:
                 raise ExportFormatError(f"{path}: table {name!r} is not 2-dimensional.")
-            if table.dtype == np.int8:
-                scale_name = name + TABLE_SCALE_SUFFIX
-                if scale_name not in stored.files:
-                    raise ExportFormatError(
-                        f"{path}: the int8 table {name!r} has no {scale_name!r}."
-                    )
-                table = table.astype(np.float32) * stored[scale_name][:, None]
+            if table.dtype in (np.int8, np.uint8):
+                table = _dequantized(path, name, table, stored, described.get(name, {}))
             loaded[name] = np.ascontiguousarray(table, dtype=np.float32)
     return loaded
+
+
+def _dequantized(
+    path: Path, name: str, table: np.ndarray, stored: Any, description: Dict[str, Any]
+) -> np.ndarray:
+    """The int8 table `table` `(rows, dim)`, or the packed int4 one (uint8 `(rows, (dim + 1) //
+    2)`, `tagger.json`'s `description` giving `dim`), times its row scales, float32."""
+    dtype = "int8" if table.dtype == np.int8 else "int4"
+    scale_name = name + TABLE_SCALE_SUFFIX
+    if scale_name not in stored.files:
+        raise ExportFormatError(f"{path}: the {dtype} table {name!r} has no {scale_name!r}.")
+    scale = stored[scale_name]
+    if scale.shape != (table.shape[0],):
+        raise ExportFormatError(
+            f"{path}: {scale_name!r} has shape {scale.shape}, not one scale for each of the "
+            f"{table.shape[0]} rows of {name!r}; export the tagger again."
+        )
+    if dtype == "int4":
+        dim = description.get("dim")
+        if description.get("dtype") != "int4" or not isinstance(dim, int) or dim < 1:
+            raise ExportFormatError(
+                f"{path}: table {name!r} is packed int4 but tagger.json does not describe it "
+                "as an int4 table with its dim; export the tagger again."
+            )
+        if table.shape[1] != (dim + 1) // 2:
+            raise ExportFormatError(
+                f"{path}: the int4 table {name!r} has {table.shape[1]} bytes a row, not "
+                f"{(dim + 1) // 2} for dim {dim}; export the tagger again."
+            )
+        table = unpack_rows_int4(table, dim)
+    return table.astype(np.float32) * scale.astype(np.float32)[:, None]
+
+
+def pack_rows_int4(rows: np.ndarray) -> np.ndarray:
+    """
+    int4 values `rows` `(num_rows, dim)`, integers from -7 to 7, packed two to a byte: uint8
+    `(num_rows, (dim + 1) // 2)`, byte `j` of a row holding column `2j` as `value + 8` in its low
+    nibble and column `2j + 1` as `value + 8` in its high nibble (an odd `dim`'s last high
+    nibble holds 0 + 8). `unpack_rows_int4` undoes it.
+    """
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.size and (rows.min() < -7 or rows.max() > 7):
+        raise ValueError("int4 rows are a 2-dimensional array of integers from -7 to 7.")
+    nibbles = rows.astype(np.int16) + 8
+    if rows.shape[1] % 2:
+        nibbles = np.pad(nibbles, ((0, 0), (0, 1)), constant_values=8)
+    return (nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)).astype(np.uint8)
+
+
+def unpack_rows_int4(packed: np.ndarray, dim: int) -> np.ndarray:
+    """The int8 values `(num_rows, dim)` of the rows that `pack_rows_int4` packed into
+    `packed` uint8 `(num_rows, (dim + 1) // 2)`."""
+    rows = np.empty((packed.shape[0], 2 * packed.shape[1]), dtype=np.int8)
+    rows[:, 0::2] = (packed & 0x0F).astype(np.int8) - 8
+    rows[:, 1::2] = (packed >> 4).astype(np.int8) - 8
+    return rows[:, :dim]
 
 
 def _read_json(path: Path) -> Dict[str, Any]:
