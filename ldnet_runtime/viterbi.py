@@ -81,13 +81,10 @@ def viterbi_tags(
     longest = int(lengths.max()) if batch else 0
     if longest == 0:
         return [[] for _ in range(batch)]
-    order = np.argsort(lengths, kind="stable")
-    in_order = bool((lengths[:-1] <= lengths[1:]).all())
-    if not in_order:  # the passes below take the sentences shortest first
-        emissions, lengths = emissions[order], lengths[order]
-    results = _decode_in_length_order(emissions, lengths, transitions, longest)
-    if in_order:
-        return results
+    if bool((lengths[:-1] <= lengths[1:]).all()):  # a `Tagger` batch is in length order
+        return _decode_in_length_order(emissions, lengths, transitions, longest)
+    order = np.argsort(lengths, kind="stable")  # the passes below take the shortest first
+    results = _decode_in_length_order(emissions[order], lengths[order], transitions, longest)
     unsorted: List[List[int]] = [[] for _ in range(batch)]
     for position, b in enumerate(order.tolist()):
         unsorted[b] = results[position]

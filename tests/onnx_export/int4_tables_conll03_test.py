@@ -71,14 +71,19 @@ def compare(export_dir: Path, reference, gold):
     return f1, 1 - differ / len(pairs), differ
 
 
+def fp32_reference(exports, gold):
+    """The fp32 export's tags of `gold`'s sentences (AllenNLP's) and their F1."""
+    fp32 = Tagger(exports / "fp32", threads=1)
+    reference = tag_all(fp32.predict_batch_json, [words for words, _ in gold])
+    return reference, span_f1([tags for _, tags in gold], reference, fp32.label_encoding)
+
+
 def test_the_tables_at_4_bits_are_chosen_on_dev(exports, capsys):
     if not DEV_FILE.exists():
         pytest.skip(f"{DEV_FILE} is not here (set LDNET_SHARED_DATA to the shared data folder)")
     gold = read_conll(DEV_FILE)
     assert len(gold) == 3250  # CoNLL-03 eng.testa's sentences
-    fp32 = Tagger(exports / "fp32", threads=1)
-    reference = tag_all(fp32.predict_batch_json, [words for words, _ in gold])
-    f1_fp32 = span_f1([tags for _, tags in gold], reference, fp32.label_encoding)
+    reference, f1_fp32 = fp32_reference(exports, gold)
     results = {name: compare(exports / name, reference, gold) for name in ("int8", "lm_int4")}
     results["int4"] = compare(exports / "int4", reference, gold)
     with capsys.disabled():
@@ -98,9 +103,7 @@ def test_the_int4_export_keeps_eng_testb_f1(exports, tmp_path, capsys):
         pytest.skip(f"{TEST_FILE} is not here (set LDNET_SHARED_DATA to the shared data folder)")
     gold = read_conll(TEST_FILE)
     assert len(gold) == 3453  # CoNLL-03 eng.testb's sentences
-    fp32 = Tagger(exports / "fp32", threads=1)
-    reference = tag_all(fp32.predict_batch_json, [words for words, _ in gold])
-    f1_fp32 = span_f1([tags for _, tags in gold], reference, fp32.label_encoding)
+    reference, f1_fp32 = fp32_reference(exports, gold)
     f1_int4, agreement, differ = compare(exports / "int4", reference, gold)
     sizes = {}
     for name in ("int8", "int4"):
