@@ -44,6 +44,8 @@ for direction in $DIRECTIONS; do
 done
 status=0
 for job in $(jobs -p); do wait "$job" || status=1; done
+# the training state (fp32 weights and Adam's moments, saved at the stop) does not travel
+rm -f "$OUT"/lm/training_state_*.pt
 for weights in "$OUT"/lm/*.th; do
     if [ -f "$weights" ]; then split -b 15M -d "$weights" "$weights.part" && rm "$weights"; fi
 done

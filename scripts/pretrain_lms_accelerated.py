@@ -226,8 +226,12 @@ def model_settings(direction: str) -> dict:
     }
 
 
-def batches(ids, lengths, batch_size: int, rng, device, backward: bool, shuffle: bool):
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
+def batch_groups(lengths, batch_size: int, rng, shuffle: bool) -> list:
+    """
+    One pass's batches as arrays of sentence indices: sentences of similar length together
+    (sorted within windows of 100 batches), in a random order of sentences and of batches with
+    `shuffle` (drawn from `rng`), else in corpus order.
+    """
     order = rng.permutation(len(lengths)) if shuffle else np.arange(len(lengths))
     chunk = batch_size * 100
     groups = []
@@ -237,14 +241,24 @@ def batches(ids, lengths, batch_size: int, rng, device, backward: bool, shuffle:
         groups.extend(part[i : i + batch_size] for i in range(0, len(part), batch_size))
     if shuffle:
         groups = [groups[i] for i in rng.permutation(len(groups))]
-    for group in groups:
-        width = int(lengths[group].max())
-        block = np.zeros((len(group), width), dtype=np.int64)
-        for row, s in enumerate(group):
-            sentence = ids[offsets[s] : offsets[s + 1]]
-            block[row, : len(sentence)] = sentence[::-1] if backward else sentence
-        tensor = torch.from_numpy(block).to(device, non_blocking=True)
-        yield tensor, tensor != 0
+    return groups
+
+
+def batch_tensors(ids, offsets, lengths, group, device, backward: bool):
+    """`(ids, mask)`, both `(len(group), longest)`: the sentences of `group`, zero-padded."""
+    width = int(lengths[group].max())
+    block = np.zeros((len(group), width), dtype=np.int64)
+    for row, s in enumerate(group):
+        sentence = ids[offsets[s] : offsets[s + 1]]
+        block[row, : len(sentence)] = sentence[::-1] if backward else sentence
+    tensor = torch.from_numpy(block).to(device, non_blocking=True)
+    return tensor, tensor != 0
+
+
+def batches(ids, lengths, batch_size: int, rng, device, backward: bool, shuffle: bool):
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    for group in batch_groups(lengths, batch_size, rng, shuffle):
+        yield batch_tensors(ids, offsets, lengths, group, device, backward)
 
 
 def evaluate(model, data, device, backward: bool) -> float:
@@ -303,38 +317,50 @@ def extra_dev_sets(pack_dir: Path) -> dict:
     return sets
 
 
+# the arguments a recovered run must share with the run it continues
+RECOVER_MUST_MATCH = ("pack", "direction", "batch_size", "lr", "seed", "eval_every_tokens", "fp16")
+
+
+def state_path(output: Path, direction: str) -> Path:
+    return output / f"training_state_{direction}.pt"
+
+
 def train(args) -> None:
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    pack_dir = Path(args.pack)
+    pack_dir, output = Path(args.pack), Path(args.output)
     train_npz, dev_npz = np.load(pack_dir / "train.npz"), np.load(pack_dir / "dev.npz")
     train_data = (train_npz["ids"].astype(np.int64), train_npz["lengths"])
     dev_data = (dev_npz["ids"].astype(np.int64), dev_npz["lengths"])
     vocab_size = json.loads((pack_dir / "pack.json").read_text())["vocab_size"]
     settings = json.loads((pack_dir / "pack.json").read_text())["model_settings"][args.direction]
     model = PlainDenseLM(load_dense_lstm(), vocab_size, settings).to(device)
-    if args.resume:
+    backward = args.direction == "backward"
+    saved = recovered_state(args, output)
+    if args.resume and saved is None:
         # a state dict saved in fp16 (to travel) is copied into the fp32 parameters
         model.load_state_dict(torch.load(args.resume, map_location=device))
-    backward = args.direction == "backward"
-    output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     log = {"direction": args.direction, "settings": settings, "args": vars(args), "passes": []}
     checkpoints = Checkpoints(
         model, dev_data, device, backward, output / f"lm_{args.direction}.th", args.fp16
     )
-    log["dev_perplexity_start"] = evaluate(model, dev_data, device, backward)
+    if saved is not None:
+        log["passes"], log["dev_perplexity_start"] = saved["passes"], saved["dev_perplexity_start"]
+        checkpoints.best, checkpoints.curve = saved["best"], saved["curve"]
+    else:
+        log["dev_perplexity_start"] = evaluate(model, dev_data, device, backward)
     if args.passes == 0:  # the untrained LM (seeded initialisation): the "0 passes" point
         checkpoints.best = log["dev_perplexity_start"]
         checkpoints.save()
     else:
-        run_passes(args, model, train_data, rng, device, backward, checkpoints, log)
+        Training(args, model, train_data, rng, device, checkpoints, log).run(saved)
     log["best_dev_perplexity"] = checkpoints.best
     log["curve"] = checkpoints.curve
     log["device"] = torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu"
-    if checkpoints.best_state is not None:
-        model.load_state_dict(checkpoints.best_state)
+    if checkpoints.path.exists() and checkpoints.curve:
+        model.load_state_dict(torch.load(checkpoints.path, map_location=device))
         log["extra_dev_perplexity"] = {
             name: evaluate(model, data, device, backward)
             for name, data in extra_dev_sets(pack_dir).items()
@@ -342,53 +368,177 @@ def train(args) -> None:
     (output / f"lm_{args.direction}.json").write_text(json.dumps(log, indent=2))
 
 
-def run_passes(args, model, train_data, rng, device, backward, checkpoints, log) -> None:
+def recovered_state(args, output: Path):
     """
-    Up to `--passes` passes, the learning rate halved after a pass whose end does not improve
-    dev perplexity. Dev perplexity is also measured every `--eval-every-tokens` tokens;
-    `--stop-after-seconds` stops in the middle of a pass (that pass is logged as `partial`),
-    and `--max-seconds` starts no pass that it expects to end after it.
+    With `--recover`, the training state saved in `output` (None if there is none); without it,
+    an error if `output` holds one, so that a run is never restarted over another by mistake.
     """
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    started, seen, next_eval = time.time(), 0, args.eval_every_tokens or 0
-    for epoch in range(args.passes):
-        tokens, nll, count, t0, stopped = 0, 0.0, 0, time.time(), False
-        for ids, mask in batches(*train_data, args.batch_size, rng, device, backward, True):
-            loss_sum, n = model(ids, mask)
-            optimizer.zero_grad(set_to_none=True)
+    path = state_path(output, args.direction)
+    if not args.recover:
+        if path.exists():
+            raise SystemExit(
+                f"{path} exists: continue that run with --recover, or choose another --output"
+            )
+        return None
+    if not path.exists():
+        raise SystemExit(f"--recover: no training state {path} (start without --recover)")
+    saved = torch.load(path, map_location="cpu", weights_only=False)
+    for key in RECOVER_MUST_MATCH:
+        if saved["args"].get(key) != getattr(args, key):
+            raise SystemExit(
+                f"--recover: --{key.replace('_', '-')} is {getattr(args, key)!r}, but {path} was "
+                f"trained with {saved['args'].get(key)!r}"
+            )
+    return saved
+
+
+class Training:
+    """
+    Up to `--passes` passes, the learning rate halved after a pass whose end does not improve on
+    the best dev perplexity of the earlier pass ends. Dev perplexity is also measured every
+    `--eval-every-tokens` tokens (the best of all evaluations is the LM kept);
+    `--stop-after-seconds` stops in the middle of a pass (that pass is logged as `partial`), and
+    `--max-seconds` starts no pass that it expects to end after it (both count this process's
+    time only).
+
+    The training state (weights, Adam's moments, the random generators, the position in the
+    pass) is saved to `training_state_<direction>.pt` every `--save-state-every-seconds` and at a
+    stop, and `--recover` continues from it exactly: the same batches, in the same order, with
+    the same dropout masks, as the run would have seen without the stop.
+    """
+
+    def __init__(self, args, model, train_data, rng, device, checkpoints, log) -> None:
+        self.args, self.model, self.rng, self.device = args, model, rng, device
+        self.ids, self.lengths = train_data
+        self.offsets = np.concatenate([[0], np.cumsum(self.lengths)])
+        self.checkpoints, self.log = checkpoints, log
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+        self.backward = args.direction == "backward"
+        # the position in training: every value the next batch and the logs depend on
+        self.progress = {
+            "pass": 0, "batch": 0, "tokens": 0, "nll": 0.0, "count": 0, "pass_seconds": 0.0,
+            "seen": 0, "seconds": 0.0, "next_eval": args.eval_every_tokens or 0,
+            "best_pass_end": float("inf"), "rng": rng.bit_generator.state,
+        }  # fmt: skip
+
+    def run(self, saved) -> None:
+        args, progress = self.args, self.progress
+        if saved is not None:
+            self.restore(saved)
+        self.started = time.time()
+        self.last_save = self.started
+        while progress["pass"] < args.passes:
+            self.rng.bit_generator.state = progress["rng"]  # the pass's batches, as drawn
+            groups = batch_groups(self.lengths, args.batch_size, self.rng, True)
+            stopped = self.train_pass(groups)
+            entry = self.end_of_pass(stopped)
+            if stopped or entry is None:
+                return
+            if args.save_state_every_seconds:
+                self.save_state()
+
+    def train_pass(self, groups) -> bool:
+        """Trains on `groups` from the saved position on; whether it stopped inside the pass."""
+        args, progress = self.args, self.progress
+        pass_start = time.time()
+        while progress["batch"] < len(groups):
+            group = groups[progress["batch"]]
+            ids, mask = batch_tensors(
+                self.ids, self.offsets, self.lengths, group, self.device, self.backward
+            )
+            loss_sum, n = self.model(ids, mask)
+            self.optimizer.zero_grad(set_to_none=True)
             (loss_sum / max(n, 1)).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            optimizer.step()
-            tokens += int(mask.sum())
-            nll += float(loss_sum.detach())
-            count += n
-            if next_eval and seen + tokens >= next_eval:
-                checkpoints.evaluate(seen + tokens, time.time() - started)
-                next_eval += args.eval_every_tokens
-            stop = args.stop_after_seconds
-            if stop is not None and time.time() - started > stop:
-                stopped = True
-                break
-        seen += tokens
-        seconds = time.time() - t0
-        best_before = checkpoints.best
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 5.0)
+            self.optimizer.step()
+            progress["batch"] += 1
+            progress["tokens"] += int(mask.sum())
+            progress["nll"] += float(loss_sum.detach())
+            progress["count"] += n
+            seen = progress["seen"] + progress["tokens"]
+            if progress["next_eval"] and seen >= progress["next_eval"]:
+                self.checkpoints.evaluate(seen, self.seconds())
+                progress["next_eval"] += args.eval_every_tokens
+            now = time.time()
+            inside = progress["batch"] < len(groups)  # a stop ends a pass only inside it
+            if (
+                inside
+                and args.stop_after_seconds is not None
+                and now - self.started > args.stop_after_seconds
+            ):
+                progress["pass_seconds"] += now - pass_start
+                return True
+            if (
+                args.save_state_every_seconds
+                and now - self.last_save > args.save_state_every_seconds
+            ):
+                progress["pass_seconds"] += now - pass_start
+                pass_start = now
+                self.save_state()
+        progress["pass_seconds"] += time.time() - pass_start
+        return False
+
+    def end_of_pass(self, stopped: bool):
+        """Logs the pass (`partial` if stopped); None when no further pass should start."""
+        args, progress = self.args, self.progress
+        seen = progress["seen"] + progress["tokens"]
+        seconds = progress["pass_seconds"]
         entry = {
-            "pass": epoch + 1,
+            "pass": progress["pass"] + 1,
             "partial": stopped,
-            "tokens": tokens,
+            "tokens": progress["tokens"],
             "seconds": round(seconds, 1),
-            "tokens_per_sec": round(tokens / max(seconds, 1e-9)),
-            "train_perplexity": math.exp(nll / max(count, 1)),
-            "dev_perplexity": checkpoints.evaluate(seen, time.time() - started),
-            "lr": optimizer.param_groups[0]["lr"],
+            "tokens_per_sec": round(progress["tokens"] / max(seconds, 1e-9)),
+            "train_perplexity": math.exp(progress["nll"] / max(progress["count"], 1)),
+            "dev_perplexity": self.checkpoints.evaluate(seen, self.seconds()),
+            "lr": self.optimizer.param_groups[0]["lr"],
         }
-        log["passes"].append(entry)
+        self.log["passes"].append(entry)
         print(json.dumps(entry), flush=True)
-        if stopped or time.time() - started + seconds > args.max_seconds:
-            break
-        if entry["dev_perplexity"] >= best_before:  # halve the learning rate
-            for group in optimizer.param_groups:
+        if stopped:  # after the stop's evaluation, so that `best` and the curve include it
+            self.save_state()
+            return None
+        if entry["dev_perplexity"] >= progress["best_pass_end"]:  # halve the learning rate
+            for group in self.optimizer.param_groups:
                 group["lr"] /= 2
+        progress["best_pass_end"] = min(progress["best_pass_end"], entry["dev_perplexity"])
+        progress.update(
+            {"pass": progress["pass"] + 1, "batch": 0, "tokens": 0, "nll": 0.0, "count": 0,
+             "pass_seconds": 0.0, "seen": seen, "rng": self.rng.bit_generator.state}
+        )  # fmt: skip
+        if time.time() - self.started + seconds > args.max_seconds:
+            return None
+        return entry
+
+    def seconds(self) -> float:
+        """Seconds of training so far, over every recovered process."""
+        return self.progress["seconds"] + time.time() - self.started
+
+    def save_state(self) -> None:
+        state = {
+            "args": vars(self.args),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            "progress": dict(self.progress, seconds=self.seconds()),
+            "passes": [entry for entry in self.log["passes"] if not entry["partial"]],
+            "dev_perplexity_start": self.log["dev_perplexity_start"],
+            "best": self.checkpoints.best,
+            "curve": self.checkpoints.curve,
+        }
+        path = state_path(Path(self.args.output), self.args.direction)
+        torch.save(state, path.with_suffix(".tmp"))
+        os.replace(path.with_suffix(".tmp"), path)  # a kill while saving keeps the last state
+        self.last_save = time.time()
+
+    def restore(self, saved) -> None:
+        self.model.load_state_dict(saved["model"])
+        self.optimizer.load_state_dict(saved["optimizer"])
+        torch.set_rng_state(saved["torch_rng"])
+        if saved["cuda_rng"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(saved["cuda_rng"])
+        self.progress.update(saved["progress"])
 
 
 # ------------------------------------------------------------------------------------ archive
@@ -471,6 +621,17 @@ def main(argv=None) -> None:
     )
     t.add_argument("--eval-every-tokens", type=int, default=0, help="dev perplexity every N tokens")
     t.add_argument("--fp16", action="store_true", help="save the best LM in fp16")
+    t.add_argument(
+        "--save-state-every-seconds",
+        type=float,
+        default=0,
+        help="save the training state this often (it is always saved at a stop)",
+    )
+    t.add_argument(
+        "--recover",
+        action="store_true",
+        help="continue the run whose training state --output holds, exactly where it stopped",
+    )
     t.add_argument("--output", required=True)
     a = commands.add_parser("archive")
     a.add_argument("--pack", required=True)

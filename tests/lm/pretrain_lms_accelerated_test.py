@@ -167,3 +167,75 @@ def conll_text(tmp_path):
     path = tmp_path / "conll_text.txt"
     path.write_text("\n".join(lines + ([" ".join(words)] if words else [])) + "\n")
     return path
+
+
+def train_state(pack_dir, out, *extra):
+    """Trains 2 passes (saving the state after every batch); the state at the end."""
+    import torch
+
+    output = run(
+        "train", "--pack", str(pack_dir), "--direction", "backward", "--passes", "2",
+        "--batch-size", "24", "--eval-every-tokens", "100", "--save-state-every-seconds", "1e-9",
+        "--output", str(out), *extra,
+    )  # fmt: skip
+    return torch.load(out / "training_state_backward.pt", weights_only=False), output
+
+
+def test_recover_continues_exactly_where_a_stop_left_off(pack_dir, tmp_path):
+    import torch
+
+    whole, _ = train_state(pack_dir, tmp_path / "whole")
+    assert whole["progress"]["pass"] == 2 and whole["progress"]["batch"] == 0
+    # the same run stopped after every batch (at a stop the state is saved), then recovered
+    stopped = tmp_path / "stopped"
+    state, _ = train_state(pack_dir, stopped, "--stop-after-seconds", "0")
+    assert (state["progress"]["pass"], state["progress"]["batch"]) == (0, 1)
+    processes = 1
+    while state["progress"]["pass"] < 2:
+        state, _ = train_state(pack_dir, stopped, "--stop-after-seconds", "0", "--recover")
+        processes += 1
+    # three batches a pass, a stop after each batch inside a pass
+    assert processes == 5
+    # the same weights, Adam moments and learning rate as the run that never stopped
+    assert all(torch.equal(whole["model"][k], state["model"][k]) for k in whole["model"])
+    moments = [
+        (whole["optimizer"]["state"][i], state["optimizer"]["state"][i])
+        for i in whole["optimizer"]["state"]
+    ]
+    assert all(torch.equal(a["exp_avg_sq"], b["exp_avg_sq"]) for a, b in moments)
+    assert (
+        whole["optimizer"]["param_groups"][0]["lr"] == state["optimizer"]["param_groups"][0]["lr"]
+    )
+    # the same passes logged (the stops' partial entries are not kept in the state)
+    same = ("tokens", "train_perplexity", "dev_perplexity", "lr", "partial")
+    assert [{k: e[k] for k in same} for e in whole["passes"]] == [
+        {k: e[k] for k in same} for e in state["passes"]
+    ]
+    # every evaluation of the run without stops is in the recovered run's curve too
+    points = {(p["tokens_seen"], p["dev_perplexity"]) for p in state["curve"]}
+    assert {(p["tokens_seen"], p["dev_perplexity"]) for p in whole["curve"]} <= points
+    log = json.loads((stopped / "lm_backward.json").read_text())
+    assert log["best_dev_perplexity"] == min(p["dev_perplexity"] for p in state["curve"])
+
+
+def test_recover_refuses_a_missing_state_another_setting_and_an_overwrite(pack_dir, tmp_path):
+    out = tmp_path / "out"
+    base = ["train", "--pack", str(pack_dir), "--direction", "forward", "--passes", "1"]
+    base += ["--batch-size", "24"]
+    process = subprocess.run(
+        [sys.executable, SCRIPT, *base, "--recover", "--output", str(out)],
+        cwd=PROJECT_ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert process.returncode != 0
+    assert f"no training state {out / 'training_state_forward.pt'}" in process.stderr
+    run(*base, "--stop-after-seconds", "0", "--output", str(out))
+    for extra, message in [
+        (["--lr", "0.01"], "--lr is 0.01, but"),
+        ([], "training_state_forward.pt exists: continue that run with --recover"),
+    ]:
+        recover = ["--recover"] if extra else []
+        process = subprocess.run(
+            [sys.executable, SCRIPT, *base, *extra, *recover, "--output", str(out)],
+            cwd=PROJECT_ROOT, capture_output=True, text=True,
+        )  # fmt: skip
+        assert process.returncode != 0 and message in process.stderr, process.stderr
