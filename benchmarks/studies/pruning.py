@@ -36,21 +36,18 @@ from benchmarks.studies import pruning_phase2 as phase2
 from benchmarks.studies.pruning_phase2 import TASKS
 
 DEFAULT_EPOCHS = 3  # of a budget's phase 2
-STUDIES = {False: "pruning", True: "pruning_budget"}  # by `budget`: the name, the results file
 
 
 def add_arguments(parser: argparse.ArgumentParser, budget: bool = False) -> None:
     """The options of `pruning`, or with `budget` those of `pruning_budget`."""
     parser.add_argument("--task", choices=sorted(TASKS), default="ner")
-    phase1 = (
-        "pretrained/<task>_ldnet.tar.gz laid out" if budget else "runs/tagging/<task>_ldnet_glove"
-    )
+    phase1 = "pretrained/<task>_ldnet.tar.gz" if budget else "runs/tagging/<task>_ldnet_glove"
     parser.add_argument("--phase1-dir", default=None, help=f"phase 1 (default: {phase1})")
     config = "its path (default: pruning.json's for the task)"
     if not budget:
         config = "a name under training_configs/tagging (default: <task>_ldnet_glove_prune)"
     parser.add_argument("--config", default=None, help=f"the phase-2 config: {config}")
-    parser.add_argument("--out", default=str(ROOT / "runs" / STUDIES[budget]))
+    parser.add_argument("--out", default=str(ROOT / "runs" / f"pruning{'_budget' * budget}"))
     epochs = DEFAULT_EPOCHS if budget else None
     parser.add_argument("--epochs", type=int, default=epochs, help="phase-2 epochs")
     parser.add_argument("--repeats", type=int, default=MIN_ROUNDS, help="timed rounds (>= 5)")
@@ -296,7 +293,8 @@ SPEEDS = ("words_per_sec_pruned_b32", "words_per_sec_unpruned_b32")  # of a budg
 
 def score_budgets(args: argparse.Namespace) -> None:
     """F1 on dev and test of the phase-1 tagger and of each pruned one, and (unless
-    `--no-speed`) their speed; saves each budget's row as it is measured."""
+    `--no-speed`) their speed; saves each budget's row as it is measured: layers kept, phase 2's
+    epochs and time, FLOPs ratio, F1 by split and the losses against the phase-1 tagger's."""
     run = prepared(args)
 
     def f1(archive: Path) -> Dict[str, float]:
@@ -313,8 +311,17 @@ def score_budgets(args: argparse.Namespace) -> None:
     sentences = None if args.no_speed else read_sentences(test)
     mine: Dict[str, Dict[str, Any]] = {}  # the rows this call measured
     for budget, name in run.names.items():
+        found = phase2.run_figures(run.out / name, run.out / f"{name}_report.json")
+        row = {k: found[k] for k in ("kept_layers_forward", "kept_layers_backward")}
+        row.update(within_budget=found["phase2_within_budget"])
+        row.update({k: found[k] for k in ("live_layers_by_epoch", "phase2_best_epoch")})
+        row.update(run=name, budget=budget, tagger_lr=args.tagger_lr, epochs=args.epochs)
+        row["phase2_seconds"] = round(allennlp.duration_seconds(found["phase2_training_duration"]))
+        row["flops_ratio"] = round(found["flops_ratio"], 2)
         pruned = run.out / f"{name}_pruned.tar.gz"
-        row = budget_row(args, run.out / name, budget, unpruned, f1(pruned))
+        for split, f1_pruned in f1(pruned).items():  # and the losses against the phase-1 tagger
+            row[f"{split}_f1_pruned"] = f1_pruned
+            row[f"{split}_f1_loss"] = round(unpruned[split] - f1_pruned, 2)
         if sentences is not None:
             timed = (run.phase1 / "model.tar.gz", pruned, sentences, args.repeats)
             timing = phase2.speed(*timed, args.batch1_sentences, False)
@@ -325,28 +332,6 @@ def score_budgets(args: argparse.Namespace) -> None:
         mine[name] = row
         record = save_budgets(args.task, settings, mine, run.command)
     print(json.dumps(record, indent=2))
-
-
-def budget_row(
-    args: argparse.Namespace,
-    phase2_dir: Path,
-    budget: int,
-    unpruned: Dict[str, float],
-    pruned: Dict[str, float],
-) -> Dict[str, Any]:
-    """One budget's row: layers kept, phase 2's epochs and time, FLOPs ratio, F1 (`pruned`, by
-    split) and the losses against the phase-1 tagger's (`unpruned`)."""
-    found = phase2.run_figures(phase2_dir, phase2_dir.with_name(f"{phase2_dir.name}_report.json"))
-    row = {k: found[k] for k in ("kept_layers_forward", "kept_layers_backward")}
-    row.update(within_budget=found["phase2_within_budget"])
-    row.update({k: found[k] for k in ("live_layers_by_epoch", "phase2_best_epoch")})
-    row.update(run=phase2_dir.name, budget=budget, tagger_lr=args.tagger_lr, epochs=args.epochs)
-    row["phase2_seconds"] = round(allennlp.duration_seconds(found["phase2_training_duration"]))
-    row["flops_ratio"] = round(found["flops_ratio"], 2)
-    for split in SPLITS:
-        row[f"{split}_f1_pruned"] = pruned[split]
-        row[f"{split}_f1_loss"] = round(unpruned[split] - pruned[split], 2)
-    return row
 
 
 def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:

@@ -102,25 +102,16 @@ def limits(results: Dict[str, Any]) -> List[str]:
             run = results.get(name)
             if not run:
                 continue
-            epochs, best, wallclock = (
-                run["epochs_trained"],
-                run["best_epoch"],
-                run.get("train_wallclock_s"),
-            )
-            trend = (
-                "its last epoch: dev F1 still rising when it stopped"
-                if best == epochs - 1
-                else f"then no better for {epochs - 1 - best} more epoch(s)"
-            )
+            epochs, best = run["epochs_trained"], run["best_epoch"]
+            wallclock = run.get("train_wallclock_s")
+            trend = f"then no better for {epochs - 1 - best} more epoch(s)"
+            if best == epochs - 1:
+                trend = "its last epoch: dev F1 still rising when it stopped"
+            cost = f"; {wallclock / 60 / epochs:.1f} min per epoch on one core" if wallclock else ""
             lines.append(
                 f"{key} ({name}): best dev F1 {run['dev_f1_by_epoch'][best]:.2f} at epoch "
                 f"{best + 1} of {epochs}, {trend}; test {run['test_f1']:.2f}, "
-                f"{run['dev_f1'] - run['test_f1']:.2f} below dev"
-                + (
-                    f"; {wallclock / 60 / epochs:.1f} min per epoch on one core"
-                    if wallclock
-                    else ""
-                )
+                f"{run['dev_f1'] - run['test_f1']:.2f} below dev{cost}"
             )
     return lines
 
@@ -158,17 +149,11 @@ def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
 
 def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
     """tagging.json's `summary`: `final`, the F1 table, the LM studies, the recipe search."""
-    found = [f1_table(results)]
-    final = results.get("final")
-    if final:
-        found.insert(0, final_table(final))
-    if results.get("lm_passes"):
-        found.append(lm_passes_table(results["lm_passes"]))
-    for task, study in sorted(results.get("lm_finetune_study", {}).items()):
-        found.append(lm_finetune_table(task, study))
-    if results.get("recipe_search"):
-        found.append(recipe_table(results))
-    return found
+    final, studies = results.get("final"), sorted(results.get("lm_finetune_study", {}).items())
+    found = ([final_table(final)] if final else []) + [f1_table(results)]
+    found += [lm_passes_table(results["lm_passes"])] if results.get("lm_passes") else []
+    found += [lm_finetune_table(task, study) for task, study in studies]
+    return found + ([recipe_table(results)] if results.get("recipe_search") else [])
 
 
 def recipe_table(results: Dict[str, Any]) -> Dict[str, Any]:
