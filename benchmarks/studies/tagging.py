@@ -182,9 +182,7 @@ def word_vectors_file(args: argparse.Namespace) -> Path:
 
 def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
     """`--seed N` sets AllenNLP's three seeds (random, numpy, torch) to N."""
-    if seed is None:
-        return {}
-    return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+    return {} if seed is None else {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
 
 
 def train_run(name: str, args: argparse.Namespace) -> None:
