@@ -10,9 +10,9 @@ LD-Net pruning on real data, two studies over the phase-2 runs of `pruning_phase
 - `pruning_budget` (pruning_budget.json): stage `train`, per `--budgets` B, phase 2 of
   `--config` (default pruning.json's) with the regulariser's budget B, `--epochs` and
   `--tagger-lr` into `<out>/<task>_budget<B>[_lr<lr>][_ep<N>]`, from `--phase1-dir` or
-  `--phase1-archive` (default `pretrained/<task>_ldnet.tar.gz`), then prunes it. Stage `score`:
-  dev and test F1 and speed of each; the run chosen on dev is the smallest budget that loses at
-  most `--max-dev-loss` dev F1 against the phase-1 tagger.
+  `pretrained/<task>_ldnet.tar.gz` laid out as one, then prunes it. Stage `score`: dev and test
+  F1 and speed of each; the run chosen on dev is the smallest budget that loses at most
+  `--max-dev-loss` dev F1 against the phase-1 tagger.
 
     python -m benchmarks pruning --task ner --config <config> --phase2-dir runs/pruning_budget/<run>
     python -m benchmarks pruning_budget --task ner --budgets 2 4 6 --epochs 3
@@ -36,20 +36,18 @@ from benchmarks.studies import pruning_phase2 as phase2
 from benchmarks.studies.pruning_phase2 import TASKS
 
 DEFAULT_EPOCHS = 3  # of a budget's phase 2
-DEV = {"ner": "CONLL03_DEV_DATA_PATH", "chunk": "CONLL00_TRAIN_DATA_PATH"}
-STUDIES = {False: "pruning", True: "pruning_budget"}  # by `budget`: the name, the results file
 
 
 def add_arguments(parser: argparse.ArgumentParser, budget: bool = False) -> None:
     """The options of `pruning`, or with `budget` those of `pruning_budget`."""
     parser.add_argument("--task", choices=sorted(TASKS), default="ner")
-    phase1 = "laid out from --phase1-archive" if budget else "runs/tagging/<task>_ldnet_glove"
+    phase1 = "pretrained/<task>_ldnet.tar.gz" if budget else "runs/tagging/<task>_ldnet_glove"
     parser.add_argument("--phase1-dir", default=None, help=f"phase 1 (default: {phase1})")
     config = "its path (default: pruning.json's for the task)"
     if not budget:
         config = "a name under training_configs/tagging (default: <task>_ldnet_glove_prune)"
     parser.add_argument("--config", default=None, help=f"the phase-2 config: {config}")
-    parser.add_argument("--out", default=str(ROOT / "runs" / STUDIES[budget]))
+    parser.add_argument("--out", default=str(ROOT / "runs" / f"pruning{'_budget' * budget}"))
     epochs = DEFAULT_EPOCHS if budget else None
     parser.add_argument("--epochs", type=int, default=epochs, help="phase-2 epochs")
     parser.add_argument("--repeats", type=int, default=MIN_ROUNDS, help="timed rounds (>= 5)")
@@ -58,7 +56,6 @@ def add_arguments(parser: argparse.ArgumentParser, budget: bool = False) -> None
     if budget:
         parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4, 6])
         parser.add_argument("--tagger-lr", type=float, default=None, help="default: the config's")
-        parser.add_argument("--phase1-archive", default=None)
         parser.add_argument("--max-dev-loss", type=float, default=0.3)
     else:
         parser.add_argument("--speed-only", action="store_true", help="train no phase 2")
@@ -70,18 +67,14 @@ def prepared(args: argparse.Namespace) -> argparse.Namespace:
     beside each run: once per invocation, whichever stages run (kept on `args`)."""
     if getattr(args, "pruning_run", None) is not None:
         return args.pruning_run
-    if args.repeats < MIN_ROUNDS:
-        raise SystemExit(f"--repeats: at least {MIN_ROUNDS} (the median of interleaved rounds)")
     budget = hasattr(args, "budgets")  # pruning_budget's
     run = argparse.Namespace(task=TASKS[args.task], out=Path(args.out), command=command_line())
     run.log = run.out / f"{args.task}.log"
-    if args.phase1_dir:
-        run.phase1 = Path(args.phase1_dir)
-    elif budget:
-        archive = args.phase1_archive or ROOT / "pretrained" / f"{args.task}_ldnet.tar.gz"
-        run.phase1 = phase2.phase1_from_archive(Path(archive), run.out / f"{args.task}_phase1")
+    if args.phase1_dir or not budget:
+        run.phase1 = Path(args.phase1_dir or ROOT / "runs" / "tagging" / f"{args.task}_ldnet_glove")
     else:
-        run.phase1 = ROOT / "runs" / "tagging" / f"{args.task}_ldnet_glove"
+        archive = ROOT / "pretrained" / f"{args.task}_ldnet.tar.gz"
+        run.phase1 = phase2.phase1_from_archive(archive, run.out / f"{args.task}_phase1")
     if not (run.phase1 / "model.tar.gz").exists():
         raise SystemExit(f"{run.phase1}/model.tar.gz is missing: train phase 1 first")
     run.env = phase2.phase2_env(args.task, run.phase1)
@@ -122,11 +115,7 @@ def train_and_prune(args: argparse.Namespace) -> None:
 def measure(args: argparse.Namespace) -> None:
     """Test F1 and, unless `--no-speed`, words/s; this task's keys of pruning.json replaced."""
     run = prepared(args)
-    test = run.task["data"][run.task["test"]]
-    found = phase2.run_figures(run.phase2, run.report)
-    report, metrics, f1 = found["report"], found["metrics"], run.task["f1_key"]
-    result = {key: found[key] for key in ("kept_layers_forward", "kept_layers_backward")}
-    result.update({key: found[key] for key in ("flops_ratio", "live_layers_by_epoch")})
+    result = phase2.run_figures(run.phase2, run.report)
     result.update(
         title=f"LD-Net pruning: {run.task['title']}",
         command=run.command,
@@ -137,26 +126,27 @@ def measure(args: argparse.Namespace) -> None:
         hardware=hardware(),
         pruned_archive_bytes=run.pruned.stat().st_size,
         pruned_fp16_archive_bytes=run.pruned_fp16.stat().st_size,
-        flops_per_token_unpruned=report["flops_per_token_before"],
-        flops_per_token_pruned=report["flops_per_token_after"],
-        parameters_unpruned=report["parameters_before"],
-        parameters_pruned=report["parameters_after"],
-        phase2_epochs=metrics["epoch"] + 1,
-        phase2_best_epoch=metrics["best_epoch"],
-        phase2_training_duration=metrics["training_duration"],
-        phase2_within_budget=found["within_budget"],
-        dev_f1_within_budget_by_epoch=found["dev_f1_within_budget_by_epoch"],
     )
-    archives = {"unpruned": run.phase1 / "model.tar.gz", "pruned": run.pruned}
-    archives["pruned_fp16"] = run.pruned_fp16
+    f1, unpruned = run.task["f1_key"], run.phase1 / "model.tar.gz"
+    archives = dict(unpruned=unpruned, pruned=run.pruned, pruned_fp16=run.pruned_fp16)
     for name, archive in archives.items():
-        result[f"{f1}_{name}"] = phase2.evaluated_f1(archive, test, run.log, "test")
+        result[f"{f1}_{name}"] = phase2.evaluated_f1(archive, args.task, "test", run.log)
     result["f1_loss"] = result[f"{f1}_unpruned"] - result[f"{f1}_pruned"]
     if not args.no_speed:
-        sentences, spacy_too = read_sentences(test), args.task == "ner"
-        timed = (archives["unpruned"], run.pruned, sentences, args.repeats, args.batch1_sentences)
-        result.update(phase2.speed(*timed, spacy_too))
-    result["notes"] = notes(args)
+        sentences = read_sentences(run.task["data"][run.task["test"]])
+        timed = (unpruned, run.pruned, sentences, args.repeats, args.batch1_sentences)
+        result.update(phase2.speed(*timed, args.task == "ner"))
+    timing = (
+        "Timed: model forward incl. Viterbi on pre-indexed batches (batch 32: all test "
+        f"sentences; batch 1: the first {args.batch1_sentences}), one warm-up round, then the "
+        f"median of {args.repeats} interleaved rounds, with torch (and BLAS) threads set to 1 "
+        "(unsuffixed keys) and 2 (_threads2)."
+        + (" spaCy: tok2vec + ner over pre-tokenised Docs, batch 32." if args.task == "ner" else "")
+    )
+    result["notes"] = (
+        "Un-pruned = the phase-1 LD-Net tagger (all LM layers); pruned = phase 2 + ldnet-prune. "
+        + ("No timing in this run (--no-speed)." if args.no_speed else timing)
+    )
     write_results(  # under the file's lock: the other task's run may save meanwhile
         results_path("pruning"),
         lambda current: merged_results(current, result, run.task, run.retrained),
@@ -164,20 +154,6 @@ def measure(args: argparse.Namespace) -> None:
         replace=True,
     )
     print(json.dumps(result, indent=2))
-
-
-def notes(args: argparse.Namespace) -> str:
-    timed = (
-        "Timed: model forward incl. Viterbi on pre-indexed batches (batch 32: all test "
-        f"sentences; batch 1: the first {args.batch1_sentences}), one warm-up round, then the "
-        f"median of {args.repeats} interleaved rounds, with torch (and BLAS) threads set to 1 "
-        "(unsuffixed keys) and 2 (_threads2)."
-        + (" spaCy: tok2vec + ner over pre-tokenised Docs, batch 32." if args.task == "ner" else "")
-    )
-    return (
-        "Un-pruned = the phase-1 LD-Net tagger (all LM layers); pruned = phase 2 + ldnet-prune. "
-        + ("No timing in this run (--no-speed)." if args.no_speed else timed)
-    )
 
 
 def merged_results(
@@ -209,16 +185,14 @@ def table(results: Dict[str, Any]) -> Dict[str, Any]:
         prefix, f1 = task["prefix"], task["f1_key"]
         if f"{f1}_pruned" not in results:
             continue
-        for model in ("unpruned", "pruned"):
-            kept, label = "all", model
-            if model == "pruned":
-                kept = "fwd {} / bwd {}".format(
-                    results[f"{prefix}kept_layers_forward"],
-                    results[f"{prefix}kept_layers_backward"],
-                )
-                if not results.get(f"{prefix}phase2_within_budget", False):
-                    label = "masked, NOT within budget"  # no phase-2 epoch ended within budget
-            rows.append([task["title"], label, kept, results[f"{f1}_{model}"]])
+        kept = "fwd {} / bwd {}".format(
+            results[f"{prefix}kept_layers_forward"], results[f"{prefix}kept_layers_backward"]
+        )
+        within = results.get(f"{prefix}phase2_within_budget", False)
+        # no phase-2 epoch ended within budget: the model is masked, not pruned
+        pruned = "pruned" if within else "masked, NOT within budget"
+        for model, label, layers in (("unpruned", "unpruned", "all"), ("pruned", pruned, kept)):
+            rows.append([task["title"], label, layers, results[f"{f1}_{model}"]])
             rows[-1].append(results[f"{prefix}flops_per_token_{model}"])
             rows[-1] += [results.get(f"{prefix}words_per_sec_{model}_b{n}") for n in (32, 1)]
     if "words_per_sec_spacy_sm" in results:
@@ -269,11 +243,11 @@ def budget_overrides(
     `default`, whose masks keep theirs)."""
     rendered = phase2.rendered_config(config, env)
     regexes = rendered["model"].get("regularizer", {}).get("regexes", [])
-    if not any(r.get("type") == "layer_selection" for _, r in regexes):
+    selections = [r for _, r in regexes if r.get("type") == "layer_selection"]
+    if not selections:
         raise SystemExit(f"{config}: no layer_selection regularizer to set the budget of")
-    for _, regularizer in regexes:
-        if regularizer.get("type") == "layer_selection":
-            regularizer["budget"] = budget
+    for regularizer in selections:
+        regularizer["budget"] = budget
     overrides = {"model.regularizer.regexes": regexes, "trainer.num_epochs": epochs}
     if tagger_lr is not None:
         multi = rendered["trainer"]["optimizer"].get("type") == "multi"
@@ -313,73 +287,51 @@ def train_budgets(args: argparse.Namespace) -> None:
         phase2.prune(run.out / name, run.out / f"{name}_pruned.tar.gz", run.log, report)
 
 
+SPLITS = ("dev", "test")
+SPEEDS = ("words_per_sec_pruned_b32", "words_per_sec_unpruned_b32")  # of a budget's row
+
+
 def score_budgets(args: argparse.Namespace) -> None:
     """F1 on dev and test of the phase-1 tagger and of each pruned one, and (unless
-    `--no-speed`) their speed; saves each budget's row as it is measured."""
+    `--no-speed`) their speed; saves each budget's row as it is measured: layers kept, phase 2's
+    epochs and time, FLOPs ratio, F1 by split and the losses against the phase-1 tagger's."""
     run = prepared(args)
-    splits = {"dev": run.task["data"][DEV[args.task]], "test": run.task["data"][run.task["test"]]}
-    # chunking's dev is the held-out tenth of train.txt: the reader's holdout_path names it
-    holdout = {"validation_dataset_reader.holdout_path": splits["dev"]}
-    overrides = {"dev": json.dumps(holdout) if args.task == "chunk" else "", "test": ""}
 
     def f1(archive: Path) -> Dict[str, float]:
-        return {
-            split: round(phase2.evaluated_f1(archive, data, run.log, split, overrides[split]), 2)
-            for split, data in splits.items()
-        }
+        return {s: round(phase2.evaluated_f1(archive, args.task, s, run.log), 2) for s in SPLITS}
 
     unpruned = f1(run.phase1 / "model.tar.gz")
-    phase1 = args.phase1_dir or args.phase1_archive or f"pretrained/{args.task}_ldnet.tar.gz"
+    phase1 = args.phase1_dir or f"pretrained/{args.task}_ldnet.tar.gz"
     settings = dict(title=run.task["title"], phase1=str(phase1), phase2_config=run.config)
-    settings.update(dev_f1_unpruned=unpruned["dev"], test_f1_unpruned=unpruned["test"])
+    settings.update({f"{split}_f1_unpruned": unpruned[split] for split in SPLITS})
     settings["max_dev_loss"] = args.max_dev_loss
     saved = load_results("pruning_budget").get(args.task, {}).get("rows", [])
     saved = {row["run"]: row for row in saved}
-    sentences = None if args.no_speed else read_sentences(splits["test"])
+    test = run.task["data"][run.task["test"]]
+    sentences = None if args.no_speed else read_sentences(test)
     mine: Dict[str, Dict[str, Any]] = {}  # the rows this call measured
     for budget, name in run.names.items():
+        found = phase2.run_figures(run.out / name, run.out / f"{name}_report.json")
+        row = {k: found[k] for k in ("kept_layers_forward", "kept_layers_backward")}
+        row.update(within_budget=found["phase2_within_budget"])
+        row.update({k: found[k] for k in ("live_layers_by_epoch", "phase2_best_epoch")})
+        row.update(run=name, budget=budget, tagger_lr=args.tagger_lr, epochs=args.epochs)
+        row["phase2_seconds"] = round(allennlp.duration_seconds(found["phase2_training_duration"]))
+        row["flops_ratio"] = round(found["flops_ratio"], 2)
         pruned = run.out / f"{name}_pruned.tar.gz"
-        row = budget_row(args, run.out / name, budget, unpruned, f1(pruned))
+        for split, f1_pruned in f1(pruned).items():  # and the losses against the phase-1 tagger
+            row[f"{split}_f1_pruned"] = f1_pruned
+            row[f"{split}_f1_loss"] = round(unpruned[split] - f1_pruned, 2)
         if sentences is not None:
-            row.update(speed_figures(args, run.phase1 / "model.tar.gz", pruned, sentences))
+            timed = (run.phase1 / "model.tar.gz", pruned, sentences, args.repeats)
+            timing = phase2.speed(*timed, args.batch1_sentences, False)
+            row.update({k: round(v, 2) for k, v in timing.items() if k.startswith("speedup")})
+            row.update({k: round(timing[k]) for k in SPEEDS})
         elif name in saved:  # a --no-speed re-run keeps the timing of the same model
             row.update({k: v for k, v in saved[name].items() if k.startswith(("speed", "words"))})
         mine[name] = row
         record = save_budgets(args.task, settings, mine, run.command)
     print(json.dumps(record, indent=2))
-
-
-def budget_row(
-    args: argparse.Namespace,
-    phase2_dir: Path,
-    budget: int,
-    unpruned: Dict[str, float],
-    pruned: Dict[str, float],
-) -> Dict[str, Any]:
-    """One budget's row: layers kept, phase 2's epochs and time, FLOPs ratio, F1 (`pruned`, by
-    split) and the losses against the phase-1 tagger's (`unpruned`)."""
-    found = phase2.run_figures(phase2_dir, phase2_dir.with_name(f"{phase2_dir.name}_report.json"))
-    row = {key: found[key] for key in ("kept_layers_forward", "kept_layers_backward")}
-    row.update({key: found[key] for key in ("within_budget", "live_layers_by_epoch")})
-    row.update(run=phase2_dir.name, budget=budget, tagger_lr=args.tagger_lr, epochs=args.epochs)
-    row["phase2_best_epoch"] = found["metrics"]["best_epoch"]
-    row["phase2_seconds"] = round(allennlp.duration_seconds(found["metrics"]["training_duration"]))
-    row["flops_ratio"] = round(found["flops_ratio"], 2)
-    for split in ("dev", "test"):
-        row[f"{split}_f1_pruned"] = pruned[split]
-        row[f"{split}_f1_loss"] = round(unpruned[split] - pruned[split], 2)
-    return row
-
-
-def speed_figures(
-    args: argparse.Namespace, unpruned: Path, pruned: Path, sentences: List[List[str]]
-) -> Dict[str, Any]:
-    """The speed-ups (threads 1 and 2) and words/s (1 thread) of a budget's row."""
-    timing = phase2.speed(unpruned, pruned, sentences, args.repeats, args.batch1_sentences, False)
-    row = {key: round(timing[key], 2) for key in timing if key.startswith("speedup")}
-    for key in ("words_per_sec_pruned_b32", "words_per_sec_unpruned_b32"):
-        row[key] = round(timing[key])
-    return row
 
 
 def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:
@@ -402,8 +354,7 @@ def save_budgets(
             rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0, r["epochs"])
         )
         record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
-        commands = record.get("commands", [])
-        record["commands"] = commands + ([command] if command not in commands else [])
+        record["commands"] = list(dict.fromkeys(record.get("commands", []) + [command]))
         title = "LD-Net pruning: F1 and speed against the layer budget"
         return {task: record, "title": title, "hardware": hardware()}
 

@@ -17,6 +17,7 @@ from benchmarks.harness.timing import interleaved
 TASKS = {
     "ner": {
         "data": CONLL03,
+        "dev": "CONLL03_DEV_DATA_PATH",
         "test": "CONLL03_TEST_DATA_PATH",
         "title": "CoNLL-03 NER (eng.testb)",
         "prefix": "",  # pruning.json's NER keys are unprefixed
@@ -24,6 +25,7 @@ TASKS = {
     },
     "chunk": {
         "data": CONLL00,
+        "dev": "CONLL00_TRAIN_DATA_PATH",  # its held-out tenth (the reader's holdout_path)
         "test": "CONLL00_TEST_DATA_PATH",
         "title": "CoNLL-00 chunking (test.txt)",
         "prefix": "conll00_",
@@ -92,21 +94,15 @@ def trained_phase2(phase2: Path, config: str, env: Dict[str, str]) -> Path:
     return phase2
 
 
-def read_commands(run: Path) -> List[str]:
-    """The invocations kept beside the phase-2 run `run`, in `<run>_commands.json` ([] if none)."""
-    path = run.with_name(f"{run.name}_commands.json")
-    return json.loads(path.read_text()) if path.exists() else []
-
-
 def add_command(run: Path, command: str, trained_by: Optional[Path] = None) -> List[str]:
-    """The invocations kept beside the phase-2 run `run`, with those kept beside `trained_by` (a
-    run trained elsewhere) and `command` added once each; written back."""
-    commands = read_commands(run)
-    for added in (read_commands(trained_by) if trained_by else []) + [command]:
-        if added not in commands:
-            commands.append(added)
+    """The invocations kept beside the phase-2 run `run` (in `<run>_commands.json`), with those
+    kept beside `trained_by` (a run trained elsewhere) and `command` added once each; written
+    back."""
+    kept = [path.with_name(f"{path.name}_commands.json") for path in (run, trained_by) if path]
+    earlier = [c for path in kept if path.exists() for c in json.loads(path.read_text())]
+    commands = list(dict.fromkeys(earlier + [command]))
     run.parent.mkdir(parents=True, exist_ok=True)
-    run.with_name(f"{run.name}_commands.json").write_text(json.dumps(commands, indent=2))
+    kept[0].write_text(json.dumps(commands, indent=2))
     return commands
 
 
@@ -132,12 +128,9 @@ def phase1_from_archive(archive: Path, out: Path) -> Path:
     loaded.model.vocab.save_to_files(str(partial / "vocabulary"))
     model = loaded.model
     weights = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    weights.update(model.state_dict())
-    weights = {
-        name: tensor.detach().float() if tensor.is_floating_point() else tensor.detach()
-        for name, tensor in weights.items()
-    }
-    torch.save(weights, partial / "best.th")
+    weights = {k: t.detach() for k, t in {**weights, **model.state_dict()}.items()}
+    float32 = {k: t.float() if t.is_floating_point() else t for k, t in weights.items()}
+    torch.save(float32, partial / "best.th")
     shutil.copyfile(archive, partial / "model.tar.gz")
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
@@ -158,19 +151,18 @@ def prune(
 
 
 def run_figures(run: Path, report_file: Path) -> Dict[str, Any]:
-    """What a finished phase-2 run's metrics and its prune report say of it (with both)."""
+    """What a finished phase-2 run's metrics and its prune report say of it, under the keys of
+    pruning.json (without the task's prefix)."""
     report = json.loads(report_file.read_text())
     (kept,) = report["kept_layers_after"].values()  # the one LM embedder's
     metrics = json.loads((run / "metrics.json").read_text())
     epochs = allennlp.epoch_metrics(run)
     return {
-        "report": report,
-        "metrics": metrics,
         "kept_layers_forward": kept["forward"],
         "kept_layers_backward": kept["backward"],
         # no epoch ended within budget: every within-budget metric is -1, AllenNLP's "best"
         # is the first epoch, and the pruned model is over budget
-        "within_budget": metrics["best_validation_f1-measure-overall-within-budget"] >= 0,
+        "phase2_within_budget": metrics["best_validation_f1-measure-overall-within-budget"] >= 0,
         # the live layers each epoch's validation ran with: the checkpoint's masks (the last
         # training batch counted them before its projection)
         "live_layers_by_epoch": [
@@ -180,15 +172,25 @@ def run_figures(run: Path, report_file: Path) -> Dict[str, Any]:
             m.get("validation_f1-measure-overall-within-budget") for m in epochs
         ],
         "flops_ratio": report["flops_per_token_before"] / report["flops_per_token_after"],
+        "flops_per_token_unpruned": report["flops_per_token_before"],
+        "flops_per_token_pruned": report["flops_per_token_after"],
+        "parameters_unpruned": report["parameters_before"],
+        "parameters_pruned": report["parameters_after"],
+        "phase2_epochs": metrics["epoch"] + 1,
+        "phase2_best_epoch": metrics["best_epoch"],
+        "phase2_training_duration": metrics["training_duration"],
     }
 
 
-def evaluated_f1(archive: Path, data: str, log: Path, split: str, overrides: str = "") -> float:
-    """Span F1 (%) of `archive` on `data` by `allennlp evaluate` into
-    `<archive stem>.<split>_metrics.json`, reused unless the archive is newer."""
+def evaluated_f1(archive: Path, task: str, split: str, log: Path) -> float:
+    """Span F1 (%) of `archive` on the task's `split` ("dev" or "test") by `allennlp evaluate`
+    into `<archive stem>.<split>_metrics.json`, reused unless the archive is newer. Chunking's
+    dev is the held-out tenth of train.txt: the reader's `holdout_path` names it."""
+    data = TASKS[task]["data"][TASKS[task][split]]
+    holdout = task == "chunk" and split == "dev"
+    overrides = {"validation_dataset_reader.holdout_path": data} if holdout else None
     output = archive.with_name(archive.name.replace(".tar.gz", f".{split}_metrics.json"))
-    metrics = allennlp.evaluate(archive, data, output, log, overrides or None)
-    return 100.0 * metrics["f1-measure-overall"]
+    return 100.0 * allennlp.evaluate(archive, data, output, log, overrides)["f1-measure-overall"]
 
 
 def speed(

@@ -11,9 +11,9 @@ writes benchmarks/results/tagging.json (its derived keys: `tagging_results`).
 
 Stage `train` trains each of `--runs` (a finished run is skipped, an interrupted one resumed with
 `--recover`, so a resumed run keeps the `--epochs` it was started with; `--extend` continues a
-finished run to more epochs; `--finalize-partial` archives the best checkpoint of a stopped
-run). `train_wallclock_s` sums the wall-clock of a run's training processes, or AllenNLP's own
-epoch clock when that is larger (a process killed with its benchmark call records nothing).
+finished run to more epochs). `train_wallclock_s` sums the wall-clock of a run's training
+processes, or AllenNLP's own epoch clock when that is larger (a process killed with its
+benchmark call records nothing).
 Stage `record` scores each run and merges its figures into tagging.json under a lock, so
 invocations may run side by side; with `--dev-only` (the recipe search, or `--lm-label`: a study
 of other LMs, see `lm_passes` and `lm_finetune`) it records dev F1 per epoch, never test.
@@ -30,7 +30,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.allennlp import epoch_metrics, training_seconds
@@ -40,7 +40,7 @@ from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
 from benchmarks.harness.timing import thread_env, wall_clock
 from benchmarks.studies.tagging_results import (
-    FINAL_GOALS,
+    FINAL,
     TASK_NAMES,
     run_key,
     table_index,
@@ -52,7 +52,6 @@ DATA = {"ner": CONLL03, "chunk": CONLL00}
 TEST = {"ner": CONLL03["CONLL03_TEST_DATA_PATH"], "chunk": CONLL00["CONLL00_TEST_DATA_PATH"]}
 COMMAND = (
     "python -m benchmarks tagging [--runs ...] [--epochs N] [--forward-lm ... --backward-lm ...]"
-    " [--finalize-partial]"
 )
 # The runs, in training order. *_lm_init: words initialised from the forward LM's embeddings;
 # *_glove: GloVe 6B 50d (frozen, whole index) added to the words. The recipe search's configs are
@@ -68,26 +67,24 @@ DEV_ONLY = {"ner_vanilla_glove_min2", "ner_vanilla_glove_nowords", "ner_vanilla_
 CORPUS = {"ner": "conll03", "chunk": "conll00"}
 
 
+def config_name(name: str) -> str:
+    """The run's config under training_configs/tagging (the recipe search's under recipe/)."""
+    return f"recipe/{name}" if RUN_NAMES.index(name) >= RECIPE_START else name
+
+
 def results_key(name: str) -> Optional[str]:
     """The key of a run's test F1 (mean over seeds): `<corpus>_test_f1_<tagger>`."""
     task, tagger = name.split("_", 1)
     return None if name in DEV_ONLY else f"{CORPUS[task]}_test_f1_{tagger}"
 
 
-# run name -> (config under training_configs/tagging, results key)
-RUN_SPECS = {
-    name: (f"recipe/{name}" if index >= RECIPE_START else name, results_key(name))
-    for index, name in enumerate(RUN_NAMES)
-}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    names, lms = list(RUN_SPECS), ROOT / "runs"
+    lms = ROOT / "runs"
 
     def flag(name: str, text: str) -> None:
         parser.add_argument(name, action="store_true", help=text)
 
-    parser.add_argument("--runs", nargs="+", default=names, choices=names)
+    parser.add_argument("--runs", nargs="+", default=RUN_NAMES, choices=RUN_NAMES)
     parser.add_argument("--epochs", type=int, default=None, help="override trainer.num_epochs")
     parser.add_argument("--forward-lm", default=lms / "lm_forward" / "model.tar.gz")
     parser.add_argument("--backward-lm", default=lms / "lm_backward" / "model.tar.gz")
@@ -95,59 +92,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     seed = "AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run and its "
     parser.add_argument("--seed", type=int, help=seed + "key: <run>_seed<N>")
     label = "names the LMs of --forward-lm/--backward-lm in a study of other LMs (--dev-only)"
-    parser.add_argument("--lm-label", help=f"{label}; the run and its key: <run>_lm-<label>")
+    parser.add_argument(
+        "--lm-label", type=lm_label, help=f"{label}; the run and its key: <run>_lm-<label>"
+    )
     flag("--skip-train", "only evaluate trained runs (= --stage record)")
-    flag("--finalize-partial", "archive the best checkpoint of runs stopped before the end")
     flag("--extend", "continue a finished run to --epochs (from its last checkpoint)")
     ship = "also write <run dir>/model_fp16.tar.gz as pretrained/ ships it (fp16, LMs by name)"
     flag("--ship", f"{ship} and record its test F1 (test_f1_fp16)")
-    parser.add_argument("--notes", help="free text for the report (what limited the runs)")
     flag("--dev-only", "record dev F1 per epoch (recipe_search.<run>), never read test")
 
 
+def lm_label(label: str) -> str:
+    """An `--lm-label`: a plain name (it names a folder and a key)."""
+    if not label.replace("_", "").isalnum():
+        raise argparse.ArgumentTypeError(f"{label!r}: use letters, digits and '_'")
+    return label
+
+
 def checked(args: argparse.Namespace) -> None:
-    """Refuses an `--lm-label` without `--dev-only` (a study's taggers are compared on dev; test
-    F1 stays for the runs the results keys hold) or one that is not a plain name."""
-    message = None
+    """Refuses an `--lm-label` without `--dev-only`: a study's taggers are compared on dev;
+    test F1 stays for the runs the results keys hold."""
     if args.lm_label is not None and not args.dev_only:
-        message = "--lm-label needs --dev-only"
-    elif args.lm_label is not None and not args.lm_label.replace("_", "").isalnum():
-        message = f"--lm-label {args.lm_label!r}: use letters, digits and '_'"
-    if message:
-        print(f"python -m benchmarks tagging: error: {message}", file=sys.stderr)
+        print("python -m benchmarks tagging: error: --lm-label needs --dev-only", file=sys.stderr)
         raise SystemExit(2)
 
 
-def train(args: argparse.Namespace) -> None:
-    """Each of `--runs`: archived from its best checkpoint (`--finalize-partial`, a run stopped
-    early) or trained (unless `--skip-train`)."""
-    checked(args)
-    for name in args.runs:
-        out = RUNS / run_key(name, args.seed, args.lm_label)
-        stopped = not (out / "model.tar.gz").exists() and (out / "best.th").exists()
-        if args.finalize_partial and stopped:
-            from allennlp.models.archival import archive_model
+def run_dir(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
+    """The run's key (`run_key`) and its folder under runs/tagging/."""
+    key = run_key(name, args.seed, args.lm_label)
+    return key, RUNS / key
 
-            print(f"[{out.name}] stopped early: archiving its best checkpoint")
-            archive_model(str(out))
-        elif not args.skip_train:
-            train_run(name, args)
+
+def train(args: argparse.Namespace) -> None:
+    """Each of `--runs` trained (unless `--skip-train`)."""
+    checked(args)
+    for name in [] if args.skip_train else args.runs:
+        train_run(name, args)
 
 
 def record(args: argparse.Namespace) -> None:
     """Each of `--runs` scored and merged into tagging.json (dev F1 only with `--dev-only`)."""
     checked(args)
-    if args.notes:
-        write_results({"notes": args.notes})
     for name in args.runs:
-        key = run_key(name, args.seed, args.lm_label)
-        if args.dev_only or RUN_SPECS[name][1] is None:
-            result = dev_only_record(name, args)
+        key, out = run_dir(name, args)
+        if args.dev_only or results_key(name) is None:
+            result = training_record(key)
+            result["config"] = f"training_configs/tagging/{config_name(name)}.jsonnet"
+            result["best_dev_f1"] = max(result["dev_f1_by_epoch"], default=None)
+            result["command"] = reproduce_command(name, args.seed, args.lm_label) + " --dev-only"
+            history = out / "extended_from_epochs.json"
+            if history.exists():  # trained for these epochs, then continued (--extend)
+                result["extended_from_epochs"] = json.loads(history.read_text())
             print(f"[{key}] {json.dumps(result)}", flush=True)
             # runs on other LMs (--lm-label) are a study of the LMs, not a recipe choice
             section = "recipe_search" if args.lm_label is None else "lm_study"
             write_results(lambda current: {section: {**current.get(section, {}), key: result}})
-        elif not (RUNS / key / "model.tar.gz").exists():
+        elif not (out / "model.tar.gz").exists():
             print(f"[{key}] not trained yet; skipped")
         else:
             record_test(name, key, args)
@@ -156,27 +156,19 @@ def record(args: argparse.Namespace) -> None:
 def record_test(name: str, key: str, args: argparse.Namespace) -> None:
     """A run's test F1 and its record; its results key too, unless it is a `--seed` run (which
     adds a seed to its run's mean, `final`)."""
-    result = evaluate(name, args)
-    if args.ship:
-        result.update(ship(name, args))
-        result["ship_command"] = command_line()
+    result = {**training_record(key), **evaluate(name, args)}
     result["command"] = reproduce_command(name, args.seed, args.lm_label)
     if args.seed is not None:
         result["seed"] = args.seed
     print(f"[{key}] {json.dumps(result)}", flush=True)
-    updates = {} if args.seed is not None else {RUN_SPECS[name][1]: result["test_f1"]}
+    updates = {} if args.seed is not None else {results_key(name): result["test_f1"]}
     write_results({**updates, key: result, "command": COMMAND, "hardware": hardware()})
-
-
-def task_of(name: str) -> str:
-    """The task of a run, "ner" or "chunk": the first part of its name."""
-    return name.split("_")[0]
 
 
 def run_env(name: str, args: argparse.Namespace) -> Dict[str, str]:
     """The variables the run's config reads: its data, the LMs, the LM's word vectors."""
     return {
-        **DATA[task_of(name)],
+        **DATA[name.split("_")[0]],
         "FORWARD_LM_ARCHIVE": str(args.forward_lm),
         "BACKWARD_LM_ARCHIVE": str(args.backward_lm),
         "LM_WORD_VECTORS": str(word_vectors_file(args)),
@@ -190,20 +182,14 @@ def word_vectors_file(args: argparse.Namespace) -> Path:
 
 def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
     """`--seed N` sets AllenNLP's three seeds (random, numpy, torch) to N."""
-    if seed is None:
-        return {}
-    return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
-
-
-def log_path(key: str) -> Path:
-    return RUNS / f"{key}.train.log"
+    return {} if seed is None else {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
 
 
 def train_run(name: str, args: argparse.Namespace) -> None:
     """Trains (or resumes, or with `--extend` continues) the run; its wall-clock is added to
     `<key>.wallclock.json` even when the training fails."""
-    key = run_key(name, args.seed, args.lm_label)
-    out = RUNS / key
+    key, out = run_dir(name, args)
+    log = RUNS / f"{key}.train.log"
     if (out / "model.tar.gz").exists() and args.epochs and args.extend:
         extend(key, args.epochs)
     if trained(out):
@@ -215,18 +201,16 @@ def train_run(name: str, args: argparse.Namespace) -> None:
     vectors = word_vectors_file(args)
     if name.endswith("_lm_init") and not vectors.exists():
         export = ["ldnet-export-word-vectors", str(args.forward_lm), str(vectors), "--lowercase"]
-        allennlp.run_allennlp(export, log_path(key))
-    config = ROOT / "training_configs" / "tagging" / f"{RUN_SPECS[name][0]}.jsonnet"
-    print(f"[{key}] allennlp train {config} -s {out}  (log: {log_path(key)})", flush=True)
+        allennlp.run_allennlp(export, log)
+    config = ROOT / "training_configs" / "tagging" / f"{config_name(name)}.jsonnet"
+    print(f"[{key}] allennlp train {config} -s {out}  (log: {log})", flush=True)
 
     def add_seconds(seconds: float) -> None:
         clock = RUNS / f"{key}.wallclock.json"
-        total = json.loads(clock.read_text())["seconds"] if clock.exists() else 0.0
-        clock.write_text(json.dumps({"seconds": total + seconds}))
+        clock.write_text(json.dumps({"seconds": (timed_seconds(key) or 0.0) + seconds}))
 
     with wall_clock(add_seconds):
-        env = run_env(name, args)
-        allennlp.train(config, out, log_path(key), overrides, env, threads=args.threads)
+        allennlp.train(config, out, log, overrides, run_env(name, args), threads=args.threads)
 
 
 def extend(key: str, epochs: int) -> None:
@@ -234,8 +218,7 @@ def extend(key: str, epochs: int) -> None:
     `trainer.num_epochs`, its archive and final metrics move aside, and `train_run` resumes it
     from its last checkpoint (`--recover`); `extended_from_epochs` records the epochs it had."""
     out = RUNS / key
-    config_path = out / "config.json"
-    config = json.loads(config_path.read_text())
+    config = json.loads((out / "config.json").read_text())
     done = config["trainer"]["num_epochs"]
     if done >= epochs:
         return
@@ -243,7 +226,7 @@ def extend(key: str, epochs: int) -> None:
         raise SystemExit(f"[{key}] cannot extend: no checkpoint of epoch {done} in {out}")
     print(f"[{key}] extending from {done} to {epochs} epochs", flush=True)
     config["trainer"]["num_epochs"] = epochs
-    config_path.write_text(json.dumps(config, indent=4))
+    (out / "config.json").write_text(json.dumps(config, indent=4))
     (out / "model.tar.gz").rename(out / f"model_{done}_epochs.tar.gz")
     (out / "metrics.json").rename(out / f"metrics_{done}_epochs.json")
     history = out / "extended_from_epochs.json"
@@ -253,28 +236,41 @@ def extend(key: str, epochs: int) -> None:
 
 def test_f1(name: str, args: argparse.Namespace, archive: Path, output: Path) -> float:
     """Test F1 (percent) of `archive`; the test file is read once per archive."""
-    key, env = run_key(name, args.seed, args.lm_label), run_env(name, args)
-    test = TEST[task_of(name)]
-    metrics = allennlp.evaluate(archive, test, output, log_path(key), env=env, threads=args.threads)
+    log, test = RUNS / f"{run_dir(name, args)[0]}.train.log", TEST[name.split("_")[0]]
+    env = run_env(name, args)
+    metrics = allennlp.evaluate(archive, test, output, log, env=env, threads=args.threads)
     return 100.0 * metrics["f1-measure-overall"]
 
 
+def dev_f1s(out: Path) -> List[float]:
+    """The run's dev F1 per epoch (a fraction)."""
+    return [m.get("validation_f1-measure-overall", 0.0) for m in epoch_metrics(out)]
+
+
+def training_record(key: str) -> Dict[str, Any]:
+    """What the run's folder says of its training: dev F1 (percent) per epoch, the epochs,
+    whether it finished, and its wall-clock."""
+    dev = dev_f1s(RUNS / key)
+    return {
+        "dev_f1_by_epoch": [round(100.0 * f1, 2) for f1 in dev],
+        "epochs_trained": len(dev),
+        # false: stopped before its last epoch (its best epoch may be archived all the same)
+        "completed": (RUNS / key / "metrics.json").exists(),
+        "train_wallclock_s": train_wallclock(key),
+    }
+
+
 def evaluate(name: str, args: argparse.Namespace) -> Dict[str, Any]:
-    """The run's test F1, its dev F1 by epoch, the best epoch, wall-clock and FLOPs per token."""
-    key = run_key(name, args.seed, args.lm_label)
-    out = RUNS / key
+    """The run's test F1, its best dev F1 and epoch, FLOPs per token, and with `--ship` its
+    shipped archive's test F1."""
+    out = run_dir(name, args)[1]
     archive = out / "model.tar.gz"
     dev = dev_f1s(out)
     best_epoch = max(range(len(dev)), key=dev.__getitem__)
     result = {
         "test_f1": test_f1(name, args, archive, out / "test_metrics.json"),
         "dev_f1": 100.0 * dev[best_epoch],
-        "dev_f1_by_epoch": [round(100.0 * f1, 2) for f1 in dev],
-        "epochs_trained": len(dev),
         "best_epoch": best_epoch,
-        # false: the run was stopped and its best checkpoint archived
-        "completed": (out / "metrics.json").exists(),
-        "train_wallclock_s": train_wallclock(key),
     }
     from allennlp.models.archival import load_archive
 
@@ -284,6 +280,8 @@ def evaluate(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     model = load_archive(str(archive)).model
     result["flops_per_token"] = float(flops_per_token(model))
     result["flops_breakdown"] = {k: float(v) for k, v in flops_breakdown(model).items()}
+    if args.ship:
+        result.update(ship(name, args), ship_command=command_line())
     return result
 
 
@@ -291,13 +289,13 @@ def ship(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     """The run's tagger as `pretrained/` ships it (`allennlp ldnet-prune --keep-all-layers --fp16
     --reference-lms`: all layers, fp16 weights, the frozen LMs by reference) in
     `<run dir>/model_fp16.tar.gz`, and its test F1 (a check that fp16 costs nothing)."""
-    key = run_key(name, args.seed, args.lm_label)
-    out = RUNS / key
+    key, out = run_dir(name, args)
     archive, shipped = out / "model.tar.gz", out / "model_fp16.tar.gz"
     if not shipped.exists() or shipped.stat().st_mtime < archive.stat().st_mtime:
         prune = ["ldnet-prune", str(archive), "-o", str(shipped), "--keep-all-layers"]
         prune += ["--fp16", "--reference-lms"]
-        allennlp.run_allennlp(prune, log_path(key), run_env(name, args), threads=args.threads)
+        log = RUNS / f"{key}.train.log"
+        allennlp.run_allennlp(prune, log, run_env(name, args), threads=args.threads)
     return {
         "test_f1_fp16": test_f1(name, args, shipped, out / "test_metrics_fp16.json"),
         "fp16_archive": os.path.relpath(shipped, ROOT),
@@ -305,63 +303,33 @@ def ship(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     }
 
 
-def dev_f1s(out: Path) -> List[float]:
-    """The run's dev F1 per epoch (a fraction)."""
-    return [m.get("validation_f1-measure-overall", 0.0) for m in epoch_metrics(out)]
-
-
-def dev_only_record(name: str, args: argparse.Namespace) -> Dict[str, Any]:
-    """A recipe-search (or `--lm-label`) run's record: dev F1 per epoch and wall-clock."""
-    key = run_key(name, args.seed, args.lm_label)
-    out = RUNS / key
-    dev = [round(100.0 * f1, 2) for f1 in dev_f1s(out)]
-    result = {
-        "config": f"training_configs/tagging/{RUN_SPECS[name][0]}.jsonnet",
-        "dev_f1_by_epoch": dev,
-        "best_dev_f1": max(dev) if dev else None,
-        "epochs_trained": len(dev),
-        # false: stopped before its last epoch (AllenNLP may still archive its best epoch)
-        "completed": (out / "metrics.json").exists(),
-        "train_wallclock_s": train_wallclock(key),
-        "command": reproduce_command(name, args.seed, args.lm_label) + " --dev-only",
-    }
-    history = out / "extended_from_epochs.json"
-    if history.exists():
-        # trained first for these epochs, then continued (--extend) to epochs_trained
-        result["extended_from_epochs"] = json.loads(history.read_text())
-    return result
+def timed_seconds(key: str) -> Optional[float]:
+    """The wall-clock `train_run` timed for the run (`<key>.wallclock.json`), if any."""
+    clock = RUNS / f"{key}.wallclock.json"
+    return json.loads(clock.read_text())["seconds"] if clock.exists() else None
 
 
 def train_wallclock(key: str) -> Optional[float]:
     """The wall-clock of the run's training: what `train_run` timed, or `training_seconds`
     when that is larger (a call killed with its benchmark process records nothing)."""
-    clock = RUNS / f"{key}.wallclock.json"
-    timed = json.loads(clock.read_text())["seconds"] if clock.exists() else None
-    candidates = [s for s in (timed, training_seconds(RUNS / key)) if s is not None]
+    candidates = [s for s in (timed_seconds(key), training_seconds(RUNS / key)) if s is not None]
     return max(candidates) if candidates else None
 
 
-def project_path(path: str) -> str:
-    """`path` relative to the project root when it lies inside it (commands run from there)."""
-    if os.path.isabs(path) and Path(path).is_relative_to(ROOT):
-        return os.path.relpath(path, ROOT)
-    return path
-
-
 def reproduce_command(name: str, seed: Optional[int] = None, lm_label: Optional[str] = None) -> str:
-    """The command that trains `name` as it was trained: epochs and LMs read from its config."""
+    """The command that trains `name` as it was trained: epochs and LMs read from its config;
+    an LM inside the project is named relative to its root (commands run from there)."""
     config = json.loads((RUNS / run_key(name, seed, lm_label) / "config.json").read_text())
     command = f"python -m benchmarks tagging --runs {name}"
     command += f" --epochs {config['trainer']['num_epochs']}"
-    if seed is not None:
-        command += f" --seed {seed}"
-    if lm_label is not None:
-        command += f" --lm-label {lm_label}"
-    embedders = config["model"]["text_field_embedder"]["token_embedders"]
-    if "lm" in embedders:
-        lm = embedders["lm"]
-        command += f" --forward-lm {project_path(lm['forward_lm_archive'])}"
-        command += f" --backward-lm {project_path(lm['backward_lm_archive'])}"
+    command += "" if seed is None else f" --seed {seed}"
+    command += "" if lm_label is None else f" --lm-label {lm_label}"
+    lm = config["model"]["text_field_embedder"]["token_embedders"].get("lm")
+    for direction in ("forward", "backward") if lm else ():
+        path = lm[f"{direction}_lm_archive"]
+        if os.path.isabs(path) and Path(path).is_relative_to(ROOT):
+            path = os.path.relpath(path, ROOT)
+        command += f" --{direction}-lm {path}"
     return command
 
 
@@ -414,21 +382,19 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     """The final test F1s (the mean over seeds) against their goals, and LD-Net's gain over the
     no-LM tagger, read from the `final` table's rows."""
     lines, task_names = [], {CORPUS[task]: name for task, name in TASK_NAMES.items()}
-    for key in FINAL_GOALS:
+    for key, (_, goal) in FINAL.items():
         corpus, tagger = key.split("_test_f1_")
         figure = f"{task_names[corpus]} test F1, {'LD-Net' if tagger == 'ldnet' else 'no LM'}"
-        seeds = lookup(results, f"final.{key}.seeds")
-        goal = FINAL_GOALS[key]
-        test = at_least(goal) if goal is not None else ()
-        lines.append(headline(results, f"{figure} (mean of {seeds} seeds)", key, *test))
+        figure += f" (mean of {lookup(results, f'final.{key}.seeds')} seeds)"
+        lines.append(headline(results, figure, key, *(at_least(goal) if goal else ())))
     index = table_index(results, "The final runs")
     for row_index, row in enumerate(results["summary"][index]["rows"]):
         if row[1] == "gain of LD-Net":
-            where = f"summary[{index}].rows[{row_index}]"
             figure = f"{task_names[row[0][:7]]} test F1, LD-Net's gain over no LM"
             goal = None if row[4] is None else f">= +{row[4]:g}"
-            met = None if row[5] is None else lookup(results, f"{where}[5]") == "met"
-            lines.append(headline(results, figure, f"{where}[3]", goal, met))
+            met = None if row[5] is None else row[5] == "met"
+            where = f"summary[{index}].rows[{row_index}][3]"
+            lines.append(headline(results, figure, where, goal, met))
     return lines
 
 

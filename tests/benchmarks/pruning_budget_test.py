@@ -102,6 +102,31 @@ def test_the_budget_override_sets_the_budget_and_nothing_else(tmp_path):
         bench.budget_overrides("training_configs/tagging/ner_ldnet.jsonnet", ext_vars(), 5, 3)
 
 
+def test_chunkings_dev_is_the_held_out_tenth_of_its_training_file(tmp_path, monkeypatch):
+    calls = []
+
+    def evaluate(archive, data, output, log, overrides=None):
+        calls.append((data, overrides, output.name))
+        return {"f1-measure-overall": 0.9412}
+
+    monkeypatch.setattr(harness_allennlp, "evaluate", evaluate)
+    archive = tmp_path / "chunk_budget2_pruned.tar.gz"
+    assert phase2.evaluated_f1(archive, "chunk", "dev", tmp_path / "log") == pytest.approx(94.12)
+    phase2.evaluated_f1(archive, "chunk", "test", tmp_path / "log")
+    phase2.evaluated_f1(archive, "ner", "dev", tmp_path / "log")
+    chunk, ner = phase2.TASKS["chunk"]["data"], phase2.TASKS["ner"]["data"]
+    train = chunk["CONLL00_TRAIN_DATA_PATH"]
+    assert calls == [
+        (
+            train,
+            {"validation_dataset_reader.holdout_path": train},
+            archive.stem[:-4] + ".dev_metrics.json",
+        ),
+        (chunk["CONLL00_TEST_DATA_PATH"], None, archive.stem[:-4] + ".test_metrics.json"),
+        (ner["CONLL03_DEV_DATA_PATH"], None, archive.stem[:-4] + ".dev_metrics.json"),
+    ]
+
+
 def test_the_chosen_run_is_the_smallest_budget_within_the_dev_loss():
     def row(run, budget, loss, within=True):
         return {"run": run, "budget": budget, "dev_f1_loss": loss, "within_budget": within}
@@ -264,6 +289,7 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
             (out / "model.tar.gz").write_text("")
             metrics = {
                 "best_validation_f1-measure-overall-within-budget": 0.9,
+                "epoch": 1,
                 "best_epoch": 1,
                 "training_duration": "0:02:00",
             }
@@ -277,13 +303,15 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
                 "kept_layers_after": {"lm": {"forward": [], "backward": [1]}},
                 "flops_per_token_before": 4.0e6,
                 "flops_per_token_after": 1.0e6,
+                "parameters_before": 10,
+                "parameters_after": 5,
             }
             Path(args[args.index("--report-file") + 1]).write_text(json.dumps(report))
         else:
             raise AssertionError(args)
 
-    def fake_f1(archive, data, log, split, overrides=""):
-        assert overrides == ""  # NER's dev is a file of its own
+    def fake_f1(archive, task, split, log):
+        assert task == "ner"
         return f1[(Path(archive).name, split)]
 
     def fake_speed(unpruned, pruned, sentences, repeats, batch1, spacy_too):

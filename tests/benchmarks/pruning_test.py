@@ -63,18 +63,24 @@ def test_run_figures_read_each_epoch_and_the_prune_report(tmp_path):
     # epoch 10 sorts after epoch 2 (numeric, not text, order)
     (run / "metrics_epoch_10.json").write_text(json.dumps({"training_live_layers": 1.0}))
     metrics = {"best_epoch": 2, "best_validation_f1-measure-overall-within-budget": 0.94}
+    metrics.update(epoch=10, training_duration="1:02:03")
     (run / "metrics.json").write_text(json.dumps(metrics))
     report = {"kept_layers_after": {"lm": {"forward": [0, 3], "backward": []}}}
     report.update(flops_per_token_before=9.0e6, flops_per_token_after=2.0e6)
+    report.update(parameters_before=300, parameters_after=100)
     (tmp_path / "report.json").write_text(json.dumps(report))
     found = phase2.run_figures(run, tmp_path / "report.json")
     assert found["live_layers_by_epoch"] == [5.0, 3.0, 2.0, 1.0]
     assert found["dev_f1_within_budget_by_epoch"] == [-1.0, -1.0, 0.940, None]
     assert found["kept_layers_forward"] == [0, 3] and found["kept_layers_backward"] == []
-    assert found["within_budget"] is True and found["flops_ratio"] == 4.5
+    assert found["phase2_within_budget"] is True and found["flops_ratio"] == 4.5
+    assert found["flops_per_token_unpruned"] == 9.0e6 and found["flops_per_token_pruned"] == 2.0e6
+    assert found["parameters_unpruned"] == 300 and found["parameters_pruned"] == 100
+    assert found["phase2_epochs"] == 11 and found["phase2_best_epoch"] == 2
+    assert found["phase2_training_duration"] == "1:02:03"
     metrics["best_validation_f1-measure-overall-within-budget"] = -1.0  # no epoch within budget
     (run / "metrics.json").write_text(json.dumps(metrics))
-    assert phase2.run_figures(run, tmp_path / "report.json")["within_budget"] is False
+    assert phase2.run_figures(run, tmp_path / "report.json")["phase2_within_budget"] is False
 
 
 def test_a_run_replaces_the_tasks_figures_and_keeps_only_what_its_own_run_measured():
