@@ -166,12 +166,12 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
     vocab, vocab_source, batches = timing_batches(args, batch_size)
     dense = Model.from_params(vocab=vocab, params=Params(dict(model_params)))
     lstm, hidden = allennlp_lm(vocab, dense)
-    models = {"dense": dense, "allennlp_lstm": lstm}
-    load_at_start = list(os.getloadavg())
+    models, machine = {"dense": dense, "allennlp_lstm": lstm}, hardware()
     needed = args.warmup + args.rounds * args.batches
     if len(batches) < needed:
         raise SystemExit(f"need {needed} batches, have {len(batches)}: raise --sentences")
     runs = timed_rounds(args, models, batches)
+    machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     setup = {
         "batch_size_sentences": batch_size,
         "mean_tokens_per_batch": round(statistics.mean(tokens(b) for b in batches[:needed]), 1),
@@ -189,11 +189,7 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
         "allennlp_lstm_parameters": count(lstm._contextualizer),
         "allennlp_lstm": f"{dense.num_layers} layers x {hidden} hidden (stacked torch LSTM), "
         "sampled softmax with 8192 samples",
-        "hardware": {
-            **hardware(),
-            "load_average_at_start": load_at_start,
-            "load_average_at_end": list(os.getloadavg()),
-        },
+        "hardware": machine,
     }
     return throughput_figures(runs, setup)
 

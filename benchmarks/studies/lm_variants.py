@@ -394,9 +394,7 @@ def shipped_runs(results: Results, tagger: str) -> Dict[str, Results]:
 
 def task_of(args: argparse.Namespace) -> str:
     if args.task is None:
-        raise SystemExit(
-            f"python -m benchmarks lm_finetune: --task is required ({', '.join(TASKS)})"
-        )
+        raise SystemExit(f"lm_finetune: --task is required ({', '.join(TASKS)})")
     return args.task
 
 
