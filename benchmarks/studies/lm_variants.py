@@ -90,8 +90,6 @@ LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
 STUDY_DIR = ROOT / "runs" / "lm_passes"
 SHIPPED_PASSES = 30  # lm.json: pretrain_accelerated_{forward,backward}.passes
 SHIPPED_SIZE = (6, 128)  # training_configs/lm/dense_lm_*.jsonnet: num_layers, hidden_size
-# an LM pair's label: `pass<P>` for the shipped size, `<layers>x<hidden>_pass<P>` for another
-LABEL = re.compile(r"(?:(\d+)x(\d+)_)?pass(\d+)$")
 TAGGER, NO_LM = "ner_ldnet_glove_sgd", "ner_vanilla_glove_sgd"
 # the first stage of the shipped LMs (lm.json, pretrain_accelerated_*.stages[0])
 LM_SETTINGS = ["--batch-size", "256", "--lr", "0.002", "--seed", "13"]
@@ -121,12 +119,13 @@ def pack(threads: int) -> Path:
 
 
 def label(passes: int, size: Tuple[int, int]) -> str:
+    """An LM pair's label: `pass<P>` for the shipped size, `<layers>x<hidden>_pass<P>` else."""
     return f"pass{passes}" if size == SHIPPED_SIZE else f"{size[0]}x{size[1]}_pass{passes}"
 
 
 def parse_label(text: str) -> Optional[Tuple[int, Tuple[int, int]]]:
     """(passes, (layers, hidden)) of a `label`, None for anything else."""
-    match = LABEL.match(text)
+    match = re.fullmatch(r"(?:(\d+)x(\d+)_)?pass(\d+)", text)
     if match is None:
         return None
     layers, hidden, passes = match.groups()
@@ -163,9 +162,10 @@ def sized_pack(pack_dir: Path, size: Tuple[int, int]) -> Path:
 
 
 def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) -> Dict[str, Path]:
-    """The forward and backward LMs of `size` after `passes` passes with the shipped LMs' first
-    settings (0 passes: the seeded initialisation), side by side; their archives. A direction
-    whose log counts `passes` passes is trained (the log is written after each pass)."""
+    """The forward and backward LMs of `size` after `passes` passes with the shipped LMs'
+    first-stage settings (0 passes: the seeded initialisation), side by side, then `archive`d;
+    their archives. A direction whose log counts `passes` passes is done (the log is written
+    after each pass: an LM interrupted mid-pass trains again from its start)."""
     pack_dir, out = sized_pack(pack_dir, size), STUDY_DIR / label(passes, size)
 
     def train(direction: str) -> Path:
@@ -189,7 +189,7 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
 
 
 def train_passes(args: argparse.Namespace) -> None:
-    """The pack, then the LMs of each of `--passes` and their tagger."""
+    """The pack, then for each of `--passes` the LMs and their tagger (`--lm-label pass<P>`)."""
     if min(args.passes) < 0:
         raise SystemExit("--passes: counts of passes are >= 0")
     pack_dir = pack(args.threads)
@@ -306,7 +306,10 @@ TASKS = {
 
 
 def texts(task: str) -> Dict[str, Path]:
-    """The task's training and dev text, one sentence per line: {"train": path, "dev": path}."""
+    """The task's training and dev text, one sentence per line: {"train": path, "dev": path}
+    (`scripts/conll_to_lm_text.py`). NER: eng.train / eng.testa; chunking: train.txt without /
+    with only the held-out tenth the chunkers are chosen on, so no LM reads dev sentences in
+    training; never a test file."""
     paths = {}
     for name, (source, holdout) in TASKS[task][1].items():
         target = OUT / f"{name}.txt"
@@ -318,8 +321,10 @@ def texts(task: str) -> Dict[str, Path]:
 
 
 def train_finetune(args: argparse.Namespace) -> None:
-    """Both LMs fine-tuned on the task's text (`lm.train_pair`), the shipped LMs' perplexity on
-    its dev text (`allennlp evaluate`, once), then the tagger on the fine-tuned LMs."""
+    """Both LMs fine-tuned on the task's text for `--lm-epochs` epochs, keeping the epoch of
+    lowest dev perplexity (`training_configs/tagging/lm_finetune_*.jsonnet`, `lm.train_pair`);
+    the shipped LMs' perplexity on its dev text (`allennlp evaluate`, once); then the tagger on
+    the fine-tuned LMs (`--lm-label ft`)."""
     text = texts(task_of(args))
     variables = {
         "FORWARD_LM_ARCHIVE": str(SHIPPED_LMS["forward"]),
