@@ -21,7 +21,6 @@ The dense language models. Writes benchmarks/results/lm.json.
 """
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -33,7 +32,7 @@ from typing import Any, Callable, Dict, List, Sequence
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import RESULTS_DIR, command_line, write_results
+from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
 from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline
 from benchmarks.harness.timing import MIN_ROUNDS
@@ -115,8 +114,8 @@ def train_pair(
             resumed = json.loads(saved.read_text())
             resumed["trainer"]["num_epochs"] = epochs
             saved.write_text(json.dumps(resumed, indent=4))
-        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        line = f"{now} start {direction} -> {where} " + ("--recover" if saved.exists() else "")
+        line = f"{utc_date()} start {direction} -> {where} "
+        line += "--recover" if saved.exists() else ""
         print(line, flush=True)
         log = out.with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)

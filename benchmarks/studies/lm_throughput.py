@@ -15,6 +15,7 @@ LM, then encoder only); tokens/s of the median round.
 """
 
 import argparse
+import itertools
 import os
 import statistics
 from typing import Any, Dict, List
@@ -52,11 +53,7 @@ def timing_batches(args: argparse.Namespace, batch_size: int):
     from ldnet_allennlp.lm import DenseLMTextDatasetReader
 
     reader = DenseLMTextDatasetReader(max_sequence_length=100)
-    instances = []
-    for instance in reader.read(args.data):
-        instances.append(instance)
-        if len(instances) >= args.sentences:
-            break
+    instances = list(itertools.islice(reader.read(args.data), args.sentences))
     if os.path.isdir(args.vocabulary):
         vocab, source = Vocabulary.from_files(args.vocabulary), args.vocabulary
     else:
