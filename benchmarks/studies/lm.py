@@ -21,17 +21,18 @@ The dense language models. Writes benchmarks/results/lm.json.
 """
 
 import argparse
-import datetime
 import json
+import os
 import statistics
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import RESULTS_DIR, command_line, write_results
+from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
 from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline
 from benchmarks.harness.timing import MIN_ROUNDS
@@ -76,44 +77,68 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def pretrain(args: argparse.Namespace) -> None:
-    """Both directions (`--directions`) side by side, `--threads` each; the corpus is prepared
-    into `--lm-data` first if it is not there."""
+    """Both directions (`--directions`) of `training_configs/lm/dense_lm_*.jsonnet` into
+    runs/lm_<direction> (`train_pair`, `--threads` each); the corpus is prepared into
+    `--lm-data` first if it is not there."""
     data = args.lm_data  # relative to the project root, as the runs' saved configs have it
     if not (ROOT / data / "train.txt").exists():
         prepare = [sys.executable, "scripts/prepare_lm_corpus.py", "--output", data]
         subprocess.run(prepare, cwd=ROOT, check=True)
     env = {"LM_TRAIN_DATA_PATH": f"{data}/train.txt", "LM_VALIDATION_DATA_PATH": f"{data}/dev.txt"}
-    with ThreadPoolExecutor(max_workers=len(args.directions)) as pool:
-        runs = [
-            pool.submit(pretrain_direction, direction, args.epochs, env, args.threads)
-            for direction in args.directions
-        ]
-    failed = [str(run.exception()) for run in runs if run.exception() is not None]
-    if failed:
-        raise SystemExit("; ".join(failed))
+    config = "training_configs/lm/dense_lm_{}.jsonnet"
+    train_pair(config, ROOT / "runs" / "lm", args.epochs, env, args.threads, args.directions)
 
 
-def pretrain_direction(direction: str, epochs: int, env: Dict[str, str], threads: int) -> None:
-    """One direction into runs/lm_<direction>: skipped when finished (`trained`), else trained
-    or resumed, after a `<date> start` line in runs/lm_<direction>.log."""
-    out, log = ROOT / "runs" / f"lm_{direction}", ROOT / "runs" / f"lm_{direction}.log"
-    if trained(out):
-        print(f"runs/lm_{direction}/model.tar.gz exists; skipping {direction}")
-        return
-    config = out / "config.json"
-    if config.exists():  # trainer.num_epochs is the one key a resumed run may change
-        saved = json.loads(config.read_text())
-        saved["trainer"]["num_epochs"] = epochs
-        config.write_text(json.dumps(saved, indent=4))
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    line = f"{now} start {direction} -> runs/lm_{direction} "
-    line += "--recover" if config.exists() else ""
-    print(line, flush=True)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a") as handle:
-        handle.write(line + "\n")
-    jsonnet = ROOT / "training_configs" / "lm" / f"dense_lm_{direction}.jsonnet"
-    allennlp.train(jsonnet, out, log, {"trainer.num_epochs": epochs}, env, threads)
+def train_pair(
+    config: str,
+    prefix: Path,
+    epochs: int,
+    env: Dict[str, str],
+    threads: int,
+    directions: Sequence[str] = DIRECTIONS,
+) -> Dict[str, Path]:
+    """`config.format(direction)` trained for `epochs` epochs (`trainer.num_epochs`) into
+    `<prefix>_<direction>` for each of `directions` side by side, `threads` each, with the
+    environment variables `env`; the archives by direction. A finished run is skipped (`trained`);
+    any other is trained, or resumed with its saved `trainer.num_epochs` set to `epochs`, after
+    a `<date> start` line in `<prefix>_<direction>.log`."""
+
+    def train(direction: str) -> Path:
+        out = prefix.with_name(f"{prefix.name}_{direction}")
+        where = os.path.relpath(out, ROOT)
+        if trained(out):
+            print(f"{where}/model.tar.gz exists; skipping {direction}")
+            return out / "model.tar.gz"
+        saved = out / "config.json"
+        if saved.exists():  # trainer.num_epochs is the one key a resumed run may change
+            resumed = json.loads(saved.read_text())
+            resumed["trainer"]["num_epochs"] = epochs
+            saved.write_text(json.dumps(resumed, indent=4))
+        line = f"{utc_date()} start {direction} -> {where} "
+        line += "--recover" if saved.exists() else ""
+        print(line, flush=True)
+        log = out.with_suffix(".log")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as handle:
+            handle.write(line + "\n")
+        allennlp.train(config.format(direction), out, log, num_epochs(epochs), env, threads)
+        return out / "model.tar.gz"
+
+    return side_by_side(train, directions)
+
+
+def num_epochs(epochs: int) -> Dict[str, int]:
+    """The override of a config's epochs: a dotted key, as AllenNLP replaces a nested override's
+    whole object ({"trainer": {...}} would drop the config's optimizer, clipping and validation
+    metric for the trainer's defaults)."""
+    return {"trainer.num_epochs": epochs}
+
+
+def side_by_side(train: Callable[[str], Any], directions: Sequence[str] = DIRECTIONS) -> Dict:
+    """{direction: `train(direction)`} for each of `directions`, run at once in threads; a
+    failure is raised once every direction has ended."""
+    with ThreadPoolExecutor(max_workers=len(directions)) as pool:
+        return dict(zip(directions, pool.map(train, directions)))
 
 
 def accelerated_stage(stage: int, direction: str) -> Dict[str, Any]:

@@ -15,9 +15,10 @@ LM, then encoder only); tokens/s of the median round.
 """
 
 import argparse
+import itertools
 import os
 import statistics
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.timing import interleaved, set_threads
@@ -52,11 +53,7 @@ def timing_batches(args: argparse.Namespace, batch_size: int):
     from ldnet_allennlp.lm import DenseLMTextDatasetReader
 
     reader = DenseLMTextDatasetReader(max_sequence_length=100)
-    instances = []
-    for instance in reader.read(args.data):
-        instances.append(instance)
-        if len(instances) >= args.sentences:
-            break
+    instances = list(itertools.islice(reader.read(args.data), args.sentences))
     if os.path.isdir(args.vocabulary):
         vocab, source = Vocabulary.from_files(args.vocabulary), args.vocabulary
     else:
@@ -94,69 +91,56 @@ def tokens(batch) -> int:
     return int((batch["source"]["tokens"]["tokens"] != 0).sum())
 
 
-def training_steps(models: Dict[str, Any]) -> Callable[[str, List[Dict], bool], None]:
-    """`steps(name, batches, encoder_only)`: trains `models[name]` on `batches` (Adam, lr 1e-3),
-    the whole LM's loss or, with `encoder_only`, the sum of its contextualizer's outputs."""
+def timed_rounds(
+    args: argparse.Namespace, models: Dict[str, Any], batches: List[Dict]
+) -> Dict[str, Dict[str, List[float]]]:
+    """Tokens/s per round, `[kind][model]`: `--warmup` batches per model, then `--rounds`
+    interleaved rounds of `--batches` fresh batches, each a training step (Adam, lr 1e-3) on the
+    whole LM's loss or (`encoder_only`) on the sum of its contextualizer's outputs."""
     import torch
 
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-3) for name, m in models.items()}
 
-    def loss(name, model, batch, encoder_only):
-        if not encoder_only:
+    def loss(name: str, batch: Dict, kind: str):
+        model, source = models[name], batch["source"]
+        if kind == "full":
             return model(**batch)["loss"]
-        source = batch["source"]
         mask = source["tokens"]["tokens"] != 0
         if name == "dense":
             return model.contextual_embeddings(source, mask).sum()
         return model._contextualizer(model._text_field_embedder(source), mask).sum()
 
-    def steps(name: str, batches: List[Dict], encoder_only: bool) -> None:
-        model, optimizer = models[name], optimizers[name]
-        model.train()
+    def steps(name: str, kind: str, batches: List[Dict]) -> None:
+        models[name].train()
         for batch in batches:
-            optimizer.zero_grad()
-            loss(name, model, batch, encoder_only).backward()
-            optimizer.step()
-
-    return steps
-
-
-def timed_rounds(
-    args: argparse.Namespace, models: Dict[str, Any], batches: List[Dict]
-) -> Dict[str, Dict[str, List[float]]]:
-    """Warm-up, then `--rounds` interleaved rounds of fresh batches: tokens/s per round,
-    `[kind][model]`."""
-    steps = training_steps(models)
-    names = list(models)
+            optimizers[name].zero_grad()
+            loss(name, batch, kind).backward()
+            optimizers[name].step()
 
     def fresh(round_index: int) -> List[Dict]:
         return batches[args.warmup + round_index * args.batches :][: args.batches]
 
-    def case(kind: str, name: str) -> Callable[[int], None]:
-        return lambda round_index: steps(name, fresh(round_index), kind == "encoder_only")
-
-    def order(round_index: int) -> List[str]:
-        models_order = names if round_index % 2 == 0 else names[::-1]
-        return [f"{kind}/{name}" for kind in KINDS for name in models_order]
+    def order(round_index: int) -> List[str]:  # kinds in turn, the models alternating
+        names = list(models) if round_index % 2 == 0 else list(models)[::-1]
+        return [f"{kind}/{name}" for kind in KINDS for name in names]
 
     def report(round_index: int, seconds: Dict[str, float]) -> None:
-        for case_name, elapsed in seconds.items():
-            kind, name = case_name.split("/")
+        for case, elapsed in seconds.items():
             rate = sum(map(tokens, fresh(round_index))) / elapsed
-            print(f"round {round_index} {kind:>12} {name:>13}: {rate:8.0f} tokens/s")
+            print(f"round {round_index} {case:>26}: {rate:8.0f} tokens/s")
 
-    warmup = {name: (lambda n=name: steps(n, batches[: args.warmup], False)) for name in names}
-    cases = {f"{kind}/{name}": case(kind, name) for kind in KINDS for name in names}
+    warmup = {name: (lambda n=name: steps(n, "full", batches[: args.warmup])) for name in models}
+    cases = {
+        f"{kind}/{name}": (lambda i, n=name, k=kind: steps(n, k, fresh(i)))
+        for kind in KINDS
+        for name in models
+    }
     timings = interleaved(
         cases, args.rounds, warmup=warmup, order=order, pass_round=True, on_round=report
     )
     words = [sum(map(tokens, fresh(i))) for i in range(args.rounds)]
-    return {
-        kind: {
-            name: [w / s for w, s in zip(words, timings.values(f"{kind}/{name}"))] for name in names
-        }
-        for kind in KINDS
-    }
+    rates = {case: [w / s for w, s in zip(words, timings.values(case))] for case in cases}
+    return {kind: {name: rates[f"{kind}/{name}"] for name in models} for kind in KINDS}
 
 
 def throughput(args: argparse.Namespace) -> Dict[str, Any]:
@@ -179,12 +163,12 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
     vocab, vocab_source, batches = timing_batches(args, batch_size)
     dense = Model.from_params(vocab=vocab, params=Params(dict(model_params)))
     lstm, hidden = allennlp_lm(vocab, dense)
-    models = {"dense": dense, "allennlp_lstm": lstm}
-    load_at_start = list(os.getloadavg())
+    models, machine = {"dense": dense, "allennlp_lstm": lstm}, hardware()
     needed = args.warmup + args.rounds * args.batches
     if len(batches) < needed:
         raise SystemExit(f"need {needed} batches, have {len(batches)}: raise --sentences")
     runs = timed_rounds(args, models, batches)
+    machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     setup = {
         "batch_size_sentences": batch_size,
         "mean_tokens_per_batch": round(statistics.mean(tokens(b) for b in batches[:needed]), 1),
@@ -202,11 +186,7 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
         "allennlp_lstm_parameters": count(lstm._contextualizer),
         "allennlp_lstm": f"{dense.num_layers} layers x {hidden} hidden (stacked torch LSTM), "
         "sampled softmax with 8192 samples",
-        "hardware": {
-            **hardware(),
-            "load_average_at_start": load_at_start,
-            "load_average_at_end": list(os.getloadavg()),
-        },
+        "hardware": machine,
     }
     return throughput_figures(runs, setup)
 
@@ -214,21 +194,20 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
 def throughput_figures(runs: Dict[str, Dict[str, List[float]]], setup: Dict[str, Any]):
     """lm.json's throughput keys from tokens/s per round (`runs[kind][model]`) and the set-up."""
     median = {k: {n: statistics.median(v) for n, v in d.items()} for k, d in runs.items()}
+    figures = {
+        f"tokens_per_sec_{name}{'' if kind == 'full' else '_' + kind}": round(rate, 1)
+        for kind, rates in median.items()
+        for name, rate in rates.items()
+    }
+    ratio = median["full"]["dense"] / median["full"]["allennlp_lstm"]
     return {
+        **figures,
         "throughput_note": (
             "Median over interleaved rounds, one torch thread (load averages under "
             "throughput_setup.hardware): absolute numbers depend on the load, the ratio is "
             "measured in one run."
         ),
-        "tokens_per_sec_dense": round(median["full"]["dense"], 1),
-        "tokens_per_sec_allennlp_lstm": round(median["full"]["allennlp_lstm"], 1),
-        "throughput_ratio_dense_over_allennlp_lstm": round(
-            median["full"]["dense"] / median["full"]["allennlp_lstm"], 3
-        ),
-        "tokens_per_sec_dense_encoder_only": round(median["encoder_only"]["dense"], 1),
-        "tokens_per_sec_allennlp_lstm_encoder_only": round(
-            median["encoder_only"]["allennlp_lstm"], 1
-        ),
+        "throughput_ratio_dense_over_allennlp_lstm": round(ratio, 3),
         "throughput_runs_tokens_per_sec": {
             k: {n: [round(x, 1) for x in v] for n, v in d.items()} for k, d in runs.items()
         },

@@ -6,6 +6,7 @@ training: `scripts/conll_to_lm_text.py --holdout` splits CoNLL-00 train.txt exac
 and the study's headlines come from the committed tables.
 """
 
+import argparse
 import json
 import subprocess
 import sys
@@ -13,8 +14,9 @@ import sys
 import pytest
 
 from benchmarks.harness.results import load_results
-from benchmarks.studies import lm_finetune as finetune
+from benchmarks.studies import lm_variants as finetune
 from benchmarks.studies import tagging_results as bench
+from benchmarks.studies.lm_finetune import STUDY
 from ldnet_allennlp.tagging.dataset_readers import ValidatingConll2000DatasetReader
 from scripts.conll_to_lm_text import convert
 from tests.conftest import FIXTURES_ROOT, PROJECT_ROOT
@@ -52,7 +54,7 @@ def run(dev):
     return {"dev_f1_by_epoch": dev, "command": f"c{len(dev)}", "dev_f1": dev[best]}
 
 
-def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs():
+def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs(monkeypatch):
     results = {
         "recipe_search": {
             "chunk_ldnet_glove_sgd": run([90.0, 92.0, 93.0, 94.0]),
@@ -66,7 +68,15 @@ def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs():
         },
     }
     lms = {"forward": {"dev_perplexity_before": 109.1, "dev_perplexity_after": 88.1}}
-    record = finetune.study(results, "chunk", lms, "python -m benchmarks lm_finetune x")
+    monkeypatch.setattr(finetune, "finetune_lms", {"chunk": lms}.get)
+    args = argparse.Namespace(task="chunk")
+
+    def study(command):
+        sections = finetune.finetune_section(results, args, command)["lm_finetune_study"]
+        assert list(sections) == ["chunk"]
+        return sections["chunk"]
+
+    record = study("python -m benchmarks lm_finetune x")
     assert record["epochs"] == 3  # the shortest fine-tuned run so far
     assert record["lms"] == lms and record["tagger"] == "chunk_ldnet_glove_sgd"
     rows = [(r["lms"], r["seed"], r["dev_f1_by_epoch"], r["best_dev_f1"]) for r in record["rows"]]
@@ -79,7 +89,7 @@ def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs():
     assert record["commands"] == ["python -m benchmarks lm_finetune x"]
     # a later call adds its command once; --record-only (None) adds none
     results["lm_finetune_study"] = {"chunk": record}
-    again = finetune.study(results, "chunk", lms, None)
+    again = study(None)
     assert again["commands"] == ["python -m benchmarks lm_finetune x"]
 
 
@@ -99,7 +109,7 @@ def test_lm_record_reads_before_and_after_perplexity(tmp_path, monkeypatch):
         (tmp_path / f"chunk_{direction}_before.json").write_text(json.dumps({"perplexity": before}))
     for name in ("conll00_train", "conll00_dev"):
         (tmp_path / f"{name}.txt").write_text("a b\n")
-    record = finetune.lm_record("chunk", threads=1)
+    record = finetune.finetune_lms("chunk")
     assert record["forward"] == {
         "dev_perplexity_before": 109.13,
         "dev_perplexity_after": 88.11,
@@ -147,7 +157,9 @@ def test_the_report_table_puts_each_rows_perplexity_beside_its_dev_f1():
 def test_the_lm_override_keeps_the_configs_trainer(monkeypatch):
     from allennlp.common.params import Params
 
-    override = json.dumps(finetune.lm_overrides(3))
+    from benchmarks.studies import lm
+
+    override = json.dumps(lm.num_epochs(3))
     monkeypatch.setenv("FORWARD_LM_ARCHIVE", "lm.tar.gz")
     monkeypatch.setenv("LM_FINETUNE_TRAIN_PATH", "train.txt")
     monkeypatch.setenv("LM_FINETUNE_DEV_PATH", "dev.txt")
@@ -160,7 +172,7 @@ def test_the_lm_override_keeps_the_configs_trainer(monkeypatch):
 
 def test_the_headlines_are_the_committed_tables_late_means():
     results = load_results("tagging")
-    lines = finetune.summary(results)
+    lines = STUDY.summary(results)
     for task, study in results["lm_finetune_study"].items():
         expected = [
             bench.late_mean(row["dev_f1_by_epoch"], study["epochs"]) for row in study["rows"]
@@ -172,11 +184,14 @@ def test_the_train_stage_fine_tunes_both_lms_then_trains_the_tagger_on_them(tmp_
     from benchmarks.__main__ import main
     from benchmarks.harness import allennlp as harness_allennlp
 
-    trained, commands = [], []
+    trained, evaluated, commands = [], [], []
 
     def fake_train(config, serialization_dir, log, overrides=None, env=None, threads=0):
         trained.append((config, serialization_dir.name, overrides, env["LM_FINETUNE_DEV_PATH"]))
         return True
+
+    def fake_evaluate(archive, data, output, log, overrides=None, env=None, threads=0):
+        evaluated.append((archive.name, data, output.name))
 
     def fake_run(command, **kwargs):
         commands.append(command)
@@ -186,6 +201,7 @@ def test_the_train_stage_fine_tunes_both_lms_then_trains_the_tagger_on_them(tmp_
     monkeypatch.setattr(finetune, "OUT", tmp_path)
     monkeypatch.setattr(finetune, "texts", lambda task: text)
     monkeypatch.setattr(harness_allennlp, "train", fake_train)
+    monkeypatch.setattr(harness_allennlp, "evaluate", fake_evaluate)
     monkeypatch.setattr(subprocess, "run", fake_run)
     argv = ["lm_finetune", "--task", "chunk", "--epochs", "20", "--seed", "2", "--lm-epochs", "3"]
     monkeypatch.setattr(sys, "argv", ["benchmarks", *argv, "--stage", "train"])
@@ -198,6 +214,11 @@ def test_the_train_stage_fine_tunes_both_lms_then_trains_the_tagger_on_them(tmp_
             str(text["dev"]),
         )
         for d in ("backward", "forward")
+    ]
+    # the shipped LMs' perplexity on the same dev text, the "before" of the record
+    assert evaluated == [
+        (f"lm_{d}.tar.gz", str(text["dev"]), f"chunk_{d}_before.json")
+        for d in ("forward", "backward")
     ]
     (command,) = commands
     assert command[1:5] == ["-m", "benchmarks", "tagging", "--runs"]

@@ -5,16 +5,24 @@ the no-LM taggers cut to the same epochs, the report's table reads dev F1 at tha
 study's headlines come from the committed table.
 """
 
+import argparse
 import json
 
 import pytest
 
 from benchmarks.harness import results as harness_results
 from benchmarks.harness.results import load_results
-from benchmarks.studies import lm_passes as study
+from benchmarks.studies import lm_variants as study
 from benchmarks.studies import tagging_results as tables
 from benchmarks.studies import tagging_results as bench
+from benchmarks.studies.lm_passes import STUDY
 from tests.conftest import PROJECT_ROOT
+
+
+def section(epochs, command):
+    """`lm_passes` as the record stage would write it from the current tagging.json."""
+    args = argparse.Namespace(epochs=epochs)
+    return study.passes_section(load_results("tagging"), args, command)["lm_passes"]
 
 
 @pytest.fixture
@@ -61,7 +69,7 @@ def results(tmp_path, monkeypatch):
 
 
 def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(results):
-    record = study.study(2, "python -m benchmarks lm_passes --passes 0 1 --epochs 2")
+    record = section(2, "python -m benchmarks lm_passes --passes 0 1 --epochs 2")
     runs = [(row["run"], row["lms"] and row["lms"]["passes"]) for row in record["rows"]]
     assert runs == [
         ("ner_vanilla_glove_sgd", None),
@@ -107,8 +115,8 @@ def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(res
 def test_every_command_is_kept_and_the_report_shows_the_table(results):
     first = "python -m benchmarks lm_passes --passes 0 --epochs 2"
     second = "python -m benchmarks lm_passes --passes 1 --epochs 2"
-    bench.write_results({"lm_passes": study.study(2, first)})
-    bench.write_results({"lm_passes": study.study(2, second)})
+    bench.write_results({"lm_passes": section(2, first)})
+    bench.write_results({"lm_passes": section(2, second)})
     written = load_results("tagging")
     assert written["lm_passes"]["commands"] == [first, second]
     assert written["summary"][-1]["caption"].startswith("Dev F1 (CoNLL-03 eng.testa) against LM")
@@ -151,7 +159,7 @@ def test_sizes_are_labelled_and_packed_with_the_shipped_corpus(tmp_path, monkeyp
 
 def test_the_headlines_are_the_committed_tables_late_means():
     results = load_results("tagging")
-    lines = study.summary(results)
+    lines = STUDY.summary(results)
     rows = {line.figure.split(": ")[1].split(" (")[0]: line.value for line in lines}
     late = {
         row["run"]: tables.late_mean(row["dev_f1_by_epoch"], 8)
@@ -161,11 +169,10 @@ def test_the_headlines_are_the_committed_tables_late_means():
     assert all(line.key.startswith("summary[") for line in lines)
 
 
-def test_the_record_stage_adds_no_command(results, monkeypatch):
-    import argparse
-
+def test_the_record_stage_adds_no_command(results):
     args = argparse.Namespace(epochs=2, record_only=False, stages=["record"])
-    study.record(args)
+    (record,) = [stage for stage in STUDY.stages if stage.name == "record"]
+    record.run(args)
     assert load_results("tagging")["lm_passes"]["commands"] == []
 
 

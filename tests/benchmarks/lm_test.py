@@ -67,7 +67,7 @@ def test_pretrain_trains_or_resumes_each_direction(tmp_path, monkeypatch):
     calls = []
 
     def fake_train(config, serialization_dir, log, overrides=None, env=None, threads=0):
-        calls.append((config.name, serialization_dir.name, overrides, env, threads))
+        calls.append((config, serialization_dir.name, overrides, env, threads))
         return True
 
     monkeypatch.setattr(lm, "ROOT", tmp_path)
@@ -80,7 +80,7 @@ def test_pretrain_trains_or_resumes_each_direction(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["benchmarks", "lm", "--stage", "pretrain", "--epochs", "7"])
     main()
     assert sorted(calls) == [
-        (f"dense_lm_{d}.jsonnet", f"lm_{d}", {"trainer.num_epochs": 7}, env, 1)
+        (f"training_configs/lm/dense_lm_{d}.jsonnet", f"lm_{d}", {"trainer.num_epochs": 7}, env, 1)
         for d in ("backward", "forward")
         for env in [
             {
