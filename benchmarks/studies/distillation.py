@@ -91,7 +91,7 @@ def part(name: str):
     they wrote are replaced too)."""
 
     def run_part(args: argparse.Namespace) -> None:
-        run = tasks.Run.open(checked(args))
+        run = tasks.Run(checked(args))
         results = run.results
         results.setdefault("splits", {})["keys"] = (
             "<p>_dev_acc_* = best accuracy on the dev split (SST-2: carved from train.tsv; "
@@ -119,7 +119,7 @@ def part(name: str):
 
 def report(args: argparse.Namespace) -> None:
     """Recomputes the derived keys of the results file (`finish_results`)."""
-    tasks.Run.open(args).save(finish=lambda results: finish_results(results, args.results))
+    tasks.Run(args).save(finish=lambda results: finish_results(results, args.results))
 
 
 def finish_results(results: Dict[str, Any], name: str = "distillation") -> None:

@@ -11,7 +11,6 @@ import copy
 import json
 import os
 import random
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -219,12 +218,10 @@ def trained_students(task: str, run_dir: Path) -> Dict[str, Dict[str, Any]]:
 def chosen_students(candidates: Dict[str, Dict[str, Any]]) -> Dict[str, str]:
     """Per student variant, the directory name with the best dev accuracy (ties: the first, in
     the order of `trained_students`)."""
-    chosen: Dict[str, str] = {}
-    for name, found in candidates.items():
-        best = chosen.get(found["variant"])
-        if best is None or found["dev"] > candidates[best]["dev"]:
-            chosen[found["variant"]] = name
-    return chosen
+    names = {v: [n for n, c in candidates.items() if c["variant"] == v] for v in STUDENT_VARIANTS}
+    return {
+        v: max(found, key=lambda n: candidates[n]["dev"]) for v, found in names.items() if found
+    }
 
 
 def count_rows(path: Path) -> int:
@@ -233,21 +230,15 @@ def count_rows(path: Path) -> int:
         return sum(1 for _ in handle) - 1
 
 
-@dataclass
 class Run:
     """One invocation's results and run dir. Tasks may write the results side by side: each
     save writes only this run's changes since its last load or save (`write_results(since=)`)."""
 
-    args: argparse.Namespace
-    run_dir: Path
-    results: Dict[str, Any]
-    since: Dict[str, Any]
-
-    @classmethod
-    def open(cls, args: argparse.Namespace) -> "Run":
-        Path(args.run_dir).mkdir(parents=True, exist_ok=True)
-        results = load_results(args.results)
-        return cls(args, Path(args.run_dir), results, copy.deepcopy(results))
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args, self.run_dir = args, Path(args.run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.results = load_results(args.results)
+        self.since = copy.deepcopy(self.results)
 
     def save(self, finish: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
         written = write_results(self.args.results, self.results, since=self.since, finish=finish)
@@ -276,14 +267,12 @@ class Task:
         self.files = task_files(name, run.run_dir)
         self.sizes: Dict[str, Any] = {}  # results["sizes"][name]
         run.results.setdefault("sizes", {})[name] = self.sizes
-        if name == "sst2":
-            env = {
-                "SST2_TRAIN_DATA_PATH": self.files["train"],
-                "SST2_DEV_DATA_PATH": self.files["dev"],
-            }
-        else:  # the configs' dev: its TRIAL rows
-            env = {"SICK_DATA_PATH": sick_path()}
-        self.pipe = run.pipeline(name, env)
+        sst2 = {
+            "SST2_TRAIN_DATA_PATH": self.files["train"],
+            "SST2_DEV_DATA_PATH": self.files["dev"],
+        }
+        # the SICK configs' train and dev: its TRAIN subset (an override) and TRIAL rows
+        self.pipe = run.pipeline(name, sst2 if name == "sst2" else {"SICK_DATA_PATH": sick_path()})
 
     def transfer_set(self, n_iter: int) -> Path:
         return self.run_dir / "transfer" / f"{self.name}_aug_n{n_iter}.jsonl"
@@ -459,10 +448,8 @@ def speed_models(run: Run, timing_data: str) -> Dict[str, Tuple[Any, List[Any]]]
 
     def build(config: Path, vocabulary_data: str) -> Tuple[Any, List[Any]]:
         params = Params.from_file(str(config))
-        validation = "validation_dataset_reader" in params
-        reader = DatasetReader.from_params(
-            params.pop(("validation_" * validation) + "dataset_reader")
-        )
+        readers = [key for key in ("validation_dataset_reader", "dataset_reader") if key in params]
+        reader = DatasetReader.from_params(params.pop(readers[0]))
         instances = list(reader.read(timing_data))[: run.args.speed_sentences]
         if config.name != "sst2_teacher.jsonnet" and vocabulary is not None:
             vocab = Vocabulary.from_files(str(vocabulary))

@@ -140,10 +140,8 @@ def summary_table(args: argparse.Namespace, task: Dict[str, Any]) -> Dict[str, A
     if any("test" not in run for run in student_runs):
         raise SystemExit("run stage test on every --run first")
     student_test = [run["test"]["test_f1"] for run in student_runs]
-    pruned, output = (
-        OUT / f"start_{args.task}_pruned" / "model.tar.gz",
-        OUT / f"dev_metrics_{args.task}_pruned_today.json",
-    )
+    pruned = OUT / f"start_{args.task}_pruned" / "model.tar.gz"
+    output = OUT / f"dev_metrics_{args.task}_pruned_today.json"
     log = OUT / f"{args.task}_pruned_today_dev.log"
     metrics = allennlp.evaluate(pruned, TASKS[args.task]["dev"], output, log, threads=1)
     table = {
@@ -194,7 +192,7 @@ def stage_summary(args: argparse.Namespace) -> None:
         for run in task["runs"].values()
         if run["seed"] == 1 and run["transfer_sentences"] > 0
     }
-    rows = task["speed"]["rows"]
+    flops = {row: task["speed"]["rows"][row]["flops_per_token"] for row in ("student", "pruned")}
     record(
         ([args.task, "dev_f1_by_transfer_sentences"], by_sentences),
         ([args.task, "dev_f1_by_loss"], by_loss),
@@ -204,10 +202,7 @@ def stage_summary(args: argparse.Namespace) -> None:
         ([args.task, "cpu_hours"], cpu),
         ([f"{key}_test_f1_student"], table["student"]["test_f1"]),
         ([f"{key}_test_f1_teacher"], table["teachers"]["test_f1"]),
-        (
-            [f"{key}_flops_ratio_student_vs_pruned"],
-            rows["student"]["flops_per_token"] / rows["pruned"]["flops_per_token"],
-        ),
+        ([f"{key}_flops_ratio_student_vs_pruned"], flops["student"] / flops["pruned"]),
     )
     print(json.dumps(table, indent=1))
 

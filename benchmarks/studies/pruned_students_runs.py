@@ -175,7 +175,7 @@ def training_items() -> Dict[str, Set[str]]:
     return {"tokens": words, "token_characters": characters}
 
 
-def test_only_rows(items: List[str], allowed: Set[str]) -> List[int]:
+def rows_outside(items: List[str], allowed: Set[str]) -> List[int]:
     """The rows of a padded namespace's `items` outside `allowed` (never padding 0 or OOV 1)."""
     return [i for i, item in enumerate(items) if i > 1 and item not in allowed]
 
@@ -195,7 +195,7 @@ def restricted_start(start: Path, out: Path) -> Dict[str, int]:
     for namespace, key in EMBEDDINGS.items():
         lines = (start / "vocabulary" / f"{namespace}.txt").read_text(encoding="utf-8")
         items = ["@@PADDING@@"] + lines.split("\n")[: -1 if lines.endswith("\n") else None]
-        dropped_rows = set(test_only_rows(items, allowed[namespace]))
+        dropped_rows = set(rows_outside(items, allowed[namespace]))
         keep = [i for i in range(len(items)) if i not in dropped_rows]
         state[key] = state[key][keep].clone()
         (partial / "vocabulary" / f"{namespace}.txt").write_text(
@@ -217,27 +217,26 @@ def training_vocabulary_f1(archive: str) -> Dict[str, Any]:
     from allennlp.models.archival import load_archive
     from allennlp.training.util import evaluate
 
-    allowed, loaded = training_items(), load_archive(archive)
+    loaded, allowed = load_archive(archive), training_items()
     model, reader = loaded.model, loaded.validation_dataset_reader
-    figures: Dict[str, Any] = {"rows_replaced_by_oov": {}}
-    for variant in ("shipped", "training_vocabulary"):
-        for namespace, key in EMBEDDINGS.items() if variant == "training_vocabulary" else ():
-            vocabulary = model.vocab.get_index_to_token_vocabulary(namespace)
-            rows = test_only_rows(
-                [vocabulary[i] for i in range(len(vocabulary))], allowed[namespace]
-            )
-            with torch.no_grad():
-                weight = dict(model.named_parameters())[key]
-                weight[rows] = weight[1].clone()
-            figures["rows_replaced_by_oov"][namespace] = len(rows)
+
+    def test_f1() -> float:
+        data_loader = loaded.config["data_loader"].duplicate()
         loader = DataLoader.from_params(
-            params=loaded.config["data_loader"].duplicate(),
-            reader=reader,
-            data_path=TASKS["chunk"]["test"],
+            data_loader, reader=reader, data_path=TASKS["chunk"]["test"]
         )
         loader.index_with(model.vocab)
-        metrics = evaluate(model, loader, cuda_device=-1)
-        figures[f"test_f1_{variant}"] = 100 * metrics["f1-measure-overall"]
+        return 100 * evaluate(model, loader, cuda_device=-1)["f1-measure-overall"]
+
+    figures: Dict[str, Any] = {"test_f1_shipped": test_f1(), "rows_replaced_by_oov": {}}
+    weights = dict(model.named_parameters())
+    for namespace, key in EMBEDDINGS.items():
+        tokens = model.vocab.get_index_to_token_vocabulary(namespace)
+        rows = rows_outside([tokens[i] for i in range(len(tokens))], allowed[namespace])
+        with torch.no_grad():
+            weights[key][rows] = weights[key][1].clone()
+        figures["rows_replaced_by_oov"][namespace] = len(rows)
+    figures["test_f1_training_vocabulary"] = test_f1()
     figures["test_f1_change"] = figures["test_f1_training_vocabulary"] - figures["test_f1_shipped"]
     return figures
 
@@ -250,10 +249,6 @@ def stage_vocabulary(args: argparse.Namespace) -> None:
     for name in ("chunk", "chunk_pruned"):
         archive = str(ROOT / "pretrained" / f"{name.replace('chunk', 'chunk_ldnet')}.tar.gz")
         figures = training_vocabulary_f1(archive)
-        record(
-            (
-                ["test_vocabulary", name],
-                {**figures, "command": command_line(), "hardware": hardware(1)},
-            )
-        )
+        run = {"command": command_line(), "hardware": hardware(1)}
+        record((["test_vocabulary", name], {**figures, **run}))
         print(name, json.dumps(figures), flush=True)
