@@ -1,9 +1,6 @@
 """
-The distillation study's data and steps on the shared `Pipeline`: per task (stages `sst2`,
-`sick`) the split (SST-2: a dev carved from train.tsv; SICK: TRAIN, TRIAL, TEST), the teacher,
-the transfer sets, the students, the choice on dev, and last the held-out test, read by no step
-before; then `speed`: sentences/s of teacher and student on CPU at batch 1 and 64, model forward
-only, timed in one process at 1 and 2 torch threads (each headline the model's faster count).
+The distillation study's data and steps (`distillation.py`) on the shared `Pipeline`: a task's
+split, teacher, transfer sets, students, choice on dev and held-out test (`Task`), then `speed`.
 """
 
 import argparse
@@ -267,12 +264,10 @@ class Task:
         self.files = task_files(name, run.run_dir)
         self.sizes: Dict[str, Any] = {}  # results["sizes"][name]
         run.results.setdefault("sizes", {})[name] = self.sizes
-        sst2 = {
-            "SST2_TRAIN_DATA_PATH": self.files["train"],
-            "SST2_DEV_DATA_PATH": self.files["dev"],
-        }
-        # the SICK configs' train and dev: its TRAIN subset (an override) and TRIAL rows
-        self.pipe = run.pipeline(name, sst2 if name == "sst2" else {"SICK_DATA_PATH": sick_path()})
+        env = {"SST2_TRAIN_DATA_PATH": self.files["train"], "SST2_DEV_DATA_PATH": self.files["dev"]}
+        if name != "sst2":
+            env = {"SICK_DATA_PATH": sick_path()}  # the SICK configs' dev: its TRIAL rows
+        self.pipe = run.pipeline(name, env)
 
     def transfer_set(self, n_iter: int) -> Path:
         return self.run_dir / "transfer" / f"{self.name}_aug_n{n_iter}.jsonl"
