@@ -45,27 +45,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--pair-teacher-epochs", type=int, default=3, help="SICK override")
     add("--pair-n-iter", type=int, nargs="+", default=[8, 20], help="SICK override")
     add("--student-epochs", type=int, default=8)
-    vectors = "students to train: random trained word vectors, and/or with a frozen GloVe 6B 50d "
-    vectors += "channel (the better on dev is kept per student)"
     add(
         "--student-word-vectors",
         nargs="+",
         choices=tasks.WORD_VECTORS,
         default=["random"],
-        help=vectors,
+        help="students to train: random trained word vectors, and/or with a frozen GloVe 6B 50d "
+        "channel (the better on dev is kept per student)",
     )
     add("--seed", type=int, default=13)
-    stop = "end each task's pipeline after this step (sizes.<task>.stopped_after); re-running "
-    add("--stop-after", choices=["teacher", "transfer_set"], help=stop + "without it continues")
+    stop = "end each task's pipeline after this step (sizes.<task>.stopped_after); "
+    stop += "re-running without it continues from there"
+    add("--stop-after", choices=["teacher", "transfer_set"], help=stop)
     add("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
     add("--speed-data", help="speed: TSV of sentences (default SST-2 test.tsv)")
     add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
     add("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
-    add(
-        "--results",
-        default="distillation",
-        help="results file under benchmarks/results/ (no .json)",
-    )
+    results = "results file under benchmarks/results/ (no .json)"
+    add("--results", default="distillation", help=results)
 
 
 def checked(args: argparse.Namespace) -> argparse.Namespace:
@@ -187,15 +184,15 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     """Held-out test accuracies, the gains over the plain BiLSTM and the gaps to the teacher
     against their goals, and the student's speed-up over the teacher."""
     lines = []
-    for p, task in (("sst2", "SST-2"), ("pair", "SICK")):
+    for prefix, task in (("sst2", "SST-2"), ("pair", "SICK")):
         for variant, label in (("teacher", "teacher"), ("bilstm", "plain BiLSTM")):
-            key = f"{p}_test_acc_{variant}"
+            key = f"{prefix}_test_acc_{variant}"
             lines.append(headline(results, f"{task} test accuracy, {label}", key))
-        key = f"{p}_test_acc_distilled_aug"
+        key = f"{prefix}_test_acc_distilled_aug"
         lines.append(headline(results, f"{task} test accuracy, distilled + augmentation", key))
-        key, goal = f"{p}_test_gain_distilled_aug_over_bilstm", at_least(GAIN_GOAL[p])
+        key, goal = f"{prefix}_test_gain_distilled_aug_over_bilstm", at_least(GAIN_GOAL[prefix])
         lines.append(headline(results, f"{task} gain over the plain BiLSTM", key, *goal))
-        key = f"{p}_test_gap_teacher_minus_distilled_aug"
+        key = f"{prefix}_test_gap_teacher_minus_distilled_aug"
         lines.append(headline(results, f"{task} teacher minus student", key, *at_most(GAP_GOAL)))
     for b in (1, 64):
         figure, goal = f"student / teacher sentences/s, batch {b}", at_least(SPEEDUP_GOAL[b], "x")
