@@ -1,13 +1,13 @@
 """
 Tang et al. (2019) distillation on SST-2 and SICK (3-way pairs) through the shared pipeline
-(`distillation_pipeline.py`; the steps: `distillation_tasks.py`, the splits:
-`distillation_data.py`). Stages `sst2` and `sick`: split, fine-tune the MiniLM-L6 teacher, build
-the augmented transfer set per `--n-iter`, train the students (`bilstm`, `distilled`,
-`distilled_aug`; with `--student-word-vectors glove` also with a frozen GloVe channel), choose
-on dev (`<p>_dev_acc_*`), evaluate the four final models once on the test (`<p>_test_acc_*`;
-p = sst2 or pair). `speed` times teacher vs student (with the SST-2 run's `--run-dir`);
-`split` only writes the splits; `report` only recomputes the derived keys. A re-run skips
-finished steps; the settings its outputs depend on are pinned in <run-dir>/<task>_settings.json.
+(`distillation_pipeline.py`; the data and steps: `distillation_tasks.py`). Stages `sst2` and
+`sick`: split, fine-tune the MiniLM-L6 teacher, build the augmented transfer set per `--n-iter`,
+train the students (`bilstm`, `distilled`, `distilled_aug`; with `--student-word-vectors glove`
+also with a frozen GloVe channel), choose on dev (`<p>_dev_acc_*`), evaluate the four final
+models once on the test (`<p>_test_acc_*`; p = sst2 or pair). `speed` times teacher vs student
+(with the SST-2 run's `--run-dir`); `split` only writes the splits; `report` only recomputes the
+derived keys. A re-run skips finished steps; the settings its outputs depend on are pinned in
+<run-dir>/<task>_settings.json.
 
     SST2_DATA_DIR=../shared/data/sst2 SICK_DATA_PATH=../shared/data/sick/SICK.txt \\
         python -m benchmarks distillation --stage sst2 --run-dir runs/d_sst2
@@ -22,9 +22,8 @@ from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import command_line, utc_date
 from benchmarks.harness.study import Headline, Stage, Study, at_least, at_most, headline
 from benchmarks.harness.timing import MIN_ROUNDS
-from benchmarks.studies import distillation_data as data
+from benchmarks.studies import distillation_tasks as tasks
 from benchmarks.studies.distillation_pipeline import Pipeline
-from benchmarks.studies.distillation_tasks import Run, speed, task_pipeline
 
 # distilled + augmentation over the plain BiLSTM (test accuracy points), and below its teacher
 GAIN_GOAL = {"sst2": 4.0, "pair": 3.0}
@@ -37,9 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--run-dir", default=str(ROOT / "runs" / "distillation"))
     add("--threads", type=int, default=1, help="threads per subprocess")
     sizes = "rows of the SST-2 training pool (train.tsv minus the dev), or 'all'"
-    add("--sst2-train-size", type=data.train_size, default=8000, help=sizes)
+    add("--sst2-train-size", type=tasks.train_size, default=8000, help=sizes)
     add("--sst2-dev-size", type=int, default=2000, help="carved from train.tsv")
-    add("--pair-train-size", type=data.train_size, default=None, help="SICK TRAIN pairs (all)")
+    add("--pair-train-size", type=tasks.train_size, default=None, help="SICK TRAIN pairs (all)")
     add("--teacher-epochs", type=int, default=2)
     add("--teacher-lr", type=float, default=5e-5)
     add("--n-iter", type=int, nargs="+", default=[20], help="transfer-set sizes (chosen on dev)")
@@ -49,18 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add(
         "--student-word-vectors",
         nargs="+",
-        choices=data.WORD_VECTORS,
+        choices=tasks.WORD_VECTORS,
         default=["random"],
         help="students to train: random trained word vectors, and/or with a frozen GloVe 6B 50d "
         "channel (the better on dev is kept per student)",
     )
     add("--seed", type=int, default=13)
-    add(
-        "--stop-after",
-        choices=["teacher", "transfer_set"],
-        help="end each task's pipeline after this step (sizes.<task>.stopped_after); "
-        "re-running without it continues from there",
-    )
+    stop = "end each task's pipeline after this step (sizes.<task>.stopped_after); "
+    stop += "re-running without it continues from there"
+    add("--stop-after", choices=["teacher", "transfer_set"], help=stop)
     add("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
     add("--speed-data", help="speed: TSV of sentences (default SST-2 test.tsv)")
     add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
@@ -82,30 +78,36 @@ def split(args: argparse.Namespace) -> None:
     run_dir = Path(checked(args).run_dir)
     pipe = Pipeline(run_dir, run_dir / "logs" / "split.log")
     for task in ("sst2", "sick"):
-        pipe.step(f"{task}_split", lambda: data.split_once(task, args, run_dir))
-        print(json.dumps({task: data.task_files(task, run_dir)}, default=str, indent=1))
+        pipe.step(f"{task}_split", lambda: tasks.split_once(task, args, run_dir))
+        print(json.dumps({task: tasks.task_files(task, run_dir)}, indent=1))
 
 
 def part(name: str):
-    """The stage of one part: "sst2", "sick" or "speed" (after SST-2, whose student it times)."""
+    """The stage of one part: "sst2", "sick" or "speed" (after SST-2, whose student it times);
+    its command in `commands`, the part's own entries from other run dirs replaced (the figures
+    they wrote are replaced too)."""
 
     def run_part(args: argparse.Namespace) -> None:
-        run = Run.open(checked(args))
-        run.results.setdefault("splits", {})["keys"] = (
+        run = tasks.Run(checked(args))
+        results = run.results
+        results.setdefault("splits", {})["keys"] = (
             "<p>_dev_acc_* = best accuracy on the dev split (SST-2: carved from train.tsv; "
             "SICK: TRIAL), on which every choice was made; <p>_test_acc_* = the held-out test "
             "(SST-2: GLUE dev.tsv; SICK: TEST), evaluated once per final model at the end"
         )
         keys = ("seed", "student_epochs", "teacher_lr", "threads")
-        run.results["settings"] = {key: getattr(args, key) for key in keys}
-        run.results.setdefault("run_dirs", {})[name] = str(run.run_dir)
-        run.results["date"] = utc_date()
+        results["settings"] = {key: getattr(args, key) for key in keys}
+        results.setdefault("run_dirs", {})[name] = str(run.run_dir)
+        results["date"] = utc_date()
         if name == "speed":
-            run.results["hardware"] = hardware()
-            run.pipeline(name).step("speed", lambda: speed(run) or True)
+            results["hardware"] = hardware()
+            run.pipeline(name).step("speed", lambda: tasks.speed(run) or True)
         else:
-            task_pipeline(name, run)
-        record_command(run.results, name, run.run_dir)
+            tasks.Task(name, run).steps()
+        entry = {"part": name, "command": command_line(), "run_dir": str(run.run_dir)}
+        commands = results.get("commands", [])
+        kept = [c for c in commands if c["part"] != name or c["run_dir"] == entry["run_dir"]]
+        results["commands"] = kept + ([] if entry in kept else [entry])
         written = run.save(finish=lambda results: finish_results(results, args.results))
         print(json.dumps(written, indent=2, sort_keys=True))
 
@@ -114,20 +116,13 @@ def part(name: str):
 
 def report(args: argparse.Namespace) -> None:
     """Recomputes the derived keys of the results file (`finish_results`)."""
-    Run.open(args).save(finish=lambda results: finish_results(results, args.results))
+    tasks.Run(args).save(finish=lambda results: finish_results(results, args.results))
 
 
-def record_command(results: Dict[str, Any], part: str, run_dir: Path) -> None:
-    """The running command in `commands`, the part's own entries from other run dirs replaced
-    (the figures they wrote are replaced too)."""
-    entry = {"part": part, "command": command_line(), "run_dir": str(run_dir)}
-    commands = results.get("commands", [])
-    kept = [c for c in commands if c["part"] != part or c["run_dir"] == str(run_dir)]
-    results["commands"] = kept + ([] if entry in kept else [entry])
-
-
-def gains(results: Dict[str, Any]) -> None:
-    """`<p>_<split>_gain_distilled_aug_over_bilstm` and `..._gap_teacher_minus_distilled_aug`."""
+def finish_results(results: Dict[str, Any], name: str = "distillation") -> None:
+    """The keys derived from all tasks' figures, recomputed on the file as saved (`name`: the
+    results file's, for the title): `<p>_<split>_gain_distilled_aug_over_bilstm` and
+    `<p>_<split>_gap_teacher_minus_distilled_aug`, the title, the command and the tables."""
     for key in (f"{p}_{split}" for p in ("sst2", "pair") for split in ("dev", "test")):
         teacher, bilstm, student = (
             results.get(f"{key}_acc_{v}") for v in ("teacher", "bilstm", "distilled_aug")
@@ -136,12 +131,6 @@ def gains(results: Dict[str, Any]) -> None:
             results[f"{key}_gain_distilled_aug_over_bilstm"] = round(student - bilstm, 2)
         if teacher is not None and student is not None:
             results[f"{key}_gap_teacher_minus_distilled_aug"] = round(teacher - student, 2)
-
-
-def finish_results(results: Dict[str, Any], name: str = "distillation") -> None:
-    """The keys derived from all tasks' figures, recomputed on the file as saved (`name`: the
-    results file's, for the title)."""
-    gains(results)
     suffix = "" if name == "distillation" else f" ({name})"
     results["title"] = f"Tang et al. distillation{suffix}: SST-2 and a pair task"
     commands = results.get("commands", [])
@@ -169,19 +158,16 @@ SPEED_CAPTION = (
 
 def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The results file's `summary`: accuracy and speed tables, from its keys."""
-    tasks = [("SST-2", "sst2")]
+    shown = [("SST-2", "sst2")]
     if "pair_task" in results:
-        tasks.append((results["pair_task"].split(" (")[0], "pair"))
+        shown.append((results["pair_task"].split(" (")[0], "pair"))
+    columns = ["task", "teacher (MiniLM-L6)", "BiLSTM, gold labels", "distilled"]
+    columns += ["distilled + augmentation", "gain over BiLSTM", "teacher - student"]
     found = []
     for split, caption in ACCURACY_CAPTIONS.items():
-        rows = []
-        for task, prefix in tasks:
-            row = [task] + [results.get(f"{prefix}_{split}_acc_{v}") for v in data.VARIANTS]
-            row.append(results.get(f"{prefix}_{split}_gain_distilled_aug_over_bilstm"))
-            row.append(results.get(f"{prefix}_{split}_gap_teacher_minus_distilled_aug"))
-            rows.append(row)
-        columns = ["task", "teacher (MiniLM-L6)", "BiLSTM, gold labels", "distilled"]
-        columns += ["distilled + augmentation", "gain over BiLSTM", "teacher - student"]
+        keys = [f"acc_{v}" for v in tasks.VARIANTS]
+        keys += ["gain_distilled_aug_over_bilstm", "gap_teacher_minus_distilled_aug"]
+        rows = [[task] + [results.get(f"{p}_{split}_{k}") for k in keys] for task, p in shown]
         if any(value is not None for row in rows for value in row[1:]):
             found.append({"caption": caption, "columns": columns, "rows": rows})
     if results.get("student_speedup_b1") is None:  # a run without the speed stage

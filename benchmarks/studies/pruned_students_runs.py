@@ -1,6 +1,12 @@
 """
-The `pruned_students` study's runs (`pruned_students.py`): its tasks and paths, the news text,
-the transfer sets, the student runs and their test F1, through the shared `Pipeline`.
+The `pruned_students` study's runs (`pruned_students.py`) through the shared `Pipeline`: its
+tasks and paths, the news text, the transfer sets, the student runs and their test F1, and the
+chunkers' vocabulary. The shipped chunkers' `tokens` and `token_characters` embeddings have rows
+for words and characters of the test file (a vocabulary built with `train_vocab_only: false`),
+never looked up in training, so they keep their random initial values; a training-file
+vocabulary gives such a word the OOV row instead (the tag vocabulary is left as it is):
+`restricted_start` is the chunking student's start without those rows (it depends on no test
+file), and stage `vocabulary` the shipped chunkers' test F1 with them replaced by the OOV row.
 """
 
 import argparse
@@ -8,14 +14,12 @@ import json
 import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Set, Tuple
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
-from benchmarks.harness.results import command_line, results_path, run_record, write_results
+from benchmarks.harness.results import command_line, run_record, write_results
 from benchmarks.studies.distillation_pipeline import Pipeline
 
 OUT = ROOT / "runs" / "students"
@@ -38,25 +42,33 @@ TASKS: Dict[str, Dict[str, Any]] = {
     }
     for task, prefix, paths in (("ner", "CONLL03", CONLL03), ("chunk", "CONLL00", CONLL00))
 }
-KEYS = {"ner": "conll03", "chunk": "conll00"}
+CHUNK_TRAIN = CONLL00["CONLL00_TRAIN_DATA_PATH"]
+# the embedding weight of each vocabulary namespace a training-file vocabulary restricts
+EMBEDDINGS = {
+    "tokens": "text_field_embedder.token_embedder_tokens.weight",
+    "token_characters": (
+        "text_field_embedder.token_embedder_token_characters._embedding._module.weight"
+    ),
+}
 
 
-def record(path: List[str], value: Any) -> None:
-    """Sets results[path[0]]...[path[-1]] = value in the shared results file, appends the
-    running command (its date and hardware, and the key it wrote) to `commands`, and sets
-    `hardware` to the machine of this latest run."""
+def record(*items: Tuple[List[str], Any]) -> None:
+    """For each `(path, value)`, sets results[path[0]]...[path[-1]] = value in the shared
+    results file and appends the running command (its date and hardware, and the key it wrote)
+    to `commands`; `hardware` becomes the machine of this latest run."""
 
     def updates(results: Dict[str, Any]) -> Dict[str, Any]:
-        node = results
-        for key in path[:-1]:
-            node = node.setdefault(key, {})
-        node[path[-1]] = value
-        entry = run_record(wrote=".".join(path))
-        results.setdefault("commands", []).append(entry)
-        results["hardware"] = entry["hardware"]
+        for path, value in items:
+            node = results
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = value
+            entry = run_record(wrote=".".join(path))
+            results.setdefault("commands", []).append(entry)
+            results["hardware"] = entry["hardware"]
         return results
 
-    write_results(results_path(RESULTS), updates, replace=True)
+    write_results(RESULTS, updates, replace=True)
 
 
 def stage_text(args: argparse.Namespace) -> None:
@@ -65,7 +77,7 @@ def stage_text(args: argparse.Namespace) -> None:
     command = [sys.executable, "-m", "scripts.prepare_transfer_text", "--output", str(NEWS)]
     command += ["--data-dir", args.lm_text] if args.lm_text else []
     report = json.loads(subprocess.run(command, cwd=ROOT, check=True, capture_output=True).stdout)
-    record(["news_text"], {**report, "command": " ".join(command[1:]), "file": str(NEWS)})
+    record((["news_text"], {**report, "command": " ".join(command[1:]), "file": str(NEWS)}))
 
 
 def transfer_file(task: str, size: int) -> Path:
@@ -85,7 +97,7 @@ def stage_transfer(args: argparse.Namespace) -> None:
     figures.update(wall_seconds=pipe.seconds[output.stem], teachers=teachers)
     figures["path"] = "batched AllenNLP (ldnet_crf_tagger forward + crf_marginals), 1 thread"
     figures.update(command=command_line(), allennlp_command="allennlp " + " ".join(arguments))
-    record([args.task, "transfer_set"], {**figures, "hardware": hardware()})
+    record(([args.task, "transfer_set"], {**figures, "hardware": hardware()}))
 
 
 def run_name(args: argparse.Namespace) -> str:
@@ -97,17 +109,16 @@ def run_name(args: argparse.Namespace) -> str:
 
 def start_dir(task: str) -> Path:
     """The serialization dir (vocabulary/ + best.th) a student starts from: the shipped pruned
-    tagger, for chunking with its training-file vocabulary (`pruned_students_vocab`)."""
-    from benchmarks.studies.pruned_students_vocab import restricted_start
+    tagger, for chunking with a training-file vocabulary (`restricted_start`)."""
     from benchmarks.studies.pruning_phase2 import phase1_from_archive
 
     start = phase1_from_archive(ROOT / TASKS[task]["start"], OUT / f"start_{task}_pruned")
     if task != "chunk":
         return start
     restricted = OUT / "start_chunk_pruned_train_vocabulary"
-    dropped = restricted_start(start, restricted, CONLL00["CONLL00_TRAIN_DATA_PATH"])
+    dropped = restricted_start(start, restricted)
     if dropped:
-        record(["chunk", "start_vocabulary_dropped"], dropped)
+        record((["chunk", "start_vocabulary_dropped"], dropped))
     return restricted
 
 
@@ -125,18 +136,17 @@ def stage_train(args: argparse.Namespace) -> None:
     pipe = Pipeline(OUT, OUT / f"{name}.log", env=env)
     pipe.train(name, task["config"], OUT / name, overrides)
     f1 = [100 * m["validation_f1-measure-overall"] for m in allennlp.epoch_metrics(OUT / name)]
-    settings = ("loss", "weight", "epochs", "lr", "seed")
-    figures = {key: getattr(args, key) for key in settings}
+    figures = {key: getattr(args, key) for key in ("loss", "weight", "epochs", "lr", "seed")}
     figures.update(transfer_sentences=args.sentences, dev_f1_by_epoch=f1, best_dev_f1=max(f1))
     figures.update(training_seconds=allennlp.training_seconds(OUT / name))
     figures.update(wall_seconds_this_call=pipe.seconds.get(name), threads=1, command=command_line())
     figures.update(config=task["config"], environment=env, overrides=overrides)
-    record([args.task, "runs", name], {**figures, "hardware": hardware()})
+    record(([args.task, "runs", name], {**figures, "hardware": hardware()}))
 
 
 def run_archive(name: str) -> Path:
     if not name:
-        raise SystemExit("stages test, speed and ship need --run <student run name>")
+        raise SystemExit("stages test and speed need --run <student run name>")
     archive = OUT / name / "model.tar.gz"
     if not archive.exists():
         raise SystemExit(f"--run {name}: no finished student run at {OUT / name}")
@@ -149,53 +159,96 @@ def stage_test(args: argparse.Namespace) -> None:
         pipe = Pipeline(OUT, OUT / f"{name}.log")
         metrics = pipe.test(f"{name}_test", {name: run_archive(name)}, TASKS[args.task]["test"])
         figures = {"test_f1": 100 * metrics[name]["f1-measure-overall"], "command": command_line()}
-        record([args.task, "runs", name, "test"], figures)
+        record(([args.task, "runs", name, "test"], figures))
+
+
+def training_items() -> Dict[str, Set[str]]:
+    """By namespace, the lowercased words and the characters of every sentence of CoNLL-2000's
+    train.txt (the held-out tenth included: the shipped chunkers' vocabulary read it too)."""
+    from ldnet_allennlp.tagging.dataset_readers.conll import ValidatingConll2000DatasetReader
+
+    words, characters = set(), set()
+    for instance in ValidatingConll2000DatasetReader().read(CHUNK_TRAIN):
+        for token in instance["tokens"].tokens:
+            words.add(token.text.lower())
+            characters.update(token.text)
+    return {"tokens": words, "token_characters": characters}
+
+
+def rows_outside(items: List[str], allowed: Set[str]) -> List[int]:
+    """The rows of a padded namespace's `items` outside `allowed` (never padding 0 or OOV 1)."""
+    return [i for i, item in enumerate(items) if i > 1 and item not in allowed]
+
+
+def restricted_start(start: Path, out: Path) -> Dict[str, int]:
+    """`start` (vocabulary/ + best.th) with only the training file's words and characters, in
+    `out`; returns how many entries were dropped."""
+    import torch
+
+    if (out / "best.th").exists():
+        return {}
+    allowed, dropped = training_items(), {}
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(start / "vocabulary", partial / "vocabulary")
+    state = torch.load(start / "best.th", map_location="cpu")
+    for namespace, key in EMBEDDINGS.items():
+        lines = (start / "vocabulary" / f"{namespace}.txt").read_text(encoding="utf-8")
+        items = ["@@PADDING@@"] + lines.split("\n")[: -1 if lines.endswith("\n") else None]
+        dropped_rows = set(rows_outside(items, allowed[namespace]))
+        keep = [i for i in range(len(items)) if i not in dropped_rows]
+        state[key] = state[key][keep].clone()
+        (partial / "vocabulary" / f"{namespace}.txt").write_text(
+            "".join(items[i] + "\n" for i in keep[1:]), encoding="utf-8"
+        )
+        dropped[namespace] = len(dropped_rows)
+    torch.save(state, partial / "best.th")
+    shutil.copyfile(start / "config.json", partial / "config.json")
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)
+    return dropped
+
+
+def training_vocabulary_f1(archive: str) -> Dict[str, Any]:
+    """Test F1 of a chunker `archive` as shipped and with its test-only rows replaced by the
+    OOV row (what a training-file vocabulary gives)."""
+    import torch
+    from allennlp.data import DataLoader
+    from allennlp.models.archival import load_archive
+    from allennlp.training.util import evaluate
+
+    loaded, allowed = load_archive(archive), training_items()
+    model, reader = loaded.model, loaded.validation_dataset_reader
+
+    def test_f1() -> float:
+        data_loader = loaded.config["data_loader"].duplicate()
+        loader = DataLoader.from_params(
+            data_loader, reader=reader, data_path=TASKS["chunk"]["test"]
+        )
+        loader.index_with(model.vocab)
+        return 100 * evaluate(model, loader, cuda_device=-1)["f1-measure-overall"]
+
+    figures: Dict[str, Any] = {"test_f1_shipped": test_f1(), "rows_replaced_by_oov": {}}
+    weights = dict(model.named_parameters())
+    for namespace, key in EMBEDDINGS.items():
+        tokens = model.vocab.get_index_to_token_vocabulary(namespace)
+        rows = rows_outside([tokens[i] for i in range(len(tokens))], allowed[namespace])
+        with torch.no_grad():
+            weights[key][rows] = weights[key][1].clone()
+        figures["rows_replaced_by_oov"][namespace] = len(rows)
+    figures["test_f1_training_vocabulary"] = test_f1()
+    figures["test_f1_change"] = figures["test_f1_training_vocabulary"] - figures["test_f1_shipped"]
+    return figures
 
 
 def stage_vocabulary(args: argparse.Namespace) -> None:
-    """The shipped chunkers' test F1 with a training-file vocabulary (`pruned_students_vocab`)."""
+    """The shipped chunkers' test F1 with a training-file vocabulary (`training_vocabulary_f1`)."""
     from benchmarks.harness.timing import set_threads
-    from benchmarks.studies.pruned_students_vocab import evaluate_with_training_vocabulary
 
     set_threads(1)
     for name in ("chunk", "chunk_pruned"):
         archive = str(ROOT / "pretrained" / f"{name.replace('chunk', 'chunk_ldnet')}.tar.gz")
-        figures = evaluate_with_training_vocabulary(
-            archive, TASKS["chunk"]["test"], CONLL00["CONLL00_TRAIN_DATA_PATH"]
-        )
-        record(
-            ["test_vocabulary", name],
-            {**figures, "command": command_line(), "hardware": hardware(1)},
-        )
+        figures = training_vocabulary_f1(archive)
+        run = {"command": command_line(), "hardware": hardware(1)}
+        record((["test_vocabulary", name], {**figures, **run}))
         print(name, json.dumps(figures), flush=True)
-
-
-def stage_ship(args: argparse.Namespace) -> None:
-    """The student `--run` as `pretrained/<task>_ldnet_pruned.tar.gz`: ldnet-prune
-    --keep-all-layers --fp16 --reference-lms, its training reader replaced by the gold reader
-    (the archive is an ordinary tagger's), its test F1 measured; then the manifest."""
-    name = args.run[0] if args.run else ""
-    run, archive = OUT / name, run_archive(name)
-    fp16, shipped = run / "model_fp16.tar.gz", run / "model_shipped.tar.gz"
-    flags = ["--fp16", "--reference-lms", "--keep-all-layers"]
-    pipe = Pipeline(OUT, OUT / f"{name}.log")
-    allennlp.run_allennlp(["ldnet-prune", str(archive), "-o", str(fp16)] + flags, pipe.log)
-    with tarfile.open(fp16) as source, tempfile.TemporaryDirectory() as staging:
-        source.extractall(staging, filter="data")
-        config_file = Path(staging) / "config.json"
-        config = json.loads(config_file.read_text())
-        config["dataset_reader"] = config["dataset_reader"]["gold_reader"]
-        config_file.write_text(json.dumps(config, indent=2))
-        with tarfile.open(shipped, "w:gz") as target:
-            for member in sorted(Path(staging).rglob("*")):
-                if member.is_file():
-                    target.add(member, arcname=str(member.relative_to(staging)))
-    output = run / "test_metrics_shipped.json"
-    metrics = allennlp.evaluate(shipped, TASKS[args.task]["test"], output, pipe.log, threads=1)
-    target = ROOT / TASKS[args.task]["start"]
-    shutil.copyfile(shipped, target)
-    prune = f"allennlp ldnet-prune {archive.relative_to(ROOT)} -o {fp16.relative_to(ROOT)} "
-    commands = [command_line(), prune + " ".join(flags), "python scripts/pretrained_manifest.py"]
-    figures = {"run": name, "file": str(target.relative_to(ROOT)), "commands": commands}
-    record([args.task, "shipped"], {**figures, "test_f1_fp16": 100 * metrics["f1-measure-overall"]})
-    subprocess.run([sys.executable, "scripts/pretrained_manifest.py"], cwd=ROOT, check=True)

@@ -6,10 +6,10 @@ them (`length_sorted` within windows of `SORT_WINDOW_BATCHES` batches).
 
     python -m benchmarks transfer_set --rows 1280 --rounds 5
 
-The rows come from the first examples of `--train` (n_iter 20, as the distillation study builds
-them), cut to `--rows`. `distillation_pipeline.speed` times both orders (median rows/s of
-interleaved rounds at `--threads`); the largest difference between the two orders' logits per
-row must stay float noise (padding must not change them).
+The rows come from the first examples of `--train` (n_iter 20, seed 13, as the distillation
+study builds them), cut to `--rows`. `distillation_pipeline.speed` times both orders (median
+rows/s of interleaved rounds at `--threads`); the largest difference between the two orders'
+logits per row must stay float noise (padding must not change them).
 """
 
 import argparse
@@ -22,7 +22,6 @@ from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies.distillation_pipeline import speed as timed_speed
 
-RESULTS = "transfer_set_labelling"
 BATCH_SIZE = 64
 # padding must not change a row's logits: the most the two orders may differ (float32 noise)
 LOGIT_TOLERANCE = 1e-4
@@ -37,84 +36,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--threads", type=int, default=1)
 
 
-def label(teacher, reader, rows):
-    """The teacher's logits for `rows`, `(len(rows), num_labels)`, in batches of `BATCH_SIZE`,
-    as ldnet-distill-transfer-set computes them (`labelled_batches`)."""
-    import torch
-
-    from ldnet_allennlp.distillation.classification.transfer_set import labelled_batches
-
-    return torch.cat([logits for _, logits in labelled_batches(teacher, reader, rows, BATCH_SIZE)])
-
-
-def transfer_rows(reader, train: str, count: int):
-    """The first `count` rows of the transfer set built (n_iter 20, seed 13) from the first
-    examples of `train`, and how many examples that took."""
-    from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
-    from ldnet_allennlp.distillation.classification.transfer_set import transfer_set_rows
-
-    examples = []
-    for _, texts, label_ in reader.read_examples(train):
-        examples.append((texts, label_))
-        if len(examples) * 21 >= 2 * count:  # enough rows after dropping duplicates
-            break
-    rows = transfer_set_rows(examples, AugmentationRules(), seed=13)[:count]
-    if len(rows) < count:
-        raise SystemExit(f"only {len(rows)} rows from {len(examples)} examples")
-    return rows, len(examples)
-
-
 def speed(args: argparse.Namespace) -> None:
-    """Times both orders and writes the results file."""
+    """Times both orders of the same rows and writes the results file."""
+    import torch
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401
-    from ldnet_allennlp.distillation.classification.transfer_set import length_sorted
+    from ldnet_allennlp.distillation.classification import transfer_set
+    from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
     from ldnet_allennlp.distillation.transfer_set import SORT_WINDOW_BATCHES
 
     if args.rounds < MIN_ROUNDS:
         raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
     archive = load_archive(args.teacher)
     teacher, reader = archive.model.eval(), archive.validation_dataset_reader
-    rows, examples = transfer_rows(reader, args.train, args.rows)
-    sorted_rows = length_sorted(rows, SORT_WINDOW_BATCHES * BATCH_SIZE)
-    orders, logits = {"generated": rows, "length_sorted": sorted_rows}, {}
+    examples = []
+    for _, texts, label in reader.read_examples(args.train):
+        examples.append((texts, label))
+        if len(examples) * 21 >= 2 * args.rows:  # enough rows after dropping duplicates
+            break
+    rows = transfer_set.transfer_set_rows(examples, AugmentationRules(), seed=13)[: args.rows]
+    if len(rows) < args.rows:
+        raise SystemExit(f"only {len(rows)} rows from {len(examples)} examples")
+    window = SORT_WINDOW_BATCHES * BATCH_SIZE
+    orders = {"generated": rows, "length_sorted": transfer_set.length_sorted(rows, window)}
+    logits: Dict[str, Any] = {}
 
-    def case(name: str):
-        return lambda: logits.__setitem__(name, label(teacher, reader, orders[name]))
+    def label(name: str):  # the logits `(rows, num_labels)`, as the command computes them
+        def run() -> None:
+            batches = transfer_set.labelled_batches(teacher, reader, orders[name], BATCH_SIZE)
+            logits[name] = torch.cat([batch_logits for _, batch_logits in batches])
 
-    work = {name: len(rows) for name in orders}
-    rate, timings = timed_speed({n: case(n) for n in orders}, work, args.rounds, args.threads)
+        return run
+
+    cases = {name: label(name) for name in orders}
+    rate, timings = timed_speed(cases, dict.fromkeys(orders, len(rows)), args.rounds, args.threads)
     # the sorted order's logits back in generated order: padding must not change a row's logits
     position = {id(row): i for i, row in enumerate(orders["length_sorted"])}
     resorted = logits["length_sorted"][[position[id(row)] for row in rows]]
-    difference = float((resorted - logits["generated"]).abs().max())
+    teacher_file = Path(args.teacher).resolve()  # relative to the project when it lies in it
+    if ROOT in teacher_file.parents:
+        teacher_file = teacher_file.relative_to(ROOT)
     results = {
         "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted rows",
         "command": command_line(),
         "date": utc_date(),
         "hardware": hardware(),
-        "teacher": project_path(args.teacher),
+        "teacher": str(teacher_file),
         "rows": len(rows),
-        "examples": examples,
+        "examples": len(examples),
         "batch_size": BATCH_SIZE,
         "threads": args.threads,
         "rounds": args.rounds,
         "rows_per_sec_generated_order": round(rate["generated"], 1),
         "rows_per_sec_length_sorted": round(rate["length_sorted"], 1),
         "speedup_length_sorted": round(rate["length_sorted"] / rate["generated"], 2),
-        "max_abs_logit_difference": difference,
+        "max_abs_logit_difference": float((resorted - logits["generated"]).abs().max()),
         "seconds_by_round": {n: [round(s, 2) for s in timings.values(n)] for n in orders},
     }
     results["summary"] = table(results)
-    write_results(RESULTS, results, replace=True)
+    write_results("transfer_set_labelling", results, replace=True)
     print({k: v for k, v in results.items() if k not in ("summary", "hardware")})
-
-
-def project_path(path: str) -> str:
-    """`path` relative to the project root when it lies in it, else absolute."""
-    resolved = Path(path).resolve()
-    return str(resolved.relative_to(ROOT) if ROOT in resolved.parents else resolved)
 
 
 def table(results: Dict[str, Any]) -> Dict[str, Any]:
@@ -127,8 +109,10 @@ def table(results: Dict[str, Any]) -> Dict[str, Any]:
         f"{results['rounds']} interleaved rounds after a warm-up, {results['threads']} torch "
         "thread(s).",
         "columns": ["order", "rows/s", "speed-up"],
-        "rows": [["generated", results["rows_per_sec_generated_order"], 1.0]]
-        + [["length-sorted (written)", results["rows_per_sec_length_sorted"], speedup]],
+        "rows": [
+            ["generated", results["rows_per_sec_generated_order"], 1.0],
+            ["length-sorted (written)", results["rows_per_sec_length_sorted"], speedup],
+        ],
     }
 
 
@@ -140,10 +124,8 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         ("speed-up of length-sorted rows", "speedup_length_sorted"),
     ]
     lines = [headline(results, figure, key) for figure, key in figures]
-    figure = "largest logit difference between the orders"
-    return lines + [
-        headline(results, figure, "max_abs_logit_difference", *at_most(LOGIT_TOLERANCE))
-    ]
+    figure, key = "largest logit difference between the orders", "max_abs_logit_difference"
+    return lines + [headline(results, figure, key, *at_most(LOGIT_TOLERANCE))]
 
 
 STUDY = Study(

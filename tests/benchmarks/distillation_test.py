@@ -17,7 +17,7 @@ from benchmarks.__main__ import main
 from benchmarks.harness import allennlp as harness_allennlp
 from benchmarks.harness import results as harness_results
 from benchmarks.harness.timing import interleaved
-from benchmarks.studies import distillation_data as study_data
+from benchmarks.studies import distillation_tasks as study_data
 from benchmarks.studies import distillation as distillation_results
 from benchmarks.studies.distillation import summary
 

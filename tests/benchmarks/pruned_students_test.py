@@ -17,7 +17,7 @@ from benchmarks.__main__ import main
 from benchmarks.harness import allennlp as harness_allennlp
 from benchmarks.harness import results as harness_results
 from benchmarks.harness.results import load_results
-from benchmarks.studies import pruned_students_results as figures
+from benchmarks.studies import pruned_students as figures
 from benchmarks.studies import pruned_students_runs as runs
 
 
