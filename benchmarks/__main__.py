@@ -25,13 +25,9 @@ def build_parser(studies: Sequence[Study]) -> argparse.ArgumentParser:
     for study in studies:
         sub = commands.add_parser(study.name, help=study.description, description=study.description)
         names = [stage.name for stage in study.stages]
+        chosen = f"run only these stages (in the study's order): {', '.join(names)}"
         sub.add_argument(
-            "--stage",
-            dest="stages",
-            nargs="+",
-            choices=names,
-            metavar="STAGE",
-            help=f"run only these stages (in the study's order): {', '.join(names)}",
+            "--stage", dest="stages", nargs="+", choices=names, metavar="STAGE", help=chosen
         )
         sub.add_argument("--list-stages", action="store_true", help="list the stages, then stop")
         if study.add_arguments is not None:
@@ -40,11 +36,8 @@ def build_parser(studies: Sequence[Study]) -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report", help="render BENCHMARKS.md and the charts from benchmarks/results/"
     )
-    report.add_argument(
-        "--check",
-        action="store_true",
-        help="write nothing; exit 1 if BENCHMARKS.md is not what the results render to",
-    )
+    check = "write nothing; exit 1 if BENCHMARKS.md is not what the results render to"
+    report.add_argument("--check", action="store_true", help=check)
     report.set_defaults(study=None)
     return parser
 

@@ -32,7 +32,6 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 MIN_ROUNDS = 5  # a speed figure is the median of at least this many interleaved rounds
 
 Order = Union[None, str, Callable[[int], Sequence[str]]]
-WarmUp = Union[int, Mapping[str, Callable[[], Any]]]
 
 
 def thread_env(threads: int, base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
@@ -86,9 +85,8 @@ class Timings:
 
     def values(self, case: str, field: Optional[str] = None) -> List[float]:
         """The samples of `case` (or their `field`), in round order."""
-        if field is None:
-            return list(self.samples[case])
-        return [sample.get(field, 0.0) for sample in self.samples[case]]
+        samples = self.samples[case]
+        return list(samples) if field is None else [s.get(field, 0.0) for s in samples]
 
     def median(self, case: str, field: Optional[str] = None) -> float:
         return statistics.median(self.values(case, field))
@@ -127,18 +125,10 @@ def round_order(order: Order, names: Sequence[str], round_index: int) -> List[st
     raise ValueError(f"order: None, 'alternate' or a callable, not {order!r}")
 
 
-def _call(
-    run: Callable[..., Any], round_index: int, pass_round: bool, self_timed: bool, clock
-) -> Any:
-    start = clock()
-    returned = run(round_index) if pass_round else run()
-    return returned if self_timed else clock() - start
-
-
 def interleaved(
     cases: Mapping[str, Callable[..., Any]],
     rounds: int,
-    warmup: WarmUp = 1,
+    warmup: Union[int, Mapping[str, Callable[[], Any]]] = 1,
     order: Order = None,
     threads: Optional[int] = None,
     self_timed: bool = False,
@@ -163,30 +153,29 @@ def interleaved(
         raise ValueError(
             f"at least {min_rounds} timed rounds (the median is reported), not {rounds}"
         )
-    context = contextlib.nullcontext() if threads is None else using_threads(threads)
-    with context:
-        _warm_up(cases, warmup, pass_round)
+
+    def call(name: str, round_index: int) -> Any:
+        start = clock()
+        returned = cases[name](round_index) if pass_round else cases[name]()
+        return returned if self_timed else clock() - start
+
+    with contextlib.nullcontext() if threads is None else using_threads(threads):
+        if isinstance(warmup, Mapping):
+            for run in warmup.values():
+                run()
+        else:
+            for name in [name for _ in range(warmup) for name in cases]:
+                cases[name](-1) if pass_round else cases[name]()
         timings = Timings({name: [] for name in cases}, rounds)
         for round_index in range(rounds):
-            names = round_order(order, list(cases), round_index)
-            timings.orders.append(names)
+            timings.orders.append(round_order(order, list(cases), round_index))
             latest = {}
-            for name in names:
-                latest[name] = _call(cases[name], round_index, pass_round, self_timed, clock)
+            for name in timings.orders[-1]:
+                latest[name] = call(name, round_index)
                 timings.samples[name].append(latest[name])
             if on_round is not None:
                 on_round(round_index, latest)
     return timings
-
-
-def _warm_up(cases: Mapping[str, Callable[..., Any]], warmup: WarmUp, pass_round: bool) -> None:
-    if isinstance(warmup, Mapping):
-        for run in warmup.values():
-            run()
-        return
-    for _ in range(warmup):
-        for run in cases.values():
-            run(-1) if pass_round else run()
 
 
 def command_seconds(
