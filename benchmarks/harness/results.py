@@ -1,9 +1,5 @@
-"""
-Results files: one JSON object per study under `benchmarks/results/`. `write_results` is their one
-writer: under a lock on the file's folder it reads the file afresh, merges what a run gives into
-it, and replaces it atomically, so runs of a study side by side keep each other's keys. Each
-figure's file records the command(s) that produced it, the hardware and the date (`run_record`).
-"""
+"""Results files: one JSON object per study under `benchmarks/results/`, written only by
+`write_results`; each records the command(s), hardware and date that made it (`run_record`)."""
 
 import datetime
 import fcntl

@@ -1,8 +1,7 @@
 """
-Run directories: what a study trains or writes goes under `runs/<study>/...` (ignored by git).
-A finished run is skipped, an interrupted one resumed (`allennlp.train` does both for
-`allennlp train`); the settings a run directory's outputs depend on are pinned in it, so that
-a re-run with other settings cannot mix its outputs with the old ones.
+Run directories: what a study trains or writes goes under `runs/<study>/...` (ignored by git),
+with the settings its outputs depend on (`pin_settings`) and the time of the work done there
+(`timed_once`); `trained` says whether an `allennlp train` run finished in one.
 """
 
 import json
@@ -12,11 +11,9 @@ from typing import Any, Callable, Dict, Optional, Union
 from benchmarks.harness.data import ROOT
 from benchmarks.harness.results import load_results, write_results
 from benchmarks.harness.timing import wall_clock
-from ldnet_allennlp.training.finished import trained
+from ldnet_allennlp.training.finished import trained  # noqa: F401  (for the studies)
 
 RUNS = ROOT / "runs"
-
-__all__ = ["RUNS", "run_dir", "trained", "pin_settings", "timed_once"]
 
 
 def run_dir(*parts: Union[str, Path], root: Optional[Path] = None) -> Path:

@@ -46,15 +46,11 @@ def set_threads(threads: int) -> None:
     """torch's intra-op threads, and the BLAS threads numpy (and spaCy's thinc) use, to
     `threads`, in this process."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(threads)
     assert torch.get_num_threads() == threads
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(threads)
-    except ImportError:  # numpy's BLAS then keeps the OMP/MKL_NUM_THREADS set at start-up
-        pass
+    threadpool_limits(threads)
 
 
 @contextlib.contextmanager

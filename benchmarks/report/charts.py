@@ -107,16 +107,13 @@ def mask_states(
     at each epoch of a run whose masks stay at 0 (`sticky_zeros`): a layer `kept` was live at every
     epoch; at an epoch with more live layers than kept, some others were (which is not recorded)."""
     num_kept = sum(len(kept[direction]) for direction in DIRECTIONS)
-    states = {}
+    for epoch, live in enumerate(live_layers_by_epoch):
+        if live < num_kept:
+            raise ValueError(f"epoch {epoch}: {live} live layers, fewer than {num_kept} kept")
+    epochs = [UNKNOWN if live > num_kept else PRUNED for live in live_layers_by_epoch]
+    states = {direction: numpy.tile(epochs, (num_layers, 1)) for direction in DIRECTIONS}
     for direction in DIRECTIONS:
-        grid = numpy.full((num_layers, len(live_layers_by_epoch)), PRUNED)
-        for epoch, live in enumerate(live_layers_by_epoch):
-            if live < num_kept:
-                raise ValueError(f"epoch {epoch}: {live} live layers, fewer than {num_kept} kept")
-            if live > num_kept:
-                grid[:, epoch] = UNKNOWN
-        grid[list(kept[direction]), :] = LIVE
-        states[direction] = grid
+        states[direction][list(kept[direction]), :] = LIVE
     return states
 
 
@@ -271,11 +268,13 @@ def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> D
     points, anchors = measured_speed_points(export, manifest), anchor_points(published)
     runs = pruning_runs(pruning, manifest)
     tasks = [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
-    charts = {
-        "speed_accuracy": (points, lambda path: speed_accuracy_chart(points, anchors, path)),
-        "f1_vs_layers": (tasks, lambda path: f1_vs_layers_chart(budget, tasks, path)),
-        "layer_masks": (runs, lambda path: layer_masks_chart(runs, path)),
-    }
-    return {
-        name: draw(Path(out_dir) / f"{name}.png") for name, (there, draw) in charts.items() if there
-    }
+    out_dir, drawn = Path(out_dir), {}
+    if points:
+        drawn["speed_accuracy"] = speed_accuracy_chart(
+            points, anchors, out_dir / "speed_accuracy.png"
+        )
+    if tasks:
+        drawn["f1_vs_layers"] = f1_vs_layers_chart(budget, tasks, out_dir / "f1_vs_layers.png")
+    if runs:
+        drawn["layer_masks"] = layer_masks_chart(runs, out_dir / "layer_masks.png")
+    return drawn
