@@ -8,7 +8,6 @@ The benchmarks' one entry point:
 """
 
 import argparse
-import sys
 from typing import List, Optional, Sequence
 
 from benchmarks.harness.study import Study
@@ -48,16 +47,15 @@ def run_study(study: Study, args: argparse.Namespace) -> None:
         for stage in study.stages:
             print(f"{stage.name}: {stage.help}" if stage.help else stage.name)
         return
-    chosen = set(args.stages or [stage.name for stage in study.stages])
     for stage in study.stages:
-        if stage.name in chosen:
+        if not args.stages or stage.name in args.stages:
             print(f"[{study.name}] stage {stage.name}", flush=True)
             stage.run(args)
 
 
 def main(argv: Optional[List[str]] = None, studies: Optional[Sequence[Study]] = None) -> None:
     studies = all_studies() if studies is None else studies
-    args = build_parser(studies).parse_args(sys.argv[1:] if argv is None else argv)
+    args = build_parser(studies).parse_args(argv)  # None: sys.argv[1:]
     if args.study is None:
         from benchmarks.report.render import main as render_report
 

@@ -4,7 +4,6 @@ with the settings its outputs depend on (`pin_settings`) and the time of the wor
 (`timed_once`); `trained` says whether an `allennlp train` run finished in one.
 """
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Union
 
@@ -29,16 +28,14 @@ def pin_settings(directory: Path, settings: Dict[str, Any], name: str = "setting
     a run whose settings differ from the recorded ones (its outputs would be mixed with theirs).
     """
     path = directory / f"{name}.json"
-    pinned = json.loads(path.read_text()) if path.exists() else {}
+    pinned = load_results(path)
     changed = {k: (pinned[k], v) for k, v in settings.items() if k in pinned and pinned[k] != v}
     if changed:
         raise SystemExit(
             f"{directory} was made with other settings (recorded, given): {changed}; "
             "use a fresh run directory or the recorded settings"
         )
-    pinned.update(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+    write_results(path, settings)
 
 
 def timed_once(directory: Path, name: str, work: Callable[[], bool]) -> Optional[float]:

@@ -9,10 +9,9 @@ The timing protocol of every speed figure, in one place:
 4. per case the median and the spread (min, max) over rounds, and ratios of two cases taken
    from the same run.
 
-A case is a callable. By default `interleaved` measures each call with its clock (seconds per
-call); with `self_timed` the call returns its own measurement (a rate, seconds read from a
-subprocess, or a dict of component seconds). Whole processes are timed by `command_case`; one
-piece of work that is not repeated (a training run) by `wall_clock`, never by a study's clock.
+A case is a callable (`interleaved` says how it is timed). Whole processes are timed by
+`command_case`; one piece of work that is not repeated (a training run) by `wall_clock`, never
+by a study's clock.
 
     with using_threads(1), torch.inference_mode():
         timings = interleaved({"teacher": teacher_pass, "student": student_pass}, rounds=5)
@@ -141,7 +140,8 @@ def interleaved(
     uncounted rounds of the cases themselves (round index -1 with `pass_round`), a mapping is
     calls of their own, once each (e.g. on less data). `order` sets each round's order
     (`round_order`); `threads`, if given, is set for the run (`using_threads`). A case is timed
-    with `clock`, or with `self_timed` returns its own measurement, stored as is; with
+    with `clock` (seconds per call), or with `self_timed` returns its own measurement (a rate,
+    seconds read from a subprocess, a dict of component seconds), stored as is; with
     `pass_round` it gets the round index. `on_round(index, {case: sample})` is called after each
     counted round.
     """
