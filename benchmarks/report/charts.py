@@ -86,17 +86,11 @@ def anchor_points(anchors: Json) -> List[Anchor]:
 def budget_points(budget: Json, task: str) -> List[BudgetPoint]:
     """The runs of `pruning_budget.json` for `task` ("ner" or "chunk"), sorted by live layers
     (kept by the pruned tagger, forward plus backward), then epochs."""
-    study = budget.get(task, {})
-    points = [
-        BudgetPoint(
-            run=row["run"],
-            live_layers=len(row["kept_layers_forward"]) + len(row["kept_layers_backward"]),
-            test_f1=row["test_f1_pruned"],
-            epochs=row["epochs"],
-            chosen=row["run"] == study.get("chosen_run_on_dev"),
-        )
-        for row in study.get("rows", [])
-    ]
+    study, points = budget.get(task, {}), []
+    for row in study.get("rows", []):
+        live = len(row["kept_layers_forward"]) + len(row["kept_layers_backward"])
+        chosen = row["run"] == study.get("chosen_run_on_dev")
+        points.append(BudgetPoint(row["run"], live, row["test_f1_pruned"], row["epochs"], chosen))
     return sorted(points, key=lambda p: (p.live_layers, p.epochs, p.run))
 
 
