@@ -8,7 +8,6 @@ The benchmarks' one entry point:
 """
 
 import argparse
-import sys
 from typing import List, Optional, Sequence
 
 from benchmarks.harness.study import Study
@@ -25,13 +24,9 @@ def build_parser(studies: Sequence[Study]) -> argparse.ArgumentParser:
     for study in studies:
         sub = commands.add_parser(study.name, help=study.description, description=study.description)
         names = [stage.name for stage in study.stages]
+        chosen = f"run only these stages (in the study's order): {', '.join(names)}"
         sub.add_argument(
-            "--stage",
-            dest="stages",
-            nargs="+",
-            choices=names,
-            metavar="STAGE",
-            help=f"run only these stages (in the study's order): {', '.join(names)}",
+            "--stage", dest="stages", nargs="+", choices=names, metavar="STAGE", help=chosen
         )
         sub.add_argument("--list-stages", action="store_true", help="list the stages, then stop")
         if study.add_arguments is not None:
@@ -40,11 +35,8 @@ def build_parser(studies: Sequence[Study]) -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report", help="render BENCHMARKS.md and the charts from benchmarks/results/"
     )
-    report.add_argument(
-        "--check",
-        action="store_true",
-        help="write nothing; exit 1 if BENCHMARKS.md is not what the results render to",
-    )
+    check = "write nothing; exit 1 if BENCHMARKS.md is not what the results render to"
+    report.add_argument("--check", action="store_true", help=check)
     report.set_defaults(study=None)
     return parser
 
@@ -55,16 +47,15 @@ def run_study(study: Study, args: argparse.Namespace) -> None:
         for stage in study.stages:
             print(f"{stage.name}: {stage.help}" if stage.help else stage.name)
         return
-    chosen = set(args.stages or [stage.name for stage in study.stages])
     for stage in study.stages:
-        if stage.name in chosen:
+        if not args.stages or stage.name in args.stages:
             print(f"[{study.name}] stage {stage.name}", flush=True)
             stage.run(args)
 
 
 def main(argv: Optional[List[str]] = None, studies: Optional[Sequence[Study]] = None) -> None:
     studies = all_studies() if studies is None else studies
-    args = build_parser(studies).parse_args(sys.argv[1:] if argv is None else argv)
+    args = build_parser(studies).parse_args(argv)  # None: sys.argv[1:]
     if args.study is None:
         from benchmarks.report.render import main as render_report
 

@@ -63,9 +63,8 @@ def train(
     """
     if trained(serialization_dir):
         return False
-    resume = (Path(serialization_dir) / "config.json").exists()
-    args = ["train", str(config), "-s", str(serialization_dir)]
-    args += ["--recover"] if resume else ["-f"]
+    resume = ["--recover"] if (Path(serialization_dir) / "config.json").exists() else ["-f"]
+    args = ["train", str(config), "-s", str(serialization_dir), *resume]
     run_allennlp(args + _overrides(overrides), log, env, threads=threads)
     return True
 
@@ -91,11 +90,8 @@ def evaluate(
 
 def duration_seconds(text: str) -> float:
     """AllenNLP's `training_duration` (`str(datetime.timedelta)`: "[N day[s], ]H:MM:SS[.f]")."""
-    days = 0
-    if "day" in text:
-        day_part, text = text.split(",", 1)
-        days = int(day_part.split()[0])
-    hours, minutes, seconds = text.strip().split(":")
+    days = int(text.split()[0]) if "day" in text else 0
+    hours, minutes, seconds = text.split()[-1].split(":")
     return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
 
 

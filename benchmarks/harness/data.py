@@ -44,31 +44,26 @@ def data_path(variable: str, default: Union[str, Path], must_exist: bool = True)
 
 def read_sentences(path: Union[str, Path]) -> List[List[str]]:
     """The words of each sentence of a CoNLL file (first column; -DOCSTART- lines skipped)."""
-    sentences: List[List[str]] = []
-    current: List[str] = []
+    sentences: List[List[str]] = [[]]
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         parts = line.split()
-        if not parts or parts[0] == "-DOCSTART-":
-            if current:
-                sentences.append(current)
-            current = []
-        else:
-            current.append(parts[0])
-    if current:
-        sentences.append(current)
-    return sentences
+        if parts and parts[0] != "-DOCSTART-":
+            sentences[-1].append(parts[0])
+        elif sentences[-1]:
+            sentences.append([])
+    return [words for words in sentences if words]
 
 
 def cpu_model() -> str:
     """The CPU's model name from /proc/cpuinfo, else what `platform` says."""
     try:
         with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+            names = [
+                line.split(":", 1)[1].strip() for line in info if line.startswith("model name")
+            ]
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        names = []
+    return names[0] if names else platform.processor() or platform.machine()
 
 
 def hardware(torch_threads: Optional[int] = None) -> Dict[str, Any]:

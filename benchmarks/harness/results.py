@@ -1,11 +1,6 @@
-"""
-Results files: one JSON object per study under `benchmarks/results/`. `write_results` is their one
-writer: under a lock on the file's folder it reads the file afresh, merges what a run gives into
-it, and replaces it atomically, so runs of a study side by side keep each other's keys. Each
-figure's file records the command(s) that produced it, the hardware and the date (`run_record`).
-"""
+"""Results files: one JSON object per study under `benchmarks/results/`, written only by
+`write_results`; each records the command(s), hardware and date that made it (`run_record`)."""
 
-import contextlib
 import datetime
 import fcntl
 import json
@@ -13,7 +8,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from benchmarks.harness.data import ROOT, hardware
 
@@ -63,7 +58,10 @@ def write_results(
     temporary file renamed), so a reader sees the old or the new file.
     """
     path = results_path(name, directory)
-    with _folder_lock(path.parent):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)  # on the folder itself: no lock file
         results = json.loads(path.read_text()) if path.exists() else {}
         new = updates(results) if callable(updates) else updates
         if since is not None:
@@ -77,19 +75,9 @@ def write_results(
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         os.replace(temporary, path)
-    return results
-
-
-@contextlib.contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive `flock` on `folder` itself (no lock file), held for the `with` block."""
-    folder.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
     finally:
-        os.close(descriptor)  # closing releases the lock
+        os.close(folder)  # closing releases the lock
+    return results
 
 
 def _merge_changes(current: Any, before: Any, after: Any) -> Any:

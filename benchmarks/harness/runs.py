@@ -1,22 +1,18 @@
 """
-Run directories: what a study trains or writes goes under `runs/<study>/...` (ignored by git).
-A finished run is skipped, an interrupted one resumed (`allennlp.train` does both for
-`allennlp train`); the settings a run directory's outputs depend on are pinned in it, so that
-a re-run with other settings cannot mix its outputs with the old ones.
+Run directories: what a study trains or writes goes under `runs/<study>/...` (ignored by git),
+with the settings its outputs depend on (`pin_settings`) and the time of the work done there
+(`timed_once`); `trained` says whether an `allennlp train` run finished in one.
 """
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Union
 
 from benchmarks.harness.data import ROOT
 from benchmarks.harness.results import load_results, write_results
 from benchmarks.harness.timing import wall_clock
-from ldnet_allennlp.training.finished import trained
+from ldnet_allennlp.training.finished import trained  # noqa: F401  (for the studies)
 
 RUNS = ROOT / "runs"
-
-__all__ = ["RUNS", "run_dir", "trained", "pin_settings", "timed_once"]
 
 
 def run_dir(*parts: Union[str, Path], root: Optional[Path] = None) -> Path:
@@ -32,16 +28,14 @@ def pin_settings(directory: Path, settings: Dict[str, Any], name: str = "setting
     a run whose settings differ from the recorded ones (its outputs would be mixed with theirs).
     """
     path = directory / f"{name}.json"
-    pinned = json.loads(path.read_text()) if path.exists() else {}
+    pinned = load_results(path)
     changed = {k: (pinned[k], v) for k, v in settings.items() if k in pinned and pinned[k] != v}
     if changed:
         raise SystemExit(
             f"{directory} was made with other settings (recorded, given): {changed}; "
             "use a fresh run directory or the recorded settings"
         )
-    pinned.update(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+    write_results(path, settings)
 
 
 def timed_once(directory: Path, name: str, work: Callable[[], bool]) -> Optional[float]:

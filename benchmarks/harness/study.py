@@ -6,10 +6,10 @@ that `python -m benchmarks report` puts in BENCHMARKS.md.
 
 import argparse
 import re
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
-
-from benchmarks.harness.git import last_commit_date
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 # a key naming a superseded run: "earlier_phase1", "conll00_earlier_phase1", "previous_cpu_lms"
@@ -73,15 +73,12 @@ def lookup(results: Any, key: str) -> Any:
     return value
 
 
-Met = Union[None, bool, Callable[[Any], bool]]
-
-
 def headline(
     results: Dict[str, Any],
     figure: str,
     key: str,
     goal: Optional[str] = None,
-    met: Met = None,
+    met: Union[None, bool, Callable[[Any], bool]] = None,
 ) -> Headline:
     """
     A `Headline` whose value is read at `key`. `met` is a bool (e.g. read from the results
@@ -111,50 +108,45 @@ def superseded(key: str) -> bool:
     return any(_SUPERSEDED.search(name) for name, _ in _STEP.findall(key))
 
 
-# the keys under which results files record how they were made, in the order they are tried
-COMMAND_KEYS = ("commands", "command")
-HARDWARE_KEYS = ("hardware",)
+# the keys under which results files record their date, in the order they are tried
 DATE_KEYS = ("date", "started_utc", "started_at", "finished_utc")
 
 
 def provenance(results: Dict[str, Any], path: Optional[Any] = None) -> Dict[str, Any]:
     """
     How a results file was made, whichever spelling it uses: "command" (a list of command lines,
-    from "commands" as a list, a dict of parts or records with a "command", or from "command"),
-    "hardware" (a dict or text) and "date" (a date key, else the day git last committed `path`,
-    else None). Each is searched at the top level, then one level down (e.g. per task), never
-    in superseded runs (`superseded` keys).
+    from "commands" as a list, a dict of parts or records with a "command", or from "command";
+    each line once), "hardware" (a dict or text) and "date" (a date key, else the day git last
+    committed `path`, else None). Each is searched at the top level, then one level down (e.g.
+    per task), never in superseded runs (`superseded` keys).
     """
     current = {key: value for key, value in results.items() if not superseded(key)}
     sections = [current] + [v for v in current.values() if isinstance(v, dict)]
-    commands: List[str] = []
-    for section in sections:
-        commands = _commands(section)
-        if commands:
-            break
-    hardware = next((s[k] for s in sections for k in HARDWARE_KEYS if k in s), None)
+    found = (_command_lines(s.get(key)) for s in sections for key in ("commands", "command"))
+    commands = list(dict.fromkeys(next((lines for lines in found if lines), [])))
+    hardware = next((s["hardware"] for s in sections if "hardware" in s), None)
     date = next((s[k] for s in sections for k in DATE_KEYS if isinstance(s.get(k), str)), None)
     if date is None and path is not None:
-        date = last_commit_date(path)
+        date = _last_commit_date(Path(path))
     return {"command": commands, "date": date, "hardware": hardware}
 
 
-def _commands(section: Dict[str, Any]) -> List[str]:
-    """The section's command lines, each once (a stage re-run records its command again)."""
-    for key in COMMAND_KEYS:
-        found = _command_lines(section.get(key))
-        if found:
-            return list(dict.fromkeys(found))
-    return []
-
-
 def _command_lines(value: Any) -> List[str]:
+    """The command lines of a string, a list, a dict of parts or a record with a "command"."""
     if isinstance(value, str):
         return [value]
+    if isinstance(value, dict):
+        value = [value["command"]] if "command" in value else list(value.values())
     if isinstance(value, list):
         return [line for item in value for line in _command_lines(item)]
-    if isinstance(value, dict):
-        if "command" in value:
-            return _command_lines(value["command"])
-        return [line for item in value.values() for line in _command_lines(item)]
     return []
+
+
+def _last_commit_date(path: Path) -> Optional[str]:
+    """The day (YYYY-MM-DD) of the last commit that changed `path`, or None outside git."""
+    command = ["git", "log", "-1", "--format=%as", "--", path.name]
+    try:
+        process = subprocess.run(command, cwd=path.parent, capture_output=True, text=True)
+    except OSError:
+        return None
+    return process.stdout.strip() or None

@@ -11,15 +11,8 @@ from typing import Any, Dict, List, Tuple
 def tensor_batches(
     archive_path: Path, sentences: List[List[str]], batch_size: int
 ) -> Tuple[Any, List[Dict[str, Any]]]:
-    """
-    The model of `archive_path` (in eval mode) and `sentences` as its input tensors, in batches
-    of `batch_size` (gold tags and metadata left out).
-
-    # Returns
-
-    `Tuple[Model, List[Dict[str, Any]]]`
-        The model and the keyword arguments of one `model(**tensors)` call per batch.
-    """
+    """The model of `archive_path` (in eval mode) and `sentences` as its input tensors
+    (`model_batches`): the keyword arguments of one `model(**tensors)` call per batch."""
     from allennlp.models.archival import load_archive
 
     import ldnet_allennlp  # noqa: F401  (registers our readers and models for load_archive)
@@ -36,19 +29,15 @@ def model_batches(
     the keyword arguments of one `model(**tensors)` call per batch."""
     from allennlp.data import Batch, Token
 
+    instances = [reader.text_to_instance([Token(word) for word in words]) for words in sentences]
+    for instance in instances:
+        reader.apply_token_indexers(instance)
     batches = []
-    for start in range(0, len(sentences), batch_size):
-        instances = []
-        for words in sentences[start : start + batch_size]:
-            instance = reader.text_to_instance([Token(w) for w in words])
-            reader.apply_token_indexers(instance)
-            instances.append(instance)
-        batch = Batch(instances)
+    for start in range(0, len(instances), batch_size):
+        batch = Batch(instances[start : start + batch_size])
         batch.index_instances(model.vocab)
         tensors = batch.as_tensor_dict()
-        tensors.pop("tags", None)
-        tensors.pop("metadata", None)
-        batches.append(tensors)
+        batches.append({k: v for k, v in tensors.items() if k not in ("tags", "metadata")})
     return batches
 
 

@@ -9,10 +9,9 @@ The timing protocol of every speed figure, in one place:
 4. per case the median and the spread (min, max) over rounds, and ratios of two cases taken
    from the same run.
 
-A case is a callable. By default `interleaved` measures each call with its clock (seconds per
-call); with `self_timed` the call returns its own measurement (a rate, seconds read from a
-subprocess, or a dict of component seconds). Whole processes are timed by `command_case`; one
-piece of work that is not repeated (a training run) by `wall_clock`, never by a study's clock.
+A case is a callable (`interleaved` says how it is timed). Whole processes are timed by
+`command_case`; one piece of work that is not repeated (a training run) by `wall_clock`, never
+by a study's clock.
 
     with using_threads(1), torch.inference_mode():
         timings = interleaved({"teacher": teacher_pass, "student": student_pass}, rounds=5)
@@ -32,7 +31,6 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 MIN_ROUNDS = 5  # a speed figure is the median of at least this many interleaved rounds
 
 Order = Union[None, str, Callable[[int], Sequence[str]]]
-WarmUp = Union[int, Mapping[str, Callable[[], Any]]]
 
 
 def thread_env(threads: int, base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
@@ -47,15 +45,11 @@ def set_threads(threads: int) -> None:
     """torch's intra-op threads, and the BLAS threads numpy (and spaCy's thinc) use, to
     `threads`, in this process."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(threads)
     assert torch.get_num_threads() == threads
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(threads)
-    except ImportError:  # numpy's BLAS then keeps the OMP/MKL_NUM_THREADS set at start-up
-        pass
+    threadpool_limits(threads)
 
 
 @contextlib.contextmanager
@@ -86,9 +80,8 @@ class Timings:
 
     def values(self, case: str, field: Optional[str] = None) -> List[float]:
         """The samples of `case` (or their `field`), in round order."""
-        if field is None:
-            return list(self.samples[case])
-        return [sample.get(field, 0.0) for sample in self.samples[case]]
+        samples = self.samples[case]
+        return list(samples) if field is None else [s.get(field, 0.0) for s in samples]
 
     def median(self, case: str, field: Optional[str] = None) -> float:
         return statistics.median(self.values(case, field))
@@ -127,18 +120,10 @@ def round_order(order: Order, names: Sequence[str], round_index: int) -> List[st
     raise ValueError(f"order: None, 'alternate' or a callable, not {order!r}")
 
 
-def _call(
-    run: Callable[..., Any], round_index: int, pass_round: bool, self_timed: bool, clock
-) -> Any:
-    start = clock()
-    returned = run(round_index) if pass_round else run()
-    return returned if self_timed else clock() - start
-
-
 def interleaved(
     cases: Mapping[str, Callable[..., Any]],
     rounds: int,
-    warmup: WarmUp = 1,
+    warmup: Union[int, Mapping[str, Callable[[], Any]]] = 1,
     order: Order = None,
     threads: Optional[int] = None,
     self_timed: bool = False,
@@ -155,7 +140,8 @@ def interleaved(
     uncounted rounds of the cases themselves (round index -1 with `pass_round`), a mapping is
     calls of their own, once each (e.g. on less data). `order` sets each round's order
     (`round_order`); `threads`, if given, is set for the run (`using_threads`). A case is timed
-    with `clock`, or with `self_timed` returns its own measurement, stored as is; with
+    with `clock` (seconds per call), or with `self_timed` returns its own measurement (a rate,
+    seconds read from a subprocess, a dict of component seconds), stored as is; with
     `pass_round` it gets the round index. `on_round(index, {case: sample})` is called after each
     counted round.
     """
@@ -163,30 +149,29 @@ def interleaved(
         raise ValueError(
             f"at least {min_rounds} timed rounds (the median is reported), not {rounds}"
         )
-    context = contextlib.nullcontext() if threads is None else using_threads(threads)
-    with context:
-        _warm_up(cases, warmup, pass_round)
+
+    def call(name: str, round_index: int) -> Any:
+        start = clock()
+        returned = cases[name](round_index) if pass_round else cases[name]()
+        return returned if self_timed else clock() - start
+
+    with contextlib.nullcontext() if threads is None else using_threads(threads):
+        if isinstance(warmup, Mapping):
+            for run in warmup.values():
+                run()
+        else:
+            for name in [name for _ in range(warmup) for name in cases]:
+                cases[name](-1) if pass_round else cases[name]()
         timings = Timings({name: [] for name in cases}, rounds)
         for round_index in range(rounds):
-            names = round_order(order, list(cases), round_index)
-            timings.orders.append(names)
+            timings.orders.append(round_order(order, list(cases), round_index))
             latest = {}
-            for name in names:
-                latest[name] = _call(cases[name], round_index, pass_round, self_timed, clock)
+            for name in timings.orders[-1]:
+                latest[name] = call(name, round_index)
                 timings.samples[name].append(latest[name])
             if on_round is not None:
                 on_round(round_index, latest)
     return timings
-
-
-def _warm_up(cases: Mapping[str, Callable[..., Any]], warmup: WarmUp, pass_round: bool) -> None:
-    if isinstance(warmup, Mapping):
-        for run in warmup.values():
-            run()
-        return
-    for _ in range(warmup):
-        for run in cases.values():
-            run(-1) if pass_round else run()
 
 
 def command_seconds(

@@ -14,7 +14,7 @@ software name or date in the metadata).
 import textwrap
 from collections import namedtuple
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import matplotlib
 
@@ -27,8 +27,6 @@ from benchmarks.harness.data import ROOT  # noqa: E402
 from benchmarks.harness.results import load_results  # noqa: E402
 
 MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
-DPI = 100
-PNG_METADATA = {"Software": None}
 DIRECTIONS = ("forward", "backward")
 
 # The systems in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
@@ -45,7 +43,6 @@ SPACY_F1 = "conll03_test_f1_spacy_sm"
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
-RESULTS_FILES = ("export", "published_anchors", "pruning_budget", "pruning")
 
 
 # one system timed here: words/s on one thread at batch 1 and 32, its CoNLL-03 test F1 (None
@@ -61,20 +58,19 @@ Json = Mapping[str, Any]  # a results file
 PruningRun = Tuple[str, Dict[str, numpy.ndarray], List[float]]
 
 
-def manifest_f1(manifest: Json, archive: str) -> Optional[float]:
-    """`test_f1` of the manifest's entry whose `file` is `archive`'s name, else None."""
-    entries = [e for e in manifest.values() if isinstance(e, dict)]
-    return next((e.get("test_f1") for e in entries if e.get("file") == Path(archive).name), None)
-
-
 def measured_speed_points(export: Json, manifest: Json) -> List[SpeedPoint]:
-    """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order."""
+    """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order, each with
+    the `test_f1` of the first manifest entry whose `file` is its archive's name (else None)."""
+    entries = [e for e in manifest.values() if isinstance(e, dict)]
     points = []
     for label, key, archive_key in SPEED_SERIES:
         b1, b32 = export.get(f"{key}_b1"), export.get(f"{key}_b32")
         if b1 is None or b32 is None or (archive_key and archive_key not in export):
             continue
-        f1 = manifest_f1(manifest, export[archive_key]) if archive_key else export.get(SPACY_F1)
+        f1 = export.get(SPACY_F1)
+        if archive_key:
+            name = Path(export[archive_key]).name
+            f1 = next((e.get("test_f1") for e in entries if e.get("file") == name), None)
         points.append(SpeedPoint(label, b1, b32, f1))
     return points
 
@@ -87,25 +83,14 @@ def anchor_points(anchors: Json) -> List[Anchor]:
     ]
 
 
-def budget_tasks(budget: Json) -> List[str]:
-    """The tasks of `pruning_budget.json` that have runs."""
-    return [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
-
-
 def budget_points(budget: Json, task: str) -> List[BudgetPoint]:
     """The runs of `pruning_budget.json` for `task` ("ner" or "chunk"), sorted by live layers
     (kept by the pruned tagger, forward plus backward), then epochs."""
-    study = budget.get(task, {})
-    points = [
-        BudgetPoint(
-            run=row["run"],
-            live_layers=len(row["kept_layers_forward"]) + len(row["kept_layers_backward"]),
-            test_f1=row["test_f1_pruned"],
-            epochs=row["epochs"],
-            chosen=row["run"] == study.get("chosen_run_on_dev"),
-        )
-        for row in study.get("rows", [])
-    ]
+    study, points = budget.get(task, {}), []
+    for row in study.get("rows", []):
+        live = len(row["kept_layers_forward"]) + len(row["kept_layers_backward"])
+        chosen = row["run"] == study.get("chosen_run_on_dev")
+        points.append(BudgetPoint(row["run"], live, row["test_f1_pruned"], row["epochs"], chosen))
     return sorted(points, key=lambda p: (p.live_layers, p.epochs, p.run))
 
 
@@ -116,16 +101,13 @@ def mask_states(
     at each epoch of a run whose masks stay at 0 (`sticky_zeros`): a layer `kept` was live at every
     epoch; at an epoch with more live layers than kept, some others were (which is not recorded)."""
     num_kept = sum(len(kept[direction]) for direction in DIRECTIONS)
-    states = {}
+    for epoch, live in enumerate(live_layers_by_epoch):
+        if live < num_kept:
+            raise ValueError(f"epoch {epoch}: {live} live layers, fewer than {num_kept} kept")
+    epochs = [UNKNOWN if live > num_kept else PRUNED for live in live_layers_by_epoch]
+    states = {direction: numpy.tile(epochs, (num_layers, 1)) for direction in DIRECTIONS}
     for direction in DIRECTIONS:
-        grid = numpy.full((num_layers, len(live_layers_by_epoch)), PRUNED)
-        for epoch, live in enumerate(live_layers_by_epoch):
-            if live < num_kept:
-                raise ValueError(f"epoch {epoch}: {live} live layers, fewer than {num_kept} kept")
-            if live > num_kept:
-                grid[:, epoch] = UNKNOWN
-        grid[list(kept[direction]), :] = LIVE
-        states[direction] = grid
+        states[direction][list(kept[direction]), :] = LIVE
     return states
 
 
@@ -150,7 +132,7 @@ def save(figure: plt.Figure, path: Path, title: str, bottom: float = 0.0, **titl
     figure.suptitle(title, **title_style)
     figure.tight_layout(rect=(0, bottom, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=DPI, metadata=PNG_METADATA)
+    figure.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(figure)
     return path
 
@@ -195,12 +177,6 @@ def draw_anchors(axes: plt.Axes, side: plt.Axes, anchors: Sequence[Anchor]) -> N
         axes.annotate(text, (anchor.words_per_sec, anchor.f1), **offset, **style)
 
 
-def f1_limits(points: Sequence[SpeedPoint], anchors: Sequence[Anchor]) -> Tuple[float, float]:
-    """The F1 axis: every F1 drawn, with room for the labels below the points."""
-    values = [p.f1 for p in points if p.f1 is not None] + [a.f1 for a in anchors]
-    return min(values) - 0.8, max(values) + 0.4
-
-
 def speed_accuracy_chart(points: List[SpeedPoint], anchors: List[Anchor], path: Path) -> Path:
     """Draws `speed_accuracy.png`: F1 against words/s (log), measured and published apart."""
     figure, (axes, side) = plt.subplots(
@@ -208,7 +184,9 @@ def speed_accuracy_chart(points: List[SpeedPoint], anchors: List[Anchor], path: 
     )
     no_f1 = draw_measured(axes, points)
     draw_anchors(axes, side, anchors)
-    axes.set(xscale="log", xlim=(300, 1_000_000), ylim=f1_limits(points, anchors))
+    # the F1 axis: every F1 drawn, with room for the labels below the points
+    f1s = [p.f1 for p in points if p.f1 is not None] + [a.f1 for a in anchors]
+    axes.set(xscale="log", xlim=(300, 1_000_000), ylim=(min(f1s) - 0.8, max(f1s) + 0.4))
     axes.set_xlabel("words/s (log scale); here: one thread, batch 1 (open) and 32 (filled)")
     axes.set_ylabel("CoNLL-03 test F1 (eng.testb)")
     axes.grid(True, which="both", alpha=0.3)
@@ -225,9 +203,8 @@ def speed_accuracy_chart(points: List[SpeedPoint], anchors: List[Anchor], path: 
     return save(figure, path, "Speed and accuracy: CoNLL-03 NER", bottom=0.06)
 
 
-def f1_vs_layers_chart(budget: Json, path: Path) -> Path:
+def f1_vs_layers_chart(budget: Json, tasks: Sequence[str], path: Path) -> Path:
     """Draws `f1_vs_layers.png`: test F1 against live LM layers, one panel per task."""
-    tasks = budget_tasks(budget)
     figure, panels = plt.subplots(1, max(len(tasks), 1), figsize=(10, 4.4), squeeze=False)
     for axes, task in zip(panels[0], tasks):
         points = budget_points(budget, task)
@@ -277,17 +254,21 @@ def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
 def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:
     """Draws each chart whose results (under `results_dir`) are there into `out_dir`, with the
     taggers' test F1 from the manifest; returns chart name -> PNG path."""
-    results = {name: load_results(name, Path(results_dir)) for name in RESULTS_FILES}
-    manifest = load_results(Path(manifest_path).name, Path(manifest_path).parent)
-    points = measured_speed_points(results["export"], manifest)
-    anchors = anchor_points(results["published_anchors"])
-    budget = results["pruning_budget"]
-    runs = pruning_runs(results["pruning"], manifest)
-    charts = {
-        "speed_accuracy": (points, lambda path: speed_accuracy_chart(points, anchors, path)),
-        "f1_vs_layers": (budget_tasks(budget), lambda path: f1_vs_layers_chart(budget, path)),
-        "layer_masks": (runs, lambda path: layer_masks_chart(runs, path)),
-    }
-    return {
-        name: draw(Path(out_dir) / f"{name}.png") for name, (there, draw) in charts.items() if there
-    }
+    export, published, budget, pruning = (
+        load_results(name, Path(results_dir))
+        for name in ("export", "published_anchors", "pruning_budget", "pruning")
+    )
+    manifest = load_results(Path(manifest_path))
+    points, anchors = measured_speed_points(export, manifest), anchor_points(published)
+    runs = pruning_runs(pruning, manifest)
+    tasks = [task for task in ("ner", "chunk") if budget.get(task, {}).get("rows")]
+    out_dir, drawn = Path(out_dir), {}
+    if points:
+        drawn["speed_accuracy"] = speed_accuracy_chart(
+            points, anchors, out_dir / "speed_accuracy.png"
+        )
+    if tasks:
+        drawn["f1_vs_layers"] = f1_vs_layers_chart(budget, tasks, out_dir / "f1_vs_layers.png")
+    if runs:
+        drawn["layer_masks"] = layer_masks_chart(runs, out_dir / "layer_masks.png")
+    return drawn

@@ -7,11 +7,11 @@ runs (`earlier_*` keys) are left out; the same results give the same bytes.
 
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from benchmarks.harness.data import ROOT
 from benchmarks.harness.results import RESULTS_DIR, load_results
-from benchmarks.harness.study import Headline, Study, provenance, superseded
+from benchmarks.harness.study import Study, provenance, superseded
 from benchmarks.report.charts import render_charts
 
 REPORT = ROOT / "BENCHMARKS.md"
@@ -35,11 +35,6 @@ def link(path: Path) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
 
 
-def markdown_link(path: Path) -> str:
-    """`[target](target)` of `link(path)`."""
-    return f"[{link(path)}]({link(path)})"
-
-
 def show(value: Any) -> str:
     """A value as a table cell: thousands separated, floats to 4 significant digits."""
     if isinstance(value, bool):
@@ -57,72 +52,54 @@ def show(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def headline_table(headlines: Sequence[Headline]) -> List[str]:
-    """The markdown rows of a study's headline table, superseded keys left out."""
-    lines = ["| figure | value | goal | met | JSON key |", "|---|---|---|---|---|"]
-    for line in headlines:
-        if superseded(line.key):
-            continue
-        met = "" if line.met is None else ("met" if line.met else "missed")
-        goal = show(line.goal) if line.goal is not None else ""
-        lines.append(f"| {line.figure} | {show(line.value)} | {goal} | {met} | `{line.key}` |")
-    return lines
-
-
-def provenance_lines(found: Mapping[str, Any]) -> List[str]:
-    """Command(s), date and hardware of a results file, as markdown lines."""
-    commands = list(found["command"])
-    lines = ["Command(s):", ""]
-    lines += [f"- `{command}`" for command in commands[:MAX_COMMANDS]]
-    if len(commands) > MAX_COMMANDS:
-        lines.append(f"- and {len(commands) - MAX_COMMANDS} more, in the JSON file")
-    if not commands:
-        lines.append("- (not recorded)")
-    lines += ["", f"Date: {show(found['date'])}", "", f"Hardware: {show(found['hardware'])}"]
-    return lines
-
-
 def study_section(study: Study, results: Dict[str, Any], results_dir: Path) -> str:
-    """A study's section of BENCHMARKS.md."""
+    """A study's section of BENCHMARKS.md: its headline table (superseded keys left out), the
+    command(s), date and hardware that made its results file, and a link to the file."""
     path = results_dir / study.results_file
     lines = [f"## {study.name}", "", study.description, ""]
     if not results:
         lines += [f"No results yet (`{link(path)}` is missing).", ""]
     elif study.summary is not None:
-        lines += headline_table(study.summary(results)) + [""]
+        lines += ["| figure | value | goal | met | JSON key |", "|---|---|---|---|---|"]
+        for line in study.summary(results):
+            if not superseded(line.key):
+                met = "" if line.met is None else ("met" if line.met else "missed")
+                goal = "" if line.goal is None else show(line.goal)
+                cells = [line.figure, show(line.value), goal, met, f"`{line.key}`"]
+                lines.append(f"| {' | '.join(cells)} |")
+        lines.append("")
     if results:
-        lines += provenance_lines(provenance(results, path)) + [""]
-    lines.append(f"Raw results: {markdown_link(path)}")
+        found = provenance(results, path)
+        commands = found["command"]
+        lines += ["Command(s):", ""]
+        lines += [f"- `{command}`" for command in commands[:MAX_COMMANDS]] or ["- (not recorded)"]
+        if len(commands) > MAX_COMMANDS:
+            lines.append(f"- and {len(commands) - MAX_COMMANDS} more, in the JSON file")
+        lines += ["", f"Date: {show(found['date'])}", ""]
+        lines += [f"Hardware: {show(found['hardware'])}", ""]
+    lines.append(f"Raw results: [{link(path)}]({link(path)})")
     return "\n".join(lines) + "\n"
 
 
-def chart_lines(charts: Mapping[str, Path]) -> List[str]:
-    """The charts, embedded by their path in the repository: speed/accuracy first, then by name."""
-    lines: List[str] = []
-    for name in sorted(charts, key=lambda name: (name != "speed_accuracy", name)):
-        lines += [f"![{name.replace('_', ' ')}]({link(charts[name])})", ""]
-    return lines
-
-
-def other_results(studies: Sequence[Study], results_dir: Path) -> List[str]:
-    """Links to the results files (and folders of them) that no registered study reads."""
-    claimed = {study.results_file for study in studies}
-    others = [p for p in sorted(results_dir.iterdir()) if p.suffix == ".json" or p.is_dir()]
-    others = [f"- {markdown_link(path)}" for path in others if path.name not in claimed]
-    return ["## Other results files", "", *others, ""] if others else []
-
-
 def render(studies: Sequence[Study], charts: Optional[Mapping] = None, results_dir=None) -> str:
-    """The text of BENCHMARKS.md: a section per study, in order, after the `charts` (name -> PNG
-    path under the repository); the results files are read from `results_dir`."""
+    """The text of BENCHMARKS.md: the `charts` (name -> PNG path under the repository;
+    speed/accuracy first, then by name), a section per study, in order, and links to the results
+    files (and folders of them) no study reads, from `results_dir`."""
     results_dir = RESULTS_DIR if results_dir is None else results_dir
-    parts = [HEADER] + chart_lines(charts or {})
+    charts = charts or {}
+    parts = [HEADER]
+    for name in sorted(charts, key=lambda name: (name != "speed_accuracy", name)):
+        parts += [f"![{name.replace('_', ' ')}]({link(charts[name])})", ""]
     if studies:
         parts += ["Studies: " + ", ".join(f"[{s.name}](#{s.name})" for s in studies) + ".", ""]
     for study in studies:
         results = load_results(study.results_file, results_dir)
         parts.append(study_section(study, results, results_dir))
-    parts += other_results(studies, results_dir)
+    claimed = {study.results_file for study in studies}
+    others = [p for p in sorted(results_dir.iterdir()) if p.suffix == ".json" or p.is_dir()]
+    others = [f"- [{link(p)}]({link(p)})" for p in others if p.name not in claimed]
+    if others:
+        parts += ["## Other results files", "", *others, ""]
     return "\n".join(parts).rstrip("\n") + "\n"
 
 

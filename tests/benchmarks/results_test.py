@@ -2,6 +2,8 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from benchmarks.harness import results as results_module
 from benchmarks.harness.results import (
     command_line,
@@ -10,6 +12,7 @@ from benchmarks.harness.results import (
     run_record,
     write_results,
 )
+from benchmarks.harness.runs import pin_settings
 
 
 def _add_keys(path: str, worker: int, count: int) -> None:
@@ -99,3 +102,11 @@ def test_each_run_records_its_command_date_and_hardware():
     assert first["command"] == "python -m benchmarks pruning"
     assert first["part"] == "speed" and first["date"][:2] == "20"
     assert {"cpu", "cpu_count", "torch_threads"} <= set(first["hardware"])
+
+
+def test_pinned_settings_stop_a_run_with_other_settings(tmp_path):
+    pin_settings(tmp_path, {"epochs": 3})
+    pin_settings(tmp_path, {"epochs": 3, "seed": 1}, name="settings")  # the same, and one more
+    assert json.loads((tmp_path / "settings.json").read_text()) == {"epochs": 3, "seed": 1}
+    with pytest.raises(SystemExit, match=r"other settings .*'epochs': \(3, 4\)"):
+        pin_settings(tmp_path, {"epochs": 4})

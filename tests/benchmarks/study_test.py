@@ -3,6 +3,7 @@ import subprocess
 
 import pytest
 
+from benchmarks.harness.allennlp import duration_seconds
 from benchmarks.harness.data import MissingData, data_path, read_sentences
 from benchmarks.harness.study import (
     Headline,
@@ -99,6 +100,13 @@ def test_data_paths_name_the_variable_to_set(tmp_path, monkeypatch):
     monkeypatch.setenv("SOME_DATA_PATH", str(tmp_path / "absent.txt"))
     with pytest.raises(MissingData, match="set SOME_DATA_PATH"):
         data_path("SOME_DATA_PATH", "x.txt")
-    (tmp_path / "here.txt").write_text("-DOCSTART- O\n\nEU B-ORG\nrejects O\n\nPeter B-PER\n")
+    (tmp_path / "here.txt").write_text("-DOCSTART- O\n\nEU B-ORG\nrejects O\n\n\nPeter B-PER")
     monkeypatch.setenv("SOME_DATA_PATH", str(tmp_path / "here.txt"))
     assert read_sentences(data_path("SOME_DATA_PATH", "x.txt")) == [["EU", "rejects"], ["Peter"]]
+
+
+def test_allennlp_training_durations_with_and_without_days():
+    assert duration_seconds("0:00:05.5") == 5.5
+    assert duration_seconds("12:00:00") == 43200.0
+    assert duration_seconds("1 day, 2:03:04.25") == 93784.25
+    assert duration_seconds("3 days, 0:00:01") == 259201.0
