@@ -26,6 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tarfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence
@@ -41,6 +42,7 @@ from benchmarks.studies import lm_throughput
 RESULTS = "lm"
 DIRECTIONS = ("forward", "backward")
 PRETRAINING_LOGS = RESULTS_DIR / "lm_pretraining"
+LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
 STAGE_NOTES = {
     1: "from scratch, lr 0.002; corpus pack_stage1_2.json, which by mistake read CoNLL-00's "
     "train.txt as LM text (each token line a 3-word sentence: ~1.06M of its 7.73M tokens)",
@@ -74,6 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm-data", default="runs/lm_data", help=pretrain)
     parser.add_argument("--epochs", type=int, default=5, help="pretrain: 250 batches each")
     parser.add_argument("--directions", nargs="+", choices=DIRECTIONS, default=list(DIRECTIONS))
+    more = "more_text: the pack (shipped vocabulary) and the run folders of the continued LMs"
+    parser.add_argument("--more-text-pack", default=str(runs / "lm_pack_continue"), help=more)
+    parser.add_argument("--more-text-runs", nargs="*", default=[], help=more)
 
 
 def pretrain(args: argparse.Namespace) -> None:
@@ -205,6 +210,58 @@ def pretrained_lms(args: argparse.Namespace) -> Dict[str, Any]:
     return results
 
 
+def more_text(args: argparse.Namespace) -> Dict[str, Any]:
+    """
+    The shipped LMs continued on the larger LM corpus (`scripts/pretrain_lms_accelerated.py
+    train --resume`, on a pack with the shipped vocabulary; docs/training.md): per run folder
+    of `--more-text-runs` and direction, what the script logged in `lm_<direction>.json` (its
+    command, tokens seen, training hours, dev perplexity against tokens seen, the best LM's
+    perplexity on each held-out set), beside the shipped LM scored on the same sets by the
+    script itself (`--passes 0 --resume`, into `<pack>/../lm_more_text_shipped` once).
+    """
+    pack = Path(args.more_text_pack)
+    shipped = pack.parent / "lm_more_text_shipped"
+    runs = []
+    for direction in DIRECTIONS:
+        if not (shipped / f"lm_{direction}.json").exists():
+            start = shipped / f"shipped_{direction}.th"
+            shipped.mkdir(parents=True, exist_ok=True)
+            with tarfile.open(ROOT / "pretrained" / f"lm_{direction}.tar.gz") as archive:
+                start.write_bytes(archive.extractfile("weights.th").read())
+            score = ["--passes", "0", "--resume", str(start), "--output", str(shipped)]
+            command = [sys.executable, str(LM_SCRIPT), "train", "--pack", str(pack)]
+            subprocess.run(command + ["--direction", direction] + score, cwd=ROOT, check=True)
+        for folder in [shipped] + [Path(run) for run in args.more_text_runs]:
+            log = json.loads((folder / f"lm_{direction}.json").read_text())
+            runs.append(continued_run(folder, log))
+    facts = json.loads((pack / "pack.json").read_text())
+    corpus = {key: facts[key] for key in ("train_files", "train_tokens_with_boundaries")}
+    return {"more_text": {"pack": corpus, "runs": runs}}
+
+
+def continued_run(folder: Path, log: Dict[str, Any]) -> Dict[str, Any]:
+    """One direction's record of one run (`more_text`), from its log."""
+    settings = {k: v for k, v in log["args"].items() if k != "command" and v not in (None, False)}
+    flags = [
+        f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}") for k, v in settings.items()
+    ]
+    seconds = sum(entry["seconds"] for entry in log["passes"])
+    return {
+        "run": folder.name,
+        "direction": log["direction"],
+        "command": " ".join(["python scripts/pretrain_lms_accelerated.py train"] + flags),
+        "tokens_seen": sum(entry["tokens"] for entry in log["passes"]),
+        "hours": round(seconds / 3600, 2),
+        "device": log["device"],
+        "dev_perplexity_start": round(log["dev_perplexity_start"], 2),
+        "best_dev_perplexity": round(log["best_dev_perplexity"], 2),
+        "curve": log["curve"],
+        "held_out_perplexity": {
+            name: round(value, 2) for name, value in log.get("extra_dev_perplexity", {}).items()
+        },
+    }
+
+
 def measured(name: str, measure: Callable[[argparse.Namespace], Dict[str, Any]]) -> Callable:
     """A stage that adds `measure(args)` to lm.json with its `<name>_command`."""
 
@@ -295,6 +352,7 @@ STUDY = Study(
         Stage("pretrain", pretrain, "both LMs on CPU (runs/)"),
         Stage("throughput", measured("throughput", lm_throughput.throughput), "tokens/s"),
         Stage("pretrained", measured("pretrained", pretrained_lms), "shipped LMs' perplexity"),
+        Stage("more_text", measured("more_text", more_text), "LMs continued on more text"),
         Stage("report", report, "only recompute lm.json's derived keys"),
     ],
     add_arguments=add_arguments,

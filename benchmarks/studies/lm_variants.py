@@ -26,7 +26,7 @@ from benchmarks.harness.data import CONLL00, CONLL03, ROOT
 from benchmarks.harness.results import load_results
 from benchmarks.harness.study import Headline, Stage, Study
 from benchmarks.harness.timing import thread_env
-from benchmarks.studies.lm import DIRECTIONS, side_by_side, train_pair
+from benchmarks.studies.lm import DIRECTIONS, LM_SCRIPT, side_by_side, train_pair
 from benchmarks.studies.tagging import (
     SHIPPED_LMS,
     lm_study_arguments,
@@ -86,7 +86,6 @@ def dev_f1(record: Results, epochs: int) -> List[float]:
 
 # lm_passes: the LM pairs of `scripts/pretrain_lms_accelerated.py`, by size and passes
 
-LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
 STUDY_DIR = ROOT / "runs" / "lm_passes"
 SHIPPED_PASSES = 30  # lm.json: pretrain_accelerated_{forward,backward}.passes
 SHIPPED_SIZE = (6, 128)  # training_configs/lm/dense_lm_*.jsonnet: num_layers, hidden_size
