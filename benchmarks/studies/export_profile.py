@@ -14,6 +14,10 @@ Inside the graph, onnxruntime's own profile (`SessionOptions.enable_profiling`) 
 batches: each node's time, summed by component (the LMs' LSTMs, the LMs' other ops, the
 character CNN, the word BiLSTM, the rest) and by operator type, µs per word, and the nodes that
 take the most.
+
+Written under `runtime_profile.<key>` of export.json (`--profile-key`, default `after`);
+`--runtime-commit C` profiles `ldnet_runtime` as it was at git commit C instead
+(`export_speed.runtime_package_at`, for `--profile-key before`).
 """
 
 import argparse
@@ -24,15 +28,14 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable, Dict, List, Sequence
 
-from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import command_line, utc_date
+from benchmarks.harness.allennlp import ALLENNLP
+from benchmarks.harness.data import ROOT, hardware, read_sentences
+from benchmarks.harness.results import command_line, utc_date, write_results
 from benchmarks.harness.timing import interleaved, using_threads
-from benchmarks.studies.export_levers import runtime_package_at
-from benchmarks.studies.export_speed import export_command, merge, read_conll
-from benchmarks.studies.export_timing import SIZES, TEST_FILE
+from benchmarks.studies.export_speed import runtime_package_at, with_session
+from benchmarks.studies.export_timing import SIZES, TEST_FILE, batch_subsets, run_export
 
 Inputs = List[Dict[str, Any]]
 
@@ -68,37 +71,29 @@ class StageClock:
         return timed
 
 
-class _TimedSession:
-    """An onnxruntime session whose `run` is clocked as `graph`."""
+class _Clocked:
+    """`target` (an onnxruntime session, an indexer) with its calls and its `methods` that it
+    has clocked as `name`; its other attributes are its own."""
 
-    def __init__(self, session, clock: StageClock) -> None:
-        self._session = session
-        self.run = clock.wrap("graph", session.run)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._session, name)
-
-
-class _TimedIndexer:
-    """An indexer whose calls (`__call__`, and `gather` from the rows `TokenRows` finds) are
-    clocked as `indexing_<name>`."""
-
-    def __init__(self, indexer, clock: StageClock, name: str) -> None:
-        self._indexer = indexer
-        self._call = clock.wrap(f"indexing_{name}", indexer)
-        if hasattr(indexer, "gather"):
-            self.gather = clock.wrap(f"indexing_{name}", indexer.gather)
+    def __init__(self, target: Any, clock: StageClock, name: str, methods: Sequence[str]):
+        self._target = target
+        self._call = clock.wrap(name, target)
+        for method in methods:
+            if hasattr(target, method):
+                setattr(self, method, clock.wrap(name, getattr(target, method)))
 
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._indexer, name)
+        return getattr(self._target, name)
 
 
 def instrument(tagger, clock: StageClock) -> None:
     """Wraps `tagger`'s steps (in place, each time from the untimed ones) so that `clock` adds
-    up their seconds; the word rows' lookup (`TokenRows`) is `indexing_rows`."""
+    up their seconds: the session's `run` is `graph`, each indexer's calls (and `gather` from
+    the rows `TokenRows` finds) `indexing_<name>`, the word rows' lookup (`TokenRows`)
+    `indexing_rows`."""
     module = sys.modules[type(tagger).__module__]
     untimed = tagger.__dict__.setdefault(
         "_untimed_steps",
@@ -114,9 +109,10 @@ def instrument(tagger, clock: StageClock) -> None:
     tagger.tokens = clock.wrap("input_checks", untimed["tokens"])
     tagger._result = clock.wrap("spans_and_output", untimed["_result"])
     tagger._indexers = [
-        (name, _TimedIndexer(indexer, clock, name)) for name, indexer in untimed["_indexers"]
+        (name, _Clocked(indexer, clock, f"indexing_{name}", ["gather"]))
+        for name, indexer in untimed["_indexers"]
     ]
-    tagger.session = _TimedSession(untimed["session"], clock)
+    tagger.session = _Clocked(untimed["session"], clock, "graph", ["run"])
     if untimed["_token_rows"] is not None:
         tagger._token_rows = clock.wrap("indexing_rows", untimed["_token_rows"])
     module.viterbi_tags = clock.wrap("viterbi", untimed["viterbi_tags"])
@@ -161,24 +157,15 @@ def component(name: str, op_type: str) -> str:
     return "other_ops"
 
 
-def graph_profile(
-    runtime: ModuleType, export_dir: Path, inputs: Inputs, batch_size: int, threads: int
-) -> Dict[str, Any]:
+def graph_profile(tagger, inputs: Inputs, batch_size: int) -> Dict[str, Any]:
     """
-    onnxruntime's node profile of one pass over `inputs` in batches of `batch_size` (after a
-    warm-up pass): µs per word by component and by operator type, the number of node runs per
-    batch, and the 8 nodes with the most time. The session options are `runtime`'s (the
-    `ldnet_runtime` package profiled), with profiling added.
+    onnxruntime's node profile of one pass of `tagger` over `inputs` in batches of
+    `batch_size` (after a warm-up pass): µs per word by component and by operator type, the
+    number of node runs per batch, and the 8 nodes with the most time. The session options are
+    those of `tagger`'s runtime (the `ldnet_runtime` package profiled), with profiling added.
     """
-    import onnxruntime
-
-    tagger = runtime.Tagger(export_dir, threads=threads)
-    session_options = runtime.exported_tagger.session_options(threads)
-    session_options.enable_profiling = True
-    session_options.profile_file_prefix = str(Path("/tmp") / f"ldnet_ort_profile_{batch_size}")
-    tagger.session = onnxruntime.InferenceSession(
-        str(Path(export_dir) / "model.onnx"), session_options, providers=["CPUExecutionProvider"]
-    )
+    prefix = str(Path("/tmp") / f"ldnet_ort_profile_{batch_size}")
+    with_session(tagger, enable_profiling=True, profile_file_prefix=prefix)
     batches = [inputs[i : i + batch_size] for i in range(0, len(inputs), batch_size)]
     for batch in batches[:4]:
         tagger.predict_batch_json(batch)
@@ -229,32 +216,16 @@ def _per_word(seconds: Dict[str, float], words: int) -> Dict[str, float]:
     return {name: round(us / words, 4) for name, us in ordered}
 
 
-def sizes_and_subsets(inputs: Inputs) -> Dict[int, Inputs]:
-    """The batch sizes profiled and their inputs (the speed stage's)."""
-    return {1: inputs[::7], 32: inputs}
-
-
-def median_steps(timings, cases: Sequence[str]) -> Dict[str, Dict[str, float]]:
-    """{case: {step: median µs per word}} of an `interleaved` run of `stage_case`s."""
-    medians = {}
-    for case in cases:
-        steps = sorted({step for sample in timings.samples[case] for step in sample})
-        medians[case] = {step: round(timings.median(case, step), 4) for step in steps}
-    return medians
-
-
-# ------------------------------------------------------------------ the stage
-
-
 def profile(args: argparse.Namespace) -> None:
     """The `profile` stage (module docstring)."""
     import ldnet_runtime
 
     command = command_line()
     runtime = runtime_package_at(args.runtime_commit) if args.runtime_commit else ldnet_runtime
-    export = export_command(args.archive, args.export_dir, int8=True)
-    inputs = [{"tokens": words} for words, _ in read_conll(TEST_FILE)]
-    subsets = sizes_and_subsets(inputs)
+    export = run_export(
+        [ALLENNLP, "ldnet-export", args.archive, "-o", args.export_dir], args.export_dir
+    )
+    subsets = batch_subsets([{"tokens": words} for words in read_sentences(TEST_FILE)])
     tagger = runtime.Tagger(ROOT / args.export_dir, threads=1)
     machine = hardware()
     cases = {f"b{size}": stage_case(tagger, subsets[size], size) for size in SIZES}
@@ -262,9 +233,15 @@ def profile(args: argparse.Namespace) -> None:
         steps = interleaved(cases, args.rounds, warmup=1, self_timed=True)
         uninstrument(tagger)
         graph = {
-            f"b{size}": graph_profile(runtime, ROOT / args.export_dir, subsets[size], size, 1)
+            f"b{size}": graph_profile(
+                runtime.Tagger(tagger.export_dir, threads=1), subsets[size], size
+            )
             for size in SIZES
         }
+    by_step = {}  # {case: {step: median µs per word}}
+    for case in cases:
+        names = sorted({step for sample in steps.samples[case] for step in sample})
+        by_step[case] = {step: round(steps.median(case, step), 4) for step in names}
     found = {
         "command": command,
         "date": utc_date(),
@@ -274,11 +251,17 @@ def profile(args: argparse.Namespace) -> None:
         "export": " ".join(export),
         "threads": 1,
         "rounds": args.rounds,
-        "us_per_word_by_step": median_steps(steps, list(cases)),
+        "us_per_word_by_step": by_step,
         "graph_node_profile": graph,
     }
-    merge(args, "runtime_profile", found, (args.profile_key,))
-    print({case: found["us_per_word_by_step"][case]["total"] for case in cases})
+
+    def update(results: Dict[str, Any]) -> Dict[str, Any]:
+        return {
+            "runtime_profile": dict(results.get("runtime_profile", {}), **{args.profile_key: found})
+        }
+
+    write_results(Path(args.output), update)
+    print({case: by_step[case]["total"] for case in cases})
 
 
 def git_commit() -> str:

@@ -26,21 +26,21 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import List
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
-from benchmarks.harness.timing import interleaved, thread_env
+from benchmarks.harness.results import command_line, utc_date, write_results
 from benchmarks.studies import export_timing as timing
 
 LOCK = ROOT / "requirements" / "runtime-lock.txt"
 VENV_DIR = ROOT / "runs" / "runtime_venv"
-# the torch-free install's goals
+# the torch-free install's goals: the size at most, the cold starts below
 GOAL = {
     "runtime_venv_mb": 500.0,
     "cold_start_s_runtime_venv_tokens": 0.5,
     "cold_start_s_runtime_venv_text": 1.0,
 }
+SIGNS = dict(dict.fromkeys(GOAL, "<"), runtime_venv_mb="<=")
 # what this stage writes into export.json (the `measure` stage carries them over)
 KEYS = ("runtime_venv", *GOAL)
 
@@ -49,25 +49,12 @@ def install_commands(venv: Path, source: Path) -> List[List[str]]:
     """The commands that make the runtime's venv at `venv` from the lock and `source` (a copy
     of `ldnet_runtime/`)."""
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    return [
-        [sys.executable, "-m", "venv", str(venv)],
-        pip + ["-r", str(LOCK), str(source)],
-    ]
+    return [[sys.executable, "-m", "venv", str(venv)], pip + ["-r", str(LOCK), str(source)]]
 
 
 def build_runtime_venv(venv: Path) -> Path:
-    """
-    A fresh venv at `venv` with the runtime's lock and the `ldnet-runtime` distribution.
-
-    # Parameters
-
-    venv : `Path`
-        The venv's folder (replaced if it exists).
-
-    # Returns
-
-    The venv's `python`.
-    """
+    """A fresh venv at `venv` (replaced if it exists) with the runtime's lock and the
+    `ldnet-runtime` distribution; returns the venv's `python`."""
     shutil.rmtree(venv, ignore_errors=True)
     source = venv.with_name(venv.name + "_source") / "ldnet_runtime"
     shutil.rmtree(source.parent, ignore_errors=True)
@@ -83,13 +70,8 @@ def build_runtime_venv(venv: Path) -> Path:
 
 def venv_megabytes(venv: Path) -> float:
     """The bytes of the files under `venv` (symlinks not followed), in MB (10^6 bytes)."""
-    total = 0
-    for folder, _, files in os.walk(venv):
-        for name in files:
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                total += os.path.getsize(path)
-    return total / 1e6
+    paths = [Path(folder) / name for folder, _, names in os.walk(venv) for name in names]
+    return sum(path.stat().st_size for path in paths if not path.is_symlink()) / 1e6
 
 
 def imports_torch(python: Path) -> bool:
@@ -98,53 +80,31 @@ def imports_torch(python: Path) -> bool:
     return process.returncode == 0
 
 
-def cold_start(python: Path, export_dir: Path, json_input: Dict[str, Any], threads: int) -> float:
-    """Seconds from starting `python -c RUNTIME_COLD` (outside the repository) to its first
-    tagged sentence."""
-    args = [str(python), "-c", timing.RUNTIME_COLD, str(export_dir), json.dumps(json_input)]
-    started = time.time()
-    process = subprocess.run(
-        [*args, str(threads)],
-        cwd=python.parent,
-        env=thread_env(threads),
-        capture_output=True,
-        text=True,
-    )
-    if process.returncode != 0:
-        raise SystemExit(f"cold start in the runtime's venv failed:\n{process.stderr[-3000:]}")
-    return float(process.stdout.splitlines()[-1].split(" ", 1)[0]) - started
-
-
 def run(args: argparse.Namespace) -> None:
     """Steps 1-3 of the module docstring; merges the figures into `--output`."""
     command = command_line()
-    export_dir = (ROOT / args.export_dir).resolve()
-    if not (export_dir / "tagger.json").is_file():
-        timing.export_tagger(args.archive, args.export_dir, args.threads)
+    export_dir = str((ROOT / args.export_dir).resolve())
+    timing.export_tagger(args.archive, export_dir, fresh=False)  # unless the export is there
     started = time.perf_counter()
     python = build_runtime_venv(VENV_DIR)
     install_seconds = time.perf_counter() - started
     if imports_torch(python):
         raise SystemExit(f"{python}: `import torch` succeeds in the runtime's venv")
-    runs = timing.cold_runs(str(export_dir), args.archive)
+    runs = timing.cold_runs(export_dir, args.archive)
     inputs = {"tokens": runs["runtime_tokens"][2], "text": runs["runtime"][2]}
-    cases = {
-        name: (lambda json_input=json_input: cold_start(python, export_dir, json_input, 1))
-        for name, json_input in inputs.items()
-    }
-    cold = interleaved(cases, args.rounds, warmup=0, self_timed=True)
+    runs = {name: ("RUNTIME_COLD", export_dir, json_input) for name, json_input in inputs.items()}
+    cold = timing.cold_starts(runs, args.rounds, 1, python, python.parent)
     figures = {
         "runtime_venv_mb": round(venv_megabytes(VENV_DIR), 1),
         "cold_start_s_runtime_venv_tokens": cold.median("tokens"),
         "cold_start_s_runtime_venv_text": cold.median("text"),
     }
+    install = install_commands(VENV_DIR, Path("<copy of ldnet_runtime>"))
     record = {
         "command": command,
         "date": utc_date(),
         "hardware": dict(hardware(), load_average_at_end=list(os.getloadavg())),
-        "install": [
-            " ".join(c) for c in install_commands(VENV_DIR, Path("<copy of ldnet_runtime>"))
-        ],
+        "install": [" ".join(c) for c in install],
         "install_seconds": round(install_seconds, 1),
         "import_torch_fails": True,
         "export_dir": args.export_dir,
@@ -153,11 +113,7 @@ def run(args: argparse.Namespace) -> None:
         "cold_start_s_rounds": {case: cold.values(case) for case in cold.samples},
         "rounds": args.rounds,
         "goal": GOAL,
-        "goal_met": {
-            key: figures[key] <= goal if key == "runtime_venv_mb" else figures[key] < goal
-            for key, goal in GOAL.items()
-        },
+        "goal_met": timing.goals_met(figures, GOAL, SIGNS),
     }
-    output = Path(args.output) if args.output else RESULTS_DIR / "export.json"
-    write_results(output, dict(figures, runtime_venv=record))
+    write_results(Path(args.output), dict(figures, runtime_venv=record))
     print(json.dumps(figures, indent=1))

@@ -9,13 +9,7 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import (
-    export,
-    export_levers,
-    export_profile,
-    export_runtime_venv,
-    export_speed,
-)
+from benchmarks.studies import export, export_profile, export_runtime_venv, export_speed
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -75,7 +69,10 @@ def test_the_summary_table_and_notes_of_the_committed_figures_are_the_committed_
 
 def run_measure(tmp_path, monkeypatch, output) -> None:
     """The measure stage into `output`, its measurements stubbed with the committed rounds."""
-    speed = {case: list(rounds) for case, rounds in COMMITTED["words_per_sec_rounds"].items()}
+    speed = {
+        case: [{"words_per_sec": rate} for rate in rounds]
+        for case, rounds in COMMITTED["words_per_sec_rounds"].items()
+    }
     cold = {case: list(rounds) for case, rounds in COMMITTED["cold_start_s_rounds"].items()}
     measured = {
         "export": ["allennlp", "ldnet-export", "a.tar.gz", "-o", "runs/export/a"],
@@ -133,12 +130,19 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
         "VENV_DIR": tmp_path / "venv",
         "build_runtime_venv": lambda venv: venv / "bin" / "python",
         "imports_torch": lambda python: False,
-        "cold_start": lambda python, folder, json_input, threads: next(
-            seconds["tokens" if "tokens" in json_input else "text"]
-        ),
     }
     for name, value in stub.items():
         monkeypatch.setattr(export_runtime_venv, name, value)
+
+    def cold_start(script, target, json_input, threads, python, cwd):
+        assert (script, python, cwd) == (
+            "RUNTIME_COLD",
+            tmp_path / "venv" / "bin" / "python",
+            python.parent,
+        )
+        return next(seconds["tokens" if "tokens" in json_input else "text"])
+
+    monkeypatch.setattr(export.timing, "cold_start", cold_start)
     monkeypatch.setattr(sys, "argv", ["benchmarks", "export", "--stage", "runtime_venv"])
     args = committed_args(
         "--output", str(output), "--export-dir", str(tmp_path / "export"), "--rounds", "5"
@@ -155,7 +159,7 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
         "cold_start_s_runtime_venv_text": True,
     }
     assert results["runtime_venv"]["command"] == "python -m benchmarks export --stage runtime_venv"
-    headlines = {h.key: h for h in export.runtime_venv_headlines(results)}
+    headlines = {h.key: h for h in export.summary(dict(COMMITTED, **results))}
     assert headlines["runtime_venv_mb"].goal == "<= 500"
     assert headlines["runtime_venv_mb"].met is True
 
@@ -170,7 +174,7 @@ def speed_timings(words_per_sec) -> Timings:
     """Five rounds of every case of the speed stage, each sample `words_per_sec(path, size)`."""
     samples = {}
     for size in (1, 32):
-        variants = [*export_speed.SESSION_VARIANTS, *export_levers.RUNTIME_VARIANTS]
+        variants = [*export_speed.SESSION_VARIANTS, *export_speed.RUNTIME_VARIANTS]
         for path in [*export_speed.EXPORTS, *variants, "spacy_sm"]:
             sample = {"words_per_sec": words_per_sec(path, size)}
             if size == 1:
@@ -210,7 +214,7 @@ def test_the_speed_stages_figures_by_hand():
 def test_the_runtime_of_a_commit_is_imported_beside_todays(tmp_path):
     import ldnet_runtime
 
-    package = export_levers.runtime_package_at("d9fd127")
+    package = export_speed.runtime_package_at("d9fd127")
     assert package.__name__ == "ldnet_runtime_at_d9fd127"
     assert package.Tagger is not ldnet_runtime.Tagger
     assert package.exported_tagger.__name__ == "ldnet_runtime_at_d9fd127.exported_tagger"
@@ -218,7 +222,7 @@ def test_the_runtime_of_a_commit_is_imported_beside_todays(tmp_path):
     assert not hasattr(package.indexing, "TokenRows") and hasattr(
         ldnet_runtime.indexing, "TokenRows"
     )
-    assert export_levers.runtime_package_at("d9fd127") is package
+    assert export_speed.runtime_package_at("d9fd127") is package
 
 
 def test_the_speed_and_profile_sections_survive_a_measure_run(tmp_path, monkeypatch):
