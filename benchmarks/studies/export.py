@@ -31,7 +31,7 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
     python -m benchmarks export      # the shipped pruned NER tagger (ner_pruned)
 
 Writes benchmarks/results/export.json (or `--output`). The study's other stages:
-`export_runtime_venv.py`, `export_profile.py`, `export_speed.py`; `OPTIONS` are all stages'.
+`export_runtime_venv.py`, `export_speed.py` (speed and profile); `OPTIONS` are all stages..
 """
 
 import argparse
@@ -45,7 +45,7 @@ from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import RESULTS_DIR, command_line, write_results
 from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
-from benchmarks.studies import export_profile, export_runtime_venv, export_speed
+from benchmarks.studies import export_runtime_venv, export_speed
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE, goals_met, judged
 
@@ -313,7 +313,7 @@ STUDY = Study(
         ),
         Stage(
             "profile",
-            export_profile.profile,
+            export_speed.profile,
             "the runtime's µs per word by step and onnxruntime's node profile, batch 1 and 32",
         ),
         Stage(

@@ -9,7 +9,7 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import export, export_profile, export_runtime_venv, export_speed
+from benchmarks.studies import export, export_runtime_venv, export_speed
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -266,7 +266,7 @@ def test_the_node_profile_is_summed_by_component_and_operator():
         {"cat": "Node", "name": "/projection/MatMul_fence_before", "ts": 16, "dur": 0},
     ]
     inputs = [{"tokens": ["a", "b"]}, {"tokens": ["c", "d"]}]  # 4 words
-    found = export_profile.summarise_events(events, 10, inputs)
+    found = export_speed.summarise_events(events, 10, inputs)
     assert found["us_per_word_by_component"] == {
         "word_bilstm": 10.0,
         "lm_lstm": 5.0,
