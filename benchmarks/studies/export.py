@@ -30,22 +30,26 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
 
     python -m benchmarks export      # the shipped pruned NER tagger (ner_pruned)
 
-Writes benchmarks/results/export.json (or `--output`). The study's other stages:
-`export_runtime_venv.py`, `export_speed.py` (speed and profile); `OPTIONS` are all stages..
+Writes benchmarks/results/export.json (or `--output`). The study's other stages: `runtime_venv`
+(the torch-free install, below), `speed` and `profile` (`export_speed.py`); `OPTIONS` holds every
+stage's options.
 """
 
 import argparse
 import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import RESULTS_DIR, command_line, write_results
+from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
 from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
-from benchmarks.studies import export_runtime_venv, export_speed
+from benchmarks.studies import export_speed
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE, goals_met, judged
 
@@ -59,6 +63,24 @@ GOAL = {
     "runtime_pruned_vs_unpruned_b1": 6.0,
 }
 SIGNS = {"cold_start_s_runtime": "<", "cold_start_s_runtime_tokens": "<"}
+# ratio -> (numerator path, denominator path) of words/s, at each batch size
+RATIOS = {
+    "runtime_speedup": ("runtime", "allennlp"),
+    "runtime_vs_spacy": ("runtime", "spacy_sm"),
+    "allennlp_vs_spacy": ("allennlp", "spacy_sm"),
+    "runtime_pruned_vs_unpruned": ("runtime", "runtime_unpruned"),
+}
+LOCK = ROOT / "requirements" / "runtime-lock.txt"
+VENV_DIR = ROOT / "runs" / "runtime_venv"
+# the torch-free install's goals (the runtime_venv stage): the size at most, the cold starts below
+VENV_GOAL = {
+    "runtime_venv_mb": 500.0,
+    "cold_start_s_runtime_venv_tokens": 0.5,
+    "cold_start_s_runtime_venv_text": 1.0,
+}
+VENV_SIGNS = dict(dict.fromkeys(VENV_GOAL, "<"), runtime_venv_mb="<=")
+# what the runtime_venv stage writes into export.json (the `measure` stage carries them over)
+VENV_KEYS = ("runtime_venv", *VENV_GOAL)
 # (option, default, help) of every stage, besides --threads and --rounds
 OPTIONS = (
     ("--archive", "pretrained/ner_ldnet_pruned.tar.gz", "the tagger timed"),
@@ -86,23 +108,17 @@ def ratios_and_goals(
     speed: Dict[str, float], cold_start_s: Dict[str, float]
 ) -> Tuple[Dict[str, float], Dict[str, bool]]:
     """
-    The words/s ratios (median words/s by `<path>_b<size>`): runtime over predictor, each over
-    spaCy, and, when the un-pruned tagger was timed, pruned over un-pruned on the runtime; and
+    The words/s ratios of `RATIOS` at each batch size (from the median words/s by
+    `<path>_b<size>`; pruned over un-pruned only when the un-pruned tagger was timed), and
     whether each goal of GOAL is met (cold starts below their goal, ratios at or above theirs;
     the runtime given tokens is held to the runtime's cold-start goal too).
     """
-    ratios = {}
-    for size in SIZES:
-        runtime, allennlp, spacy = (
-            speed[f"{p}_b{size}"] for p in ("runtime", "allennlp", "spacy_sm")
-        )
-        ratios[f"runtime_speedup_b{size}"] = runtime / allennlp
-        ratios[f"runtime_vs_spacy_b{size}"] = runtime / spacy
-        ratios[f"allennlp_vs_spacy_b{size}"] = allennlp / spacy
-        if f"runtime_unpruned_b{size}" in speed:
-            ratios[f"runtime_pruned_vs_unpruned_b{size}"] = (
-                runtime / speed[f"runtime_unpruned_b{size}"]
-            )
+    ratios = {
+        f"{ratio}_b{size}": speed[f"{a}_b{size}"] / speed[f"{b}_b{size}"]
+        for ratio, (a, b) in RATIOS.items()
+        for size in SIZES
+        if f"{b}_b{size}" in speed
+    }
     colds = {f"cold_start_s_{key}": cold_start_s[key] for key in ("runtime", "runtime_tokens")}
     goal = dict(GOAL, cold_start_s_runtime_tokens=GOAL["cold_start_s_runtime"])
     return ratios, goals_met(dict(ratios, **colds), goal, SIGNS)
@@ -164,6 +180,41 @@ def identical(predictor, runtime, inputs: List[Dict[str, Any]]) -> Tuple[int, in
             same_tags += a["tags"] == b["tags"]
             same_outputs += a == b
     return same_tags, same_outputs
+
+
+def install_commands(venv: Path, source: Path) -> List[List[str]]:
+    """The commands that make the runtime's venv at `venv` from the lock and `source` (a copy
+    of `ldnet_runtime/`)."""
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    return [[sys.executable, "-m", "venv", str(venv)], pip + ["-r", str(LOCK), str(source)]]
+
+
+def build_runtime_venv(venv: Path) -> Path:
+    """A fresh venv at `venv` (replaced if it exists) with the runtime's lock and the
+    `ldnet-runtime` distribution; returns the venv's `python`."""
+    shutil.rmtree(venv, ignore_errors=True)
+    source = venv.with_name(venv.name + "_source") / "ldnet_runtime"
+    shutil.rmtree(source.parent, ignore_errors=True)
+    shutil.copytree(ROOT / "ldnet_runtime", source, ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    for command in install_commands(venv, source):
+        process = subprocess.run(command, env=env, capture_output=True, text=True)
+        if process.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{process.stderr[-3000:]}")
+    shutil.rmtree(source.parent, ignore_errors=True)
+    return venv / "bin" / "python"
+
+
+def venv_megabytes(venv: Path) -> float:
+    """The bytes of the files under `venv` (symlinks not followed), in MB (10^6 bytes)."""
+    paths = [Path(folder) / name for folder, _, names in os.walk(venv) for name in names]
+    return sum(path.stat().st_size for path in paths if not path.is_symlink()) / 1e6
+
+
+def imports_torch(python: Path) -> bool:
+    """Whether `import torch` succeeds in `python` (run outside the repository)."""
+    process = subprocess.run([str(python), "-c", "import torch"], cwd=python.parent)
+    return process.returncode == 0
 
 
 def table(args, results: Dict[str, Any]) -> Dict[str, Any]:
@@ -272,7 +323,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "eng_testb_sentences_with_identical_tags": same_tags,
     }
     results.update(summary=table(args, results), notes=notes(results))
-    kept = export_runtime_venv.KEYS + export_speed.KEYS  # the other stages' figures
+    kept = VENV_KEYS + export_speed.KEYS  # the other stages' figures
 
     def keeping(earlier: Dict[str, Any]) -> Dict[str, Any]:
         return dict(results, **{key: earlier[key] for key in kept if key in earlier})
@@ -283,6 +334,62 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     return results
 
 
+def runtime_venv(args: argparse.Namespace) -> None:
+    """
+    The `runtime_venv` stage: the torch-free install; its figures are merged into `--output`
+    (`write_results`), with their command under `runtime_venv`; the `measure` stage keeps them
+    when it rewrites the file.
+
+    1. A fresh venv (`python -m venv runs/runtime_venv`) gets `pip install -r
+       requirements/runtime-lock.txt` plus the `ldnet-runtime` distribution
+       (`ldnet_runtime/pyproject.toml`, built from a copy of the folder), as the README says;
+       pip may use its cache. `import torch` must fail in it.
+    2. Its size: the bytes of every file under the venv (symlinks not followed), in MB (10^6
+       bytes): `runtime_venv_mb`.
+    3. Cold start: a new process of the venv's Python (run outside the repository, so that it
+       imports the installed package), from its start to the first tagged sentence of the
+       study's export (`--export-dir`, made by the `measure` stage, else exported here), given
+       pre-tokenised input (`cold_start_s_runtime_venv_tokens`: numpy and onnxruntime only) and
+       raw text (`cold_start_s_runtime_venv_text`: spaCy's tokenizer loaded as well); the median
+       of `--rounds` interleaved runs of both (`export_timing.RUNTIME_COLD`).
+    """
+    command = command_line()
+    export_dir = str((ROOT / args.export_dir).resolve())
+    timing.export_tagger(args.archive, export_dir, fresh=False)  # unless the export is there
+    started = time.perf_counter()
+    python = build_runtime_venv(VENV_DIR)
+    install_seconds = time.perf_counter() - started
+    if imports_torch(python):
+        raise SystemExit(f"{python}: `import torch` succeeds in the runtime's venv")
+    runs = timing.cold_runs(export_dir, args.archive)
+    inputs = {"tokens": runs["runtime_tokens"][2], "text": runs["runtime"][2]}
+    runs = {name: ("RUNTIME_COLD", export_dir, json_input) for name, json_input in inputs.items()}
+    cold = timing.cold_starts(runs, args.rounds, 1, python, python.parent)
+    figures = {
+        "runtime_venv_mb": round(venv_megabytes(VENV_DIR), 1),
+        "cold_start_s_runtime_venv_tokens": cold.median("tokens"),
+        "cold_start_s_runtime_venv_text": cold.median("text"),
+    }
+    install = install_commands(VENV_DIR, Path("<copy of ldnet_runtime>"))
+    record = {
+        "command": command,
+        "date": utc_date(),
+        "hardware": dict(hardware(), load_average_at_end=list(os.getloadavg())),
+        "install": [" ".join(c) for c in install],
+        "install_seconds": round(install_seconds, 1),
+        "import_torch_fails": True,
+        "export_dir": args.export_dir,
+        "cold_start_inputs": inputs,
+        "cold_start_script": "export_timing.RUNTIME_COLD in the venv's python, 1 thread",
+        "cold_start_s_rounds": {case: cold.values(case) for case in cold.samples},
+        "rounds": args.rounds,
+        "goal": VENV_GOAL,
+        "goal_met": goals_met(figures, VENV_GOAL, VENV_SIGNS),
+    }
+    write_results(Path(args.output), dict(figures, runtime_venv=record))
+    print(json.dumps(figures, indent=1))
+
+
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """The runtime's words/s and cold start against AllenNLP's and spaCy's, with the goals; the
     torch-free install's size (the runtime_venv stage), when measured; the speed stage's rows."""
@@ -291,7 +398,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         judged(results, "cold start (s), runtime, raw text", "cold_start_s_runtime", SIGNS),
     ]
     if "runtime_venv_mb" in results:  # the runtime_venv stage ran
-        signs, within = export_runtime_venv.SIGNS, "runtime_venv."
+        signs, within = VENV_SIGNS, "runtime_venv."
         rows.append(judged(results, "torch-free venv (MB)", "runtime_venv_mb", signs, within))
     same = lookup(results, "identical_tags_eng_testb")
     identity = headline(
@@ -308,7 +415,7 @@ STUDY = Study(
         Stage("measure", run, "export, identity on eng.testb, speed, cold starts"),
         Stage(
             "runtime_venv",
-            export_runtime_venv.run,
+            runtime_venv,
             "the torch-free venv from requirements/runtime-lock.txt: its size, cold starts",
         ),
         Stage(

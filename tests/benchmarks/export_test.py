@@ -9,7 +9,7 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import export, export_runtime_venv, export_speed
+from benchmarks.studies import export, export_speed
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -98,7 +98,7 @@ def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
     output = tmp_path / "export.json"
     run_measure(tmp_path, monkeypatch, output)
     results = json.loads(output.read_text())
-    assert set(results) == set(COMMITTED) - set(export_runtime_venv.KEYS) - set(export_speed.KEYS)
+    assert set(results) == set(COMMITTED) - set(export.VENV_KEYS) - set(export_speed.KEYS)
     assert set(results["commands"]) == set(COMMITTED["commands"])
     for key in ("words_per_sec_runtime_b1", "words_per_sec_spacy_sm_b32", "cold_start_s_runtime"):
         assert results[key] == COMMITTED[key], key
@@ -132,7 +132,7 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
         "imports_torch": lambda python: False,
     }
     for name, value in stub.items():
-        monkeypatch.setattr(export_runtime_venv, name, value)
+        monkeypatch.setattr(export, name, value)
 
     def cold_start(script, target, json_input, threads, python, cwd):
         assert (script, python, cwd) == (
@@ -147,9 +147,9 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
     args = committed_args(
         "--output", str(output), "--export-dir", str(tmp_path / "export"), "--rounds", "5"
     )
-    export_runtime_venv.run(args)
+    export.runtime_venv(args)
     results = json.loads(output.read_text())
-    assert set(results) == {"kept", *export_runtime_venv.KEYS}
+    assert set(results) == {"kept", *export.VENV_KEYS}
     assert results["runtime_venv_mb"] == 2.0
     assert results["cold_start_s_runtime_venv_tokens"] == 0.3
     assert results["cold_start_s_runtime_venv_text"] == 0.9
@@ -165,9 +165,9 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
 
     run_measure(tmp_path, monkeypatch, output)
     rewritten = json.loads(output.read_text())
-    expected = set(COMMITTED) - set(export_speed.KEYS) | set(export_runtime_venv.KEYS)
+    expected = set(COMMITTED) - set(export_speed.KEYS) | set(export.VENV_KEYS)
     assert set(rewritten) == expected
-    assert all(rewritten[key] == results[key] for key in export_runtime_venv.KEYS)
+    assert all(rewritten[key] == results[key] for key in export.VENV_KEYS)
 
 
 def speed_timings(words_per_sec) -> Timings:
