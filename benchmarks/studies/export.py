@@ -126,6 +126,12 @@ def ratios_and_goals(
 
 def measure(args: argparse.Namespace) -> Dict[str, Any]:
     """Steps 1-4 of the module docstring: the commands run and every measurement."""
+    import ldnet_allennlp  # noqa: F401
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    from ldnet_runtime import Tagger
+
     started = time.perf_counter()
     export = timing.export_tagger(args.archive, args.export_dir)
     export_seconds = time.perf_counter() - started
@@ -133,7 +139,22 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     if args.unpruned_archive:
         unpruned = timing.export_tagger(args.unpruned_archive, args.unpruned_export_dir)
     export_dir = (ROOT / args.export_dir).resolve()
-    predictor, runtime, inputs, paths = tagging_paths(args, export_dir)
+    loaded = load_archive(str((ROOT / args.archive).resolve()))
+    predictor = Predictor.from_archive(loaded, "ldnet_tagger")
+    runtime = Tagger(export_dir, threads=args.threads)
+    instances = loaded.validation_dataset_reader.read(str(TEST_FILE))
+    inputs = [{"tokens": [token.text for token in i["tokens"].tokens]} for i in instances]
+    same_tags = same_outputs = 0  # sentences with the same tags, the same whole output
+    for start in range(0, len(inputs), 32):
+        batch = inputs[start : start + 32]
+        for a, b in zip(predictor.predict_batch_json(batch), runtime.predict_batch_json(batch)):
+            same_tags += a["tags"] == b["tags"]
+            same_outputs += a == b
+    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
+    paths["spacy_sm"] = timing.spacy_ner()
+    if args.unpruned_archive:
+        tagger = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
+        paths["runtime_unpruned"] = tagger.predict_batch_json
     subsets = timing.batch_subsets(inputs)
     cold_runs = timing.cold_runs(args.export_dir, args.archive)
     return {
@@ -141,45 +162,12 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         "export_unpruned": unpruned,
         "export_seconds": export_seconds,
         "export_bytes": {p.name: p.stat().st_size for p in sorted(export_dir.iterdir())},
-        "same": identical(predictor, runtime, inputs) + (len(inputs),),
+        "same": (same_tags, same_outputs, len(inputs)),
         "timed_words": {size: sum(len(x["tokens"]) for x in subsets[size]) for size in SIZES},
         "speed": timing.time_paths(paths, inputs, args.rounds, args.threads),
         "cold_runs": cold_runs,
         "cold": timing.cold_starts(cold_runs, args.rounds, args.threads),
     }
-
-
-def tagging_paths(args: argparse.Namespace, export_dir: Path):
-    """The AllenNLP predictor and the runtime on the same tagger, the test inputs, and every
-    path that is timed (`allennlp`, `runtime`, `spacy_sm`, `runtime_unpruned`)."""
-    import ldnet_allennlp  # noqa: F401
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
-
-    from ldnet_runtime import Tagger
-
-    loaded = load_archive(str((ROOT / args.archive).resolve()))
-    predictor = Predictor.from_archive(loaded, "ldnet_tagger")
-    runtime = Tagger(export_dir, threads=args.threads)
-    instances = loaded.validation_dataset_reader.read(str(TEST_FILE))
-    inputs = [{"tokens": [token.text for token in i["tokens"].tokens]} for i in instances]
-    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
-    paths["spacy_sm"] = timing.spacy_ner()
-    if args.unpruned_archive:
-        unpruned = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
-        paths["runtime_unpruned"] = unpruned.predict_batch_json
-    return predictor, runtime, inputs, paths
-
-
-def identical(predictor, runtime, inputs: List[Dict[str, Any]]) -> Tuple[int, int]:
-    """How many of `inputs` get the same tags, and the same whole output, from both paths."""
-    same_tags = same_outputs = 0
-    for start in range(0, len(inputs), 32):
-        batch = inputs[start : start + 32]
-        for a, b in zip(predictor.predict_batch_json(batch), runtime.predict_batch_json(batch)):
-            same_tags += a["tags"] == b["tags"]
-            same_outputs += a == b
-    return same_tags, same_outputs
 
 
 def install_commands(venv: Path, source: Path) -> List[List[str]]:
@@ -309,7 +297,10 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             "benchmark": command,
             "export": " ".join(measured["export"]),
             "export_unpruned": " ".join(unpruned) if unpruned else None,
-            "cold_start": timing.cold_start_commands(measured["cold_runs"], args.threads),
+            "cold_start": {
+                name: f"python -c <{script}> {target} '{json.dumps(json_input)}' {args.threads}"
+                for name, (script, target, json_input) in measured["cold_runs"].items()
+            },
             "cold_start_scripts": "the constants REFUSE_TORCH, RUNTIME_COLD and ALLENNLP_COLD "
             "of benchmarks/studies/export_timing.py; OMP_NUM_THREADS=MKL_NUM_THREADS=threads",
         },
@@ -412,23 +403,10 @@ STUDY = Study(
     description="The exported tagger (ldnet_runtime, no torch) against AllenNLP and spaCy sm.",
     results_file="export.json",
     stages=[
-        Stage("measure", run, "export, identity on eng.testb, speed, cold starts"),
-        Stage(
-            "runtime_venv",
-            runtime_venv,
-            "the torch-free venv from requirements/runtime-lock.txt: its size, cold starts",
-        ),
-        Stage(
-            "profile",
-            export_speed.profile,
-            "the runtime's µs per word by step and onnxruntime's node profile, batch 1 and 32",
-        ),
-        Stage(
-            "speed",
-            export_speed.speed,
-            "the default export's levers (int8, word tables, the fused graph) and spaCy sm, "
-            "batch 1 and 32, one thread, one interleaved run; latency; F1 of every export",
-        ),
+        Stage("measure", run, "export, identity on eng.testb, speed and cold starts"),
+        Stage("runtime_venv", runtime_venv, "the torch-free venv: its size and cold starts"),
+        Stage("profile", export_speed.profile, "µs per word by step and by graph node"),
+        Stage("speed", export_speed.speed, "the default export's levers and spaCy sm; latency; F1"),
     ],
     add_arguments=add_arguments,
     summary=summary,

@@ -286,12 +286,6 @@ def figures(timings) -> Dict[str, Any]:
     return found
 
 
-def shipped_export_mb() -> Any:
-    """The size (MB) of the shipped runtime export of ner_pruned, or None if none is listed."""
-    entry = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text()).get(SHIPPED_EXPORT)
-    return None if entry is None else entry["size_bytes"] / 1e6
-
-
 def speed(args: argparse.Namespace) -> None:
     """The `speed` stage (module docstring)."""
     if args.runtime_commit:
@@ -301,7 +295,10 @@ def speed(args: argparse.Namespace) -> None:
     found: Dict[str, Any] = accuracy(args)
     inputs = [{"tokens": words} for words in read_sentences(TEST_FILE)]
     timings = timing.time_paths(speed_paths(args), inputs, args.rounds, threads=1)
-    found.update(figures(timings), shipped_export_mb=shipped_export_mb())
+    found.update(figures(timings))
+    manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
+    shipped = manifest.get(SHIPPED_EXPORT)  # its size (MB), if one is listed
+    found["shipped_export_mb"] = None if shipped is None else shipped["size_bytes"] / 1e6
     subsets = timing.batch_subsets(inputs)
     found.update(
         command=command,

@@ -205,14 +205,6 @@ def cold_starts(
     return interleaved(cases, rounds, warmup=0, self_timed=True, on_round=progress)
 
 
-def cold_start_commands(runs: ColdRuns, threads: int) -> Dict[str, str]:
-    """How each cold start was run, for the results' `commands`."""
-    return {
-        name: f"python -c <{script}> {target} '{json.dumps(json_input)}' {threads}"
-        for name, (script, target, json_input) in runs.items()
-    }
-
-
 def goals_met(found: Mapping[str, Any], goal: Mapping[str, float], signs: Mapping[str, str]):
     """{key: whether `found[key]` meets `goal[key]`} for each goal whose figure was found (not
     None), compared by `signs[key]` (">=" unless named)."""
