@@ -92,7 +92,6 @@ OPTIONS = (
     ("--unfused-commit", "8bdb942", "the git commit whose exporter writes the unfused_* exports"),
     ("--load-note", "", "what else ran during the speed run"),
     ("--profile-key", "after", "the profile stage writes runtime_profile.<key>"),
-    ("--runtime-commit", None, "profile ldnet_runtime as it was at this git commit"),
     ("--baseline-runtime-commit", "d9fd127", "the runtime_code lever's ldnet_runtime commit"),
 )
 

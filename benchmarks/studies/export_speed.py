@@ -36,9 +36,7 @@ batches: each node's time, summed by component (the LMs' LSTMs, the LMs' other o
 character CNN, the word BiLSTM, the rest) and by operator type, µs per word, and the nodes that
 take the most.
 
-Written under `runtime_profile.<key>` of export.json (`--profile-key`, default `after`);
-`--runtime-commit C` profiles `ldnet_runtime` as it was at git commit C instead
-(`runtime_package_at`, for `--profile-key before`).
+Written under `runtime_profile.<key>` of export.json (`--profile-key`, default `after`).
 """
 
 import argparse
@@ -52,7 +50,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, Dict, List, Tuple
 
 from benchmarks.harness.allennlp import ALLENNLP
@@ -202,18 +200,17 @@ def runtime_package_at(commit: str) -> ModuleType:
 
 
 def with_session(tagger: Any, **options: Any) -> Any:
-    """`tagger` with its graph's session made again: the session options of its own runtime
-    (the `ldnet_runtime` package it is from), one thread, with `options` set on them."""
+    """`tagger` with its graph's session made again: the runtime's session options, one
+    thread, with `options` set on them."""
     import onnxruntime
 
-    session_options = sys.modules[type(tagger).__module__].session_options(1)
+    from ldnet_runtime.exported_tagger import session_options
+
+    chosen = session_options(1)
     for option, value in options.items():
-        setattr(session_options, option, value)
-    tagger.session = onnxruntime.InferenceSession(
-        str(Path(tagger.export_dir) / "model.onnx"),
-        session_options,
-        providers=["CPUExecutionProvider"],
-    )
+        setattr(chosen, option, value)
+    model = str(tagger.export_dir / "model.onnx")
+    tagger.session = onnxruntime.InferenceSession(model, chosen, providers=["CPUExecutionProvider"])
     return tagger
 
 
@@ -288,8 +285,6 @@ def figures(timings) -> Dict[str, Any]:
 
 def speed(args: argparse.Namespace) -> None:
     """The `speed` stage (module docstring)."""
-    if args.runtime_commit:
-        raise SystemExit("--runtime-commit is for the profile stage alone")
     command, machine = command_line(), hardware()
     exports = make_exports(args)
     found: Dict[str, Any] = accuracy(args)
@@ -357,47 +352,33 @@ def clocked(seconds: Dict[str, float], name: str, function: Callable) -> Callabl
     return timed
 
 
-class _Clocked:
-    """`target` (an onnxruntime session, an indexer) with its calls and those of its `methods`
-    that it has clocked as `name`; its other attributes are its own."""
-
-    def __init__(self, target: Any, seconds: Dict[str, float], name: str, methods: List[str]):
-        self._target = target
-        self._call = clocked(seconds, name, target)
-        for method in methods:
-            if hasattr(target, method):
-                setattr(self, method, clocked(seconds, name, getattr(target, method)))
-
-    def __call__(self, *args: Any) -> Any:
-        return self._call(*args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._target, name)
-
-
 def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
     """Wraps `tagger`'s steps in place so that their seconds add up in `seconds`: the input
-    checks, each indexer's calls (and `gather` from the rows that `TokenRows` finds) as
+    checks, each indexer's calls (and its `gather` of the rows that `TokenRows` finds) as
     `indexing_<name>`, the word rows' lookup (`TokenRows`) as `indexing_rows`, the session's
-    `run` as `graph`, `viterbi_tags` (in the tagger's module), the spans and the output dict.
-    Returns what puts the untimed steps back."""
-    module = sys.modules[type(tagger).__module__]
-    steps = ("tokens", "_result", "_indexers", "session", "_token_rows")
-    untimed = {name: getattr(tagger, name) for name in steps if hasattr(tagger, name)}
-    viterbi_tags = module.viterbi_tags
+    `run` as `graph`, `viterbi_tags`, the spans and the output dict. Returns what puts the
+    untimed steps back."""
+    from ldnet_runtime import exported_tagger
+
+    untimed = {name: getattr(tagger, name) for name in ("tokens", "_result", "_indexers")}
+    untimed.update(session=tagger.session, _token_rows=tagger._token_rows)
+    viterbi_tags = exported_tagger.viterbi_tags
+
+    def timed_indexer(name: str, indexer: Any) -> Callable:
+        timed = clocked(seconds, f"indexing_{name}", indexer)
+        if hasattr(indexer, "gather"):
+            timed.gather = clocked(seconds, f"indexing_{name}", indexer.gather)
+        return timed
+
     tagger.tokens = clocked(seconds, "input_checks", tagger.tokens)
     tagger._result = clocked(seconds, "spans_and_output", tagger._result)
-    tagger._indexers = [
-        (name, _Clocked(indexer, seconds, f"indexing_{name}", ["gather"]))
-        for name, indexer in tagger._indexers
-    ]
-    tagger.session = _Clocked(tagger.session, seconds, "graph", ["run"])
-    if "_token_rows" in untimed:
-        tagger._token_rows = clocked(seconds, "indexing_rows", tagger._token_rows)
-    module.viterbi_tags = clocked(seconds, "viterbi", viterbi_tags)
+    tagger._indexers = [(name, timed_indexer(name, i)) for name, i in tagger._indexers]
+    tagger.session = SimpleNamespace(run=clocked(seconds, "graph", tagger.session.run))
+    tagger._token_rows = clocked(seconds, "indexing_rows", tagger._token_rows)
+    exported_tagger.viterbi_tags = clocked(seconds, "viterbi", viterbi_tags)
 
     def restore() -> None:
-        module.viterbi_tags = viterbi_tags
+        exported_tagger.viterbi_tags = viterbi_tags
         tagger.__dict__.update(untimed)
 
     return restore
@@ -436,7 +417,7 @@ def graph_profile(tagger, inputs: Inputs, batch_size: int) -> Dict[str, Any]:
     onnxruntime's node profile of one pass of `tagger` over `inputs` in batches of
     `batch_size` (after a warm-up pass): µs per word by component and by operator type, the
     number of node runs per batch, and the 8 nodes with the most time. The session options are
-    those of `tagger`'s runtime (the `ldnet_runtime` package profiled), with profiling added.
+    the runtime's, with profiling added.
     """
     prefix = str(Path("/tmp") / f"ldnet_ort_profile_{batch_size}")
     with_session(tagger, enable_profiling=True, profile_file_prefix=prefix)
@@ -481,15 +462,14 @@ def summarise_events(events: List[Dict[str, Any]], after_us: float, inputs: Inpu
 
 def profile(args: argparse.Namespace) -> None:
     """The `profile` stage (module docstring)."""
-    import ldnet_runtime
+    from ldnet_runtime import Tagger
 
     command = command_line()
-    runtime = runtime_package_at(args.runtime_commit) if args.runtime_commit else ldnet_runtime
     export = timing.run_export(
         [ALLENNLP, "ldnet-export", args.archive, "-o", args.export_dir], args.export_dir
     )
     subsets = timing.batch_subsets([{"tokens": words} for words in read_sentences(TEST_FILE)])
-    tagger = runtime.Tagger(ROOT / args.export_dir, threads=1)
+    tagger = Tagger(ROOT / args.export_dir, threads=1)
     machine = hardware()
     seconds: Dict[str, float] = defaultdict(float)
     cases = {f"b{size}": stage_case(tagger, subsets[size], size, seconds) for size in SIZES}
@@ -497,12 +477,7 @@ def profile(args: argparse.Namespace) -> None:
     with using_threads(1):
         steps = interleaved(cases, args.rounds, warmup=1, self_timed=True)
         restore()
-        graph = {
-            f"b{size}": graph_profile(
-                runtime.Tagger(tagger.export_dir, threads=1), subsets[size], size
-            )
-            for size in SIZES
-        }
+        graph = {f"b{size}": graph_profile(tagger, subsets[size], size) for size in SIZES}
     by_step = {}  # {case: {step: median µs per word}}
     for case in cases:
         names = sorted({step for sample in steps.samples[case] for step in sample})
@@ -511,8 +486,8 @@ def profile(args: argparse.Namespace) -> None:
         "command": command,
         "date": utc_date(),
         "hardware": dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
-        "runtime": str(Path(runtime.__file__).parent.relative_to(ROOT)),
-        "runtime_commit": args.runtime_commit or git_commit(),
+        "runtime": "ldnet_runtime",
+        "runtime_commit": git_commit(),
         "export": " ".join(export),
         "threads": 1,
         "rounds": args.rounds,
