@@ -21,22 +21,15 @@ every round's sample.
     python -m benchmarks export --stage speed --load-note "..."
 
 `profile`: where `ldnet_runtime`'s time goes, per word, on the default export (`allennlp
-ldnet-export` into `--export-dir`: int8, word tables).
-
-Outside the graph, `predict_batch_json` on `{"tokens": [...]}` inputs of eng.testb (batch 1 on
-every 7th sentence, batch 32 on all), with its steps timed in place: each step of the tagger
-(`Tagger.tokens`: the input checks; each indexer of `Tagger._indexers`; `session.run`: the
-graph; `viterbi_tags`; `Tagger._result`: the spans and the output dict) is wrapped by a clock,
-and `json` is `json.dumps` of each output (what `python -m ldnet_runtime` writes). `other` is the
-rest of the call (batching, bucketing, the tag names). Medians of `--rounds` interleaved rounds,
-µs per word.
-
-Inside the graph, onnxruntime's own profile (`SessionOptions.enable_profiling`) of the same
-batches: each node's time, summed by component (the LMs' LSTMs, the LMs' other ops, the
-character CNN, the word BiLSTM, the rest) and by operator type, µs per word, and the nodes that
-take the most.
-
-Written under `runtime_profile.<key>` of export.json (`--profile-key`, default `after`).
+ldnet-export` into `--export-dir`: int8, word tables). Outside the graph, `predict_batch_json` on
+`{"tokens": [...]}` inputs of eng.testb (batch 1 on every 7th sentence, batch 32 on all), each
+step of the tagger clocked in place (`instrument`), and `json`: `json.dumps` of each output (what
+`python -m ldnet_runtime` writes); `other` is the rest of the call (batching, bucketing, the tag
+names); medians of `--rounds` interleaved rounds. Inside the graph, onnxruntime's own profile
+(`SessionOptions.enable_profiling`) of the same batches: each node's time, summed by component
+(`COMPONENTS`: the LMs' LSTMs and other ops, the character CNN, the word BiLSTM, the rest) and by
+operator type, and the nodes that take the most. All in µs per word, written under
+`runtime_profile.<key>` of export.json (`--profile-key`, default `after`).
 """
 
 import argparse
@@ -473,9 +466,8 @@ def profile(args: argparse.Namespace) -> None:
         restore()
         graph = {f"b{size}": graph_profile(tagger, subsets[size], size) for size in SIZES}
     by_step = {}  # {case: {step: median µs per word}}
-    for case in cases:
-        names = sorted({step for sample in steps.samples[case] for step in sample})
-        by_step[case] = {step: round(steps.median(case, step), 4) for step in names}
+    for case, samples in steps.samples.items():
+        by_step[case] = {s: round(steps.median(case, s), 4) for s in sorted(set().union(*samples))}
     found = {
         "command": command,
         "date": utc_date(),

@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Tuple
 
@@ -193,14 +194,11 @@ def cold_starts(
     """Every cold start of `runs` once per round (`cold_start` of `python` in `cwd`), `rounds`
     interleaved rounds, no warm-up (a cold start is what is measured)."""
 
-    def case(script: str, target: str, json_input: Dict[str, Any]) -> Callable[[], float]:
-        return lambda: cold_start(script, target, json_input, threads, python, cwd)
-
     def progress(round_index: int, latest: Dict[str, float]) -> None:
         last = ", ".join(f"{name} {seconds:.2f}" for name, seconds in latest.items())
         print(f"cold start round {round_index + 1} (s): {last}", flush=True)
 
-    cases = {name: case(*run) for name, run in runs.items()}
+    cases = {name: partial(cold_start, *run, threads, python, cwd) for name, run in runs.items()}
     return interleaved(cases, rounds, warmup=0, self_timed=True, on_round=progress)
 
 
