@@ -94,6 +94,7 @@ OPTIONS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every stage's options: `OPTIONS`, `--threads` and `--rounds`."""
     for option, default, description in OPTIONS:
         parser.add_argument(option, default=default, help=description)
     parser.add_argument("--threads", type=int, default=1)
@@ -164,41 +165,6 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         "cold_runs": cold_runs,
         "cold": timing.cold_starts(cold_runs, args.rounds, args.threads),
     }
-
-
-def install_commands(venv: Path, source: Path) -> List[List[str]]:
-    """The commands that make the runtime's venv at `venv` from the lock and `source` (a copy
-    of `ldnet_runtime/`)."""
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    return [[sys.executable, "-m", "venv", str(venv)], pip + ["-r", str(LOCK), str(source)]]
-
-
-def build_runtime_venv(venv: Path) -> Path:
-    """A fresh venv at `venv` (replaced if it exists) with the runtime's lock and the
-    `ldnet-runtime` distribution; returns the venv's `python`."""
-    shutil.rmtree(venv, ignore_errors=True)
-    source = venv.with_name(venv.name + "_source") / "ldnet_runtime"
-    shutil.rmtree(source.parent, ignore_errors=True)
-    shutil.copytree(ROOT / "ldnet_runtime", source, ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    for command in install_commands(venv, source):
-        process = subprocess.run(command, env=env, capture_output=True, text=True)
-        if process.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed:\n{process.stderr[-3000:]}")
-    shutil.rmtree(source.parent, ignore_errors=True)
-    return venv / "bin" / "python"
-
-
-def venv_megabytes(venv: Path) -> float:
-    """The bytes of the files under `venv` (symlinks not followed), in MB (10^6 bytes)."""
-    paths = [Path(folder) / name for folder, _, names in os.walk(venv) for name in names]
-    return sum(path.stat().st_size for path in paths if not path.is_symlink()) / 1e6
-
-
-def imports_torch(python: Path) -> bool:
-    """Whether `import torch` succeeds in `python` (run outside the repository)."""
-    process = subprocess.run([str(python), "-c", "import torch"], cwd=python.parent)
-    return process.returncode == 0
 
 
 def table(args, results: Dict[str, Any]) -> Dict[str, Any]:
@@ -319,6 +285,41 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
     print(json.dumps(shown, indent=1, sort_keys=True))
     return results
+
+
+def install_commands(venv: Path, source: Path) -> List[List[str]]:
+    """The commands that make the runtime's venv at `venv` from the lock and `source` (a copy
+    of `ldnet_runtime/`)."""
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    return [[sys.executable, "-m", "venv", str(venv)], pip + ["-r", str(LOCK), str(source)]]
+
+
+def build_runtime_venv(venv: Path) -> Path:
+    """A fresh venv at `venv` (replaced if it exists) with the runtime's lock and the
+    `ldnet-runtime` distribution; returns the venv's `python`."""
+    shutil.rmtree(venv, ignore_errors=True)
+    source = venv.with_name(venv.name + "_source") / "ldnet_runtime"
+    shutil.rmtree(source.parent, ignore_errors=True)
+    shutil.copytree(ROOT / "ldnet_runtime", source, ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    for command in install_commands(venv, source):
+        process = subprocess.run(command, env=env, capture_output=True, text=True)
+        if process.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{process.stderr[-3000:]}")
+    shutil.rmtree(source.parent, ignore_errors=True)
+    return venv / "bin" / "python"
+
+
+def venv_megabytes(venv: Path) -> float:
+    """The bytes of the files under `venv` (symlinks not followed), in MB (10^6 bytes)."""
+    paths = [Path(folder) / name for folder, _, names in os.walk(venv) for name in names]
+    return sum(path.stat().st_size for path in paths if not path.is_symlink()) / 1e6
+
+
+def imports_torch(python: Path) -> bool:
+    """Whether `import torch` succeeds in `python` (run outside the repository)."""
+    process = subprocess.run([str(python), "-c", "import torch"], cwd=python.parent)
+    return process.returncode == 0
 
 
 def runtime_venv(args: argparse.Namespace) -> None:

@@ -252,12 +252,11 @@ def figures(timings) -> Dict[str, Any]:
     for path in [*CASES, "spacy_sm"]:
         key = "runtime" if path == "default" else path
         for size in SIZES:
-            rate = timings.median(f"{path}_b{size}", "words_per_sec")
-            found[f"words_per_sec_{key}_b{size}"] = rate
-        for quantile in ("p50", "p99"):
-            found[f"latency_ms_{quantile}_{key}_b1"] = timings.median(
-                f"{path}_b1", f"{quantile}_ms"
+            found[f"words_per_sec_{key}_b{size}"] = timings.median(
+                f"{path}_b{size}", "words_per_sec"
             )
+        for q in ("p50", "p99"):  # quantiles of a sentence's latency
+            found[f"latency_ms_{q}_{key}_b1"] = timings.median(f"{path}_b1", f"{q}_ms")
 
     def ratio(a: str, b: str, size: int) -> float:
         return timings.ratio(f"{a}_b{size}", f"{b}_b{size}", "words_per_sec")

@@ -4,6 +4,7 @@
 import pytest
 
 import json
+from collections import defaultdict
 import sys
 
 from benchmarks.__main__ import build_parser
@@ -279,3 +280,35 @@ def test_the_node_profile_is_summed_by_component_and_operator():
     assert found["top_nodes_us_per_word"][0] == ["/encoder/layers.0.0/LSTM", 10.0]
     assert found["us_per_word_nodes"] == 20.0
     assert found["graph_runs"] == 1 and found["node_runs_per_graph_run"] == 6
+
+
+def test_the_profile_clock_times_every_step_and_puts_the_tagger_back(tmp_path):
+    """The profile stage's clock on the fixtures' pruned export: every step of
+    `predict_batch_json` is clocked, the tags stay the same, `restore` puts back the untimed
+    steps; the node profile sums the graph's nodes by the components the exporter names."""
+    from ldnet_allennlp.onnx_export.exporter import export_tagger
+    from ldnet_runtime import Tagger, exported_tagger
+    from tests.conftest import FIXTURES_ROOT
+
+    export_tagger(str(FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz"), str(tmp_path))
+    tagger = Tagger(tmp_path, threads=1)
+    inputs = [{"tokens": ["EU", "rejects", "German", "call"]}, {"tokens": ["Peter", "Blackburn"]}]
+    expected = tagger.predict_batch_json(inputs * 3)
+    untimed = (tagger.session, tagger._indexers, tagger._token_rows, exported_tagger.viterbi_tags)
+    seconds = defaultdict(float)
+    restore = export_speed.instrument(tagger, seconds)
+    steps = export_speed.stage_case(tagger, inputs * 3, 2, seconds)()
+    assert tagger.predict_batch_json(inputs * 3) == expected
+    restore()
+    assert (tagger.session, tagger._indexers, tagger._token_rows) == untimed[:3]
+    assert exported_tagger.viterbi_tags is untimed[3]
+    indexing = {f"indexing_{name}" for name, _ in tagger._indexers}
+    timed = {"input_checks", "indexing_rows", "graph", "viterbi", "spans_and_output", "json"}
+    assert set(steps) == timed | indexing | {"other", "total"}
+    assert sum(steps.values()) == pytest.approx(2 * steps["total"])  # the steps add up to it
+    graph = export_speed.graph_profile(tagger, inputs * 3, 2)
+    # with word tables the character CNN runs in its own network, not in the graph
+    assert {"word_bilstm", "lm_lstm"} <= set(graph["us_per_word_by_component"])
+    labels = {label for label, _, _ in export_speed.COMPONENTS} | {"other_ops"}
+    assert set(graph["us_per_word_by_component"]) <= labels
+    assert tagger.predict_batch_json(inputs * 3) == expected
