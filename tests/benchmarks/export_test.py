@@ -4,18 +4,13 @@
 import pytest
 
 import json
+from collections import defaultdict
 import sys
 
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import (
-    export,
-    export_levers,
-    export_profile,
-    export_runtime_venv,
-    export_speed,
-)
+from benchmarks.studies import export, export_speed
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -75,7 +70,10 @@ def test_the_summary_table_and_notes_of_the_committed_figures_are_the_committed_
 
 def run_measure(tmp_path, monkeypatch, output) -> None:
     """The measure stage into `output`, its measurements stubbed with the committed rounds."""
-    speed = {case: list(rounds) for case, rounds in COMMITTED["words_per_sec_rounds"].items()}
+    speed = {
+        case: [{"words_per_sec": rate} for rate in rounds]
+        for case, rounds in COMMITTED["words_per_sec_rounds"].items()
+    }
     cold = {case: list(rounds) for case, rounds in COMMITTED["cold_start_s_rounds"].items()}
     measured = {
         "export": ["allennlp", "ldnet-export", "a.tar.gz", "-o", "runs/export/a"],
@@ -101,7 +99,7 @@ def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
     output = tmp_path / "export.json"
     run_measure(tmp_path, monkeypatch, output)
     results = json.loads(output.read_text())
-    assert set(results) == set(COMMITTED) - set(export_runtime_venv.KEYS) - set(export_speed.KEYS)
+    assert set(results) == set(COMMITTED) - set(export.VENV_KEYS) - set(export_speed.KEYS)
     assert set(results["commands"]) == set(COMMITTED["commands"])
     for key in ("words_per_sec_runtime_b1", "words_per_sec_spacy_sm_b32", "cold_start_s_runtime"):
         assert results[key] == COMMITTED[key], key
@@ -133,19 +131,26 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
         "VENV_DIR": tmp_path / "venv",
         "build_runtime_venv": lambda venv: venv / "bin" / "python",
         "imports_torch": lambda python: False,
-        "cold_start": lambda python, folder, json_input, threads: next(
-            seconds["tokens" if "tokens" in json_input else "text"]
-        ),
     }
     for name, value in stub.items():
-        monkeypatch.setattr(export_runtime_venv, name, value)
+        monkeypatch.setattr(export, name, value)
+
+    def cold_start(script, target, json_input, threads, python, cwd):
+        assert (script, python, cwd) == (
+            "RUNTIME_COLD",
+            tmp_path / "venv" / "bin" / "python",
+            python.parent,
+        )
+        return next(seconds["tokens" if "tokens" in json_input else "text"])
+
+    monkeypatch.setattr(export.timing, "cold_start", cold_start)
     monkeypatch.setattr(sys, "argv", ["benchmarks", "export", "--stage", "runtime_venv"])
     args = committed_args(
         "--output", str(output), "--export-dir", str(tmp_path / "export"), "--rounds", "5"
     )
-    export_runtime_venv.run(args)
+    export.runtime_venv(args)
     results = json.loads(output.read_text())
-    assert set(results) == {"kept", *export_runtime_venv.KEYS}
+    assert set(results) == {"kept", *export.VENV_KEYS}
     assert results["runtime_venv_mb"] == 2.0
     assert results["cold_start_s_runtime_venv_tokens"] == 0.3
     assert results["cold_start_s_runtime_venv_text"] == 0.9
@@ -155,23 +160,22 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
         "cold_start_s_runtime_venv_text": True,
     }
     assert results["runtime_venv"]["command"] == "python -m benchmarks export --stage runtime_venv"
-    headlines = {h.key: h for h in export.runtime_venv_headlines(results)}
+    headlines = {h.key: h for h in export.summary(dict(COMMITTED, **results))}
     assert headlines["runtime_venv_mb"].goal == "<= 500"
     assert headlines["runtime_venv_mb"].met is True
 
     run_measure(tmp_path, monkeypatch, output)
     rewritten = json.loads(output.read_text())
-    expected = set(COMMITTED) - set(export_speed.KEYS) | set(export_runtime_venv.KEYS)
+    expected = set(COMMITTED) - set(export_speed.KEYS) | set(export.VENV_KEYS)
     assert set(rewritten) == expected
-    assert all(rewritten[key] == results[key] for key in export_runtime_venv.KEYS)
+    assert all(rewritten[key] == results[key] for key in export.VENV_KEYS)
 
 
 def speed_timings(words_per_sec) -> Timings:
     """Five rounds of every case of the speed stage, each sample `words_per_sec(path, size)`."""
     samples = {}
     for size in (1, 32):
-        variants = [*export_speed.SESSION_VARIANTS, *export_levers.RUNTIME_VARIANTS]
-        for path in [*export_speed.EXPORTS, *variants, "spacy_sm"]:
+        for path in [*export_speed.CASES, "spacy_sm"]:
             sample = {"words_per_sec": words_per_sec(path, size)}
             if size == 1:
                 sample.update(p50_ms=2.0, p99_ms=9.0)
@@ -210,7 +214,7 @@ def test_the_speed_stages_figures_by_hand():
 def test_the_runtime_of_a_commit_is_imported_beside_todays(tmp_path):
     import ldnet_runtime
 
-    package = export_levers.runtime_package_at("d9fd127")
+    package = export_speed.runtime_package_at("d9fd127")
     assert package.__name__ == "ldnet_runtime_at_d9fd127"
     assert package.Tagger is not ldnet_runtime.Tagger
     assert package.exported_tagger.__name__ == "ldnet_runtime_at_d9fd127.exported_tagger"
@@ -218,7 +222,7 @@ def test_the_runtime_of_a_commit_is_imported_beside_todays(tmp_path):
     assert not hasattr(package.indexing, "TokenRows") and hasattr(
         ldnet_runtime.indexing, "TokenRows"
     )
-    assert export_levers.runtime_package_at("d9fd127") is package
+    assert export_speed.runtime_package_at("d9fd127") is package
 
 
 def test_the_speed_and_profile_sections_survive_a_measure_run(tmp_path, monkeypatch):
@@ -263,7 +267,7 @@ def test_the_node_profile_is_summed_by_component_and_operator():
         {"cat": "Node", "name": "/projection/MatMul_fence_before", "ts": 16, "dur": 0},
     ]
     inputs = [{"tokens": ["a", "b"]}, {"tokens": ["c", "d"]}]  # 4 words
-    found = export_profile.summarise_events(events, 10, inputs)
+    found = export_speed.summarise_events(events, 10, inputs)
     assert found["us_per_word_by_component"] == {
         "word_bilstm": 10.0,
         "lm_lstm": 5.0,
@@ -276,3 +280,35 @@ def test_the_node_profile_is_summed_by_component_and_operator():
     assert found["top_nodes_us_per_word"][0] == ["/encoder/layers.0.0/LSTM", 10.0]
     assert found["us_per_word_nodes"] == 20.0
     assert found["graph_runs"] == 1 and found["node_runs_per_graph_run"] == 6
+
+
+def test_the_profile_clock_times_every_step_and_puts_the_tagger_back(tmp_path):
+    """The profile stage's clock on the fixtures' pruned export: every step of
+    `predict_batch_json` is clocked, the tags stay the same, `restore` puts back the untimed
+    steps; the node profile sums the graph's nodes by the components the exporter names."""
+    from ldnet_allennlp.onnx_export.exporter import export_tagger
+    from ldnet_runtime import Tagger, exported_tagger
+    from tests.conftest import FIXTURES_ROOT
+
+    export_tagger(str(FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz"), str(tmp_path))
+    tagger = Tagger(tmp_path, threads=1)
+    inputs = [{"tokens": ["EU", "rejects", "German", "call"]}, {"tokens": ["Peter", "Blackburn"]}]
+    expected = tagger.predict_batch_json(inputs * 3)
+    untimed = (tagger.session, tagger._indexers, tagger._token_rows, exported_tagger.viterbi_tags)
+    seconds = defaultdict(float)
+    restore = export_speed.instrument(tagger, seconds)
+    steps = export_speed.stage_case(tagger, inputs * 3, 2, seconds)()
+    assert tagger.predict_batch_json(inputs * 3) == expected
+    restore()
+    assert (tagger.session, tagger._indexers, tagger._token_rows) == untimed[:3]
+    assert exported_tagger.viterbi_tags is untimed[3]
+    indexing = {f"indexing_{name}" for name, _ in tagger._indexers}
+    timed = {"input_checks", "indexing_rows", "graph", "viterbi", "spans_and_output", "json"}
+    assert set(steps) == timed | indexing | {"other", "total"}
+    assert sum(steps.values()) == pytest.approx(2 * steps["total"])  # the steps add up to it
+    graph = export_speed.graph_profile(tagger, inputs * 3, 2)
+    # with word tables the character CNN runs in its own network, not in the graph
+    assert {"word_bilstm", "lm_lstm"} <= set(graph["us_per_word_by_component"])
+    labels = {label for label, _, _ in export_speed.COMPONENTS} | {"other_ops"}
+    assert set(graph["us_per_word_by_component"]) <= labels
+    assert tagger.predict_batch_json(inputs * 3) == expected

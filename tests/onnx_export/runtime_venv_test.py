@@ -1,7 +1,7 @@
 """
 The torch-free install: a fresh venv built as the README says, from
 `requirements/runtime-lock.txt` and the `ldnet-runtime` distribution (`ldnet_runtime/
-pyproject.toml`), pip using its cache (`benchmarks/studies/export_runtime_venv.py`, which the
+pyproject.toml`), pip using its cache (`benchmarks/studies/export.py`, which the
 `export` study's `runtime_venv` stage measures). In it `import torch` (and AllenNLP, and
 `ldnet_allennlp`) fails, and the fixtures' pruned export tags pre-tokenised and raw input as the
 predictor does, through `Tagger`, the `ldnet-tag` console script and the spaCy component; and
@@ -20,7 +20,7 @@ import pytest
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from benchmarks.studies.export_runtime_venv import LOCK, build_runtime_venv, imports_torch
+from benchmarks.studies.export import LOCK, build_runtime_venv, imports_torch
 from ldnet_runtime import Tagger
 from ldnet_runtime.tagging import mark_spans
 from tests.conftest import PROJECT_ROOT
