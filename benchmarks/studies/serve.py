@@ -52,25 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", default=str(ROOT / "runs" / "serve_benchmark" / "server.log"))
 
 
-def sentences_file(args: argparse.Namespace) -> Path:
-    """`--sentences`, else eng.testb, else the fixtures' CoNLL-03 sample."""
-    if args.sentences:
-        return Path(args.sentences)
-    default = Path(CONLL03["CONLL03_TEST_DATA_PATH"])
-    return default if default.exists() else FALLBACK_SENTENCES
-
-
-def server_command(args: argparse.Namespace, port: int) -> List[str]:
-    options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
-    return [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start_server(command: List[str], threads: int, log: Path, url: str) -> subprocess.Popen:
     """`command` (an `ldnet-serve`) started with OMP/MKL threads `threads`, its output in `log`;
     returned once `url/health` answers (at most 300 s)."""
@@ -108,7 +89,8 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
     """
     host, port = url.removeprefix("http://").split(":")
     payloads = [json.dumps(body).encode() for body in bodies]
-    latencies: List[float] = []  # of the answered requests; list.append is thread-safe
+    # seconds of the answered requests and of the errors; list.append is thread-safe
+    latencies: List[float] = []
     errors: List[float] = []
     failures: List[str] = []
 
@@ -119,9 +101,9 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
         headers = {"Content-Type": "application/json"}
         try:
             for i in itertools.count(k * len(payloads) // clients):
-                if time.perf_counter() >= stop:
-                    break
                 sent = time.perf_counter()
+                if sent >= stop:
+                    break
                 body = payloads[i % len(payloads)]
                 connection.request("POST", "/predict", body=body, headers=headers)
                 response = connection.getresponse()
@@ -146,13 +128,11 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
     every = sorted(latencies)
     if not every:
         raise SystemExit(f"no request succeeded with {clients} clients: {failures[:3]}")
-
-    def ms(seconds: float) -> float:
-        return round(seconds * 1000, 2)
-
-    def percentile(q: float) -> float:
-        return ms(every[min(len(every) - 1, int(q * len(every)))])
-
+    ms = {"mean_ms": statistics.fmean(every), "max_ms": every[-1]}
+    for key, q in (("p50_ms", 0.50), ("p90_ms", 0.90), ("p99_ms", 0.99)):
+        ms[key] = every[min(len(every) - 1, int(q * len(every)))]
+    ms["server_cpu_ms_per_request"] = server_cpu / len(every)
+    ms["clients_cpu_ms_per_request"] = client_cpu / len(every)
     return {
         "clients": clients,
         "seconds": round(elapsed, 2),
@@ -160,14 +140,8 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
         "errors": len(errors),
         "client_failures": failures,
         "sentences_per_sec": round(len(every) / elapsed, 1),
-        "mean_ms": ms(statistics.fmean(every)),
-        "p50_ms": percentile(0.50),
-        "p90_ms": percentile(0.90),
-        "p99_ms": percentile(0.99),
-        "max_ms": ms(every[-1]),
-        "server_cpu_ms_per_request": ms(server_cpu / len(every)),
         "server_cores_used": round(server_cpu / elapsed, 2),
-        "clients_cpu_ms_per_request": ms(client_cpu / len(every)),
+        **{key: round(seconds * 1000, 2) for key, seconds in ms.items()},
     }
 
 
@@ -235,27 +209,16 @@ def headline_keys(results: Dict[str, Any], phases: Dict[str, Dict[str, Any]]) ->
     )
 
 
-def table(args: argparse.Namespace, facts, phases: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """The results file's `summary` table: one row per client count."""
-    served = facts["name"] or facts["archive"]
-    return {
-        "columns": TABLE_COLUMNS,
-        "rows": [[phase[key] for key in TABLE_KEYS] for phase in phases.values()],
-        "caption": (
-            f"One sentence per request ({args.input} input), {args.duration:.0f} s per client "
-            f"count after {args.warmup:.0f} s of warm-up; server: {served}, torch threads "
-            f"{args.server_threads}, max batch {args.max_batch}. Goal: >= 300 sentences/s at 8 "
-            "clients with p99 < 100 ms."
-        ),
-    }
-
-
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     """The load test; writes `--output`."""
-    command, sentences_path = command_line(), sentences_file(args)
+    command, testb = command_line(), Path(CONLL03["CONLL03_TEST_DATA_PATH"])
+    sentences_path = Path(args.sentences or (testb if testb.exists() else FALLBACK_SENTENCES))
     sentences = read_sentences(sentences_path)
-    port = free_port()
-    server = server_command(args, port)
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
+    server = [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
     machine = hardware(torch_threads=args.server_threads)  # the server's, set by --threads
     started = utc_date()
     # one request body per sentence: its words joined by spaces, or its tokens
@@ -273,7 +236,16 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "started_at": started,
     }
     headline_keys(results, phases)
-    results["summary"] = table(args, facts, phases)
+    results["summary"] = {  # one row per client count
+        "columns": TABLE_COLUMNS,
+        "rows": [[phase[key] for key in TABLE_KEYS] for phase in phases.values()],
+        "caption": (
+            f"One sentence per request ({args.input} input), {args.duration:.0f} s per client "
+            f"count after {args.warmup:.0f} s of warm-up; server: "
+            f"{facts['name'] or facts['archive']}, torch threads {args.server_threads}, max batch "
+            f"{args.max_batch}. Goal: >= 300 sentences/s at 8 clients with p99 < 100 ms."
+        ),
+    }
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_results(output, results, replace=True)
