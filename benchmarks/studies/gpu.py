@@ -210,8 +210,7 @@ def _steps_process(
     (the script is copied out of the package so that its own folder shadows nothing); the figures
     are those the process measured itself, as it cannot use this harness."""
     script, work = args.work_dir / "gpu_steps_script.py", args.work_dir / f"cpu_{name}"
-    command = [sys.executable, str(script), str(CONFIG), "--device", "cpu", "--threads", "1"]
-    command += ["--ext-vars", json.dumps(_variables(args))]
+    command = [sys.executable, str(script), str(CONFIG), "--ext-vars", json.dumps(_variables(args))]
     command += ["--overrides", json.dumps(_overrides(args)), "--work-dir", str(work), *options]
     env = thread_env(1, dict(os.environ, PYTHONPATH=str(package_root)))
 

@@ -52,29 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", default=str(ROOT / "runs" / "serve_benchmark" / "server.log"))
 
 
-def start_server(command: List[str], threads: int, log: Path, url: str) -> subprocess.Popen:
-    """`command` (an `ldnet-serve`) started with OMP/MKL threads `threads`, its output in `log`;
-    returned once `url/health` answers (at most 300 s)."""
-    import httpx
-
-    env = dict(thread_env(threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "w") as handle:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"ldnet-serve exited with {process.returncode}; see {log}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    process.kill()
-    raise SystemExit(f"ldnet-serve did not answer within 300 s; see {log}")
-
-
 def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process `pid` so far, all its threads (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -146,13 +123,31 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
 
 
 def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: List[str], url):
-    """Starts the server, warms it up, runs each client count; returns /model's facts, the
-    warm-up phase and the phases by `c<clients>`."""
+    """
+    Starts the server (`command`, an `ldnet-serve`, with OMP/MKL threads `--server-threads`, its
+    output in `--log`), waits until `url/health` answers (at most 300 s), warms it up and runs
+    each client count; returns /model's facts, the warm-up phase and the phases by `c<clients>`.
+    """
     import httpx
 
-    client_counts = [int(c) for c in args.clients.split(",")]
-    process = start_server(command, args.server_threads, Path(args.log), url)
+    client_counts, log = [int(c) for c in args.clients.split(",")], Path(args.log)
+    env = dict(thread_env(args.server_threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
     try:
+        deadline = time.monotonic() + 300
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"ldnet-serve exited with {process.returncode}; see {log}")
+            if time.monotonic() > deadline:
+                raise SystemExit(f"ldnet-serve did not answer within 300 s; see {log}")
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
         facts = httpx.get(f"{url}/model").json()
         warmup = run_phase(url, bodies, max(client_counts), args.warmup, process.pid)
         phases = {
@@ -162,30 +157,6 @@ def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: L
         process.terminate()
         process.wait(timeout=60)
     return facts, warmup, phases
-
-
-def settings(args, facts, sentences, sentences_path: Path, warmup) -> Dict[str, Any]:
-    """The results' `settings`: what was served, the input, durations, threads."""
-    archive = os.path.relpath(args.archive, ROOT) if os.path.exists(args.archive) else args.archive
-    return {
-        "archive": archive,
-        "model": facts["name"],
-        "model_flops_per_token": facts["flops_per_token"],
-        "model_lm_layers_kept": facts["lm_layers_kept"],
-        "input": args.input,
-        "sentences_file": os.path.relpath(sentences_path, ROOT),
-        "sentences": len(sentences),
-        "mean_words_per_sentence": round(statistics.fmean(len(s) for s in sentences), 2),
-        "duration_s": args.duration,
-        "warmup_s": args.warmup,
-        "warmup_requests": warmup["requests"],
-        "server_torch_threads": args.server_threads,
-        "max_batch": args.max_batch,
-        "access_log": False,
-        "nice": os.nice(0),  # the server's and the clients' niceness
-        "clients_run_in": "threads of the benchmark process, one keep-alive http.client "
-        "connection each",
-    }
 
 
 def headline_keys(results: Dict[str, Any], phases: Dict[str, Dict[str, Any]]) -> None:
@@ -226,12 +197,31 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     bodies = [{"sentence": " ".join(s)} if as_text else {"tokens": s} for s in sentences]
     facts, warmup, phases = load_test(args, bodies, server, f"http://127.0.0.1:{port}")
     machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    served_file = os.path.exists(args.archive)
     results: Dict[str, Any] = {
         "title": "Serving: allennlp ldnet-serve under load",
         "command": command,
         "commands": {"benchmark": command, "server": " ".join(["allennlp", *server[1:]])},
         "hardware": machine,
-        "settings": settings(args, facts, sentences, sentences_path, warmup),
+        "settings": {  # what was served, the input, durations, threads
+            "archive": os.path.relpath(args.archive, ROOT) if served_file else args.archive,
+            "model": facts["name"],
+            "model_flops_per_token": facts["flops_per_token"],
+            "model_lm_layers_kept": facts["lm_layers_kept"],
+            "input": args.input,
+            "sentences_file": os.path.relpath(sentences_path, ROOT),
+            "sentences": len(sentences),
+            "mean_words_per_sentence": round(statistics.fmean(len(s) for s in sentences), 2),
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "warmup_requests": warmup["requests"],
+            "server_torch_threads": args.server_threads,
+            "max_batch": args.max_batch,
+            "access_log": False,
+            "nice": os.nice(0),  # the server's and the clients' niceness
+            "clients_run_in": "threads of the benchmark process, one keep-alive http.client "
+            "connection each",
+        },
         "phases": phases,
         "started_at": started,
     }
