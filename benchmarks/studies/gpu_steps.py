@@ -11,12 +11,12 @@ another commit, for the `gpu` study's `--baseline`), it prints the figures of on
 JSON. It then imports nothing of `benchmarks/` (that commit's harness may differ), so it reads the
 clock itself.
 
-    python COPY_OF_gpu_steps.py CONFIG --ext-vars '{...}' --work-dir DIR [--profile-steps N]
+    python COPY_OF_gpu_steps.py '{"config": PATH, "ext_vars": {...}, "overrides": {...},
+                                  "work_dir": DIR, "profile_steps": N}'   # 0: time the epochs
 
 (a copy outside benchmarks/studies/, whose `profile.py` would shadow the standard library's).
 """
 
-import argparse
 import json
 import shutil
 import sys
@@ -24,7 +24,7 @@ import time
 from collections import Counter, defaultdict
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import torch
 
@@ -185,27 +185,17 @@ def _by_part(profiler, steps: int) -> Dict[str, Any]:
     }
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config")
-    parser.add_argument("--ext-vars", default="{}", help="JSON: the config's variables")
-    parser.add_argument("--overrides", default="{}", help="JSON: config overrides")
-    parser.add_argument("--batches", type=int, default=None, help="training batches per epoch")
-    parser.add_argument("--work-dir", type=Path, required=True)
-    parser.add_argument("--profile-steps", type=int, default=0, help="profile, not one epoch")
-    args = parser.parse_args(argv)
+def main(job: Dict[str, Any]) -> None:
+    """Prints the figures of `job` (the script's argument) on one CPU thread."""
     torch.set_num_threads(1)
     import ldnet_allennlp  # noqa: F401  (whichever PYTHONPATH puts first)
 
-    overrides = {"trainer.num_epochs": 1, **json.loads(args.overrides)}
-    if args.batches:
-        overrides["data_loader.batches_per_epoch"] = args.batches
-    variables, steps = json.loads(args.ext_vars), args.profile_steps
-    train_model = build_trainer(args.config, variables, overrides, args.work_dir, -1)
+    work_dir, steps = Path(job["work_dir"]), job["profile_steps"]
+    train_model = build_trainer(job["config"], job["ext_vars"], job["overrides"], work_dir, -1)
     figures = profile_steps(train_model, steps) if steps else run_epochs(train_model)
     figures["ldnet_allennlp"] = str(Path(ldnet_allennlp.__file__).parent)
     print("GPU_STEPS_JSON " + json.dumps(figures), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(json.loads(sys.argv[1]))
