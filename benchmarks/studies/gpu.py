@@ -189,16 +189,12 @@ def _epoch_from_rates(args: argparse.Namespace, timings, name: str) -> float:
 
 def _versions(args: argparse.Namespace) -> Dict[str, Path]:
     """The package now, and at `--baseline` (a worktree under `--work-dir`, made once)."""
-    sha = _git("rev-parse", "--short", args.baseline)
+    git = ["git", "-C", str(ROOT)]
+    sha = subprocess.check_output([*git, "rev-parse", "--short", args.baseline], text=True).strip()
     path = args.work_dir / f"baseline_{sha}"
     if not path.exists():
-        _git("worktree", "add", "--detach", str(path), sha)
+        subprocess.run([*git, "worktree", "add", "--detach", str(path), sha], check=True)
     return {"now": ROOT, f"baseline_{args.baseline}": path}
-
-
-def _git(*arguments: str) -> str:
-    done = subprocess.run(["git", *arguments], cwd=ROOT, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
 
 
 def _steps_process(
