@@ -165,8 +165,7 @@ def pruned_run(args: argparse.Namespace, seed: int, seconds: Dict[str, float], l
 def measure(args: argparse.Namespace) -> None:
     """F1 of every tagger (test F1 of each new archive read once) and the interleaved words/s;
     replaces scalar_mix.json."""
-    log, recorded = args.out / "benchmark.log", args.out / "stage_seconds.json"
-    seconds = json.loads(recorded.read_text()) if recorded.exists() else {}
+    log, seconds = args.out / "benchmark.log", load_results(args.out / "stage_seconds.json")
     stages = [f"python -m benchmarks scalar_mix --stage {stage}" for stage in ("train", "prune")]
     result: Dict[str, Any] = {
         "title": TITLE,
