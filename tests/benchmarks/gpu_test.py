@@ -108,3 +108,20 @@ def test_a_baseline_case_passes_its_job_to_the_steps_script(tmp_path, monkeypatc
         (job["config"], job["ext_vars"], overrides, tmp_path / "work" / "cpu_baseline_REF", -1)
     ]
     assert json.loads(capsys.readouterr().out.split("GPU_STEPS_JSON ")[1])["median_seconds"] == 3.0
+
+
+def test_the_recover_path_stops_at_the_second_batch_of_the_chosen_epoch_only():
+    from unittest.mock import patch
+
+    from benchmarks.studies.gpu_paths import Interrupt, Interrupted
+
+    callback = Interrupt("unused")
+
+    def batch(epoch, number, is_training=True):
+        callback.on_batch(None, [], [], {}, epoch, number, is_training=is_training)
+
+    batch(1, 2)  # no epoch chosen: never
+    with patch.object(Interrupt, "at_epoch", 1):
+        batch(0, 2), batch(1, 1), batch(1, 2, is_training=False)
+        with pytest.raises(Interrupted, match="epoch 1, batch 2"):
+            batch(1, 2)
