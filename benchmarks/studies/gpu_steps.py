@@ -43,6 +43,7 @@ class EpochTimer(TrainerCallback):
     def __init__(self, serialization_dir: str) -> None:
         super().__init__(serialization_dir)
         self.records: List[Dict[str, float]] = []
+        self._start = 0.0
         self._times: Dict[bool, List[float]] = {True: [], False: []}  # by `is_training`
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
