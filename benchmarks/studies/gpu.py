@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional
 
 from benchmarks.harness.data import CONLL03, ROOT, cpu_model, read_sentences
 from benchmarks.harness.results import results_path, run_record, write_results
@@ -133,9 +133,8 @@ def _headline_figures(figures: Dict[str, Any]) -> Dict[str, Any]:
 def profile(args: argparse.Namespace) -> None:
     """Here, or with `--baseline`, the package now and at `REF`, each in a new process."""
     if args.baseline:
-        options = ["--profile-steps", str(args.profile_steps)]
-        versions = _versions(args).items()
-        figures = {name: _steps_process(args, name, path, options)() for name, path in versions}
+        steps, versions = args.profile_steps, _versions(args).items()
+        figures = {name: _steps_process(args, name, path, steps)() for name, path in versions}
         _save(args, {"profile_cpu_against_baseline": {**_device(args), **figures}})
         return
     from benchmarks.studies.gpu_steps import profile_steps
@@ -147,9 +146,8 @@ def profile(args: argparse.Namespace) -> None:
 def cpu(args: argparse.Namespace) -> None:
     """One epoch on the CPU, one thread, per round and package version."""
     if args.baseline:  # each version in a new process
-        options = ["--batches", str(args.cpu_batches)] if args.cpu_batches else []
-        versions = _versions(args).items()
-        cases = {name: _steps_process(args, name, path, options) for name, path in versions}
+        batches, versions = args.cpu_batches, _versions(args).items()
+        cases = {name: _steps_process(args, name, path, 0, batches) for name, path in versions}
     else:  # a fresh trainer per round in this process (its thread set by interleaved)
         from benchmarks.studies.gpu_steps import run_epochs
 
@@ -191,29 +189,29 @@ def _epoch_from_rates(args: argparse.Namespace, timings, name: str) -> float:
 
 def _versions(args: argparse.Namespace) -> Dict[str, Path]:
     """The package now, and at `--baseline` (a worktree under `--work-dir`, made once)."""
-    sha = _git("rev-parse", "--short", args.baseline)
+    git = ["git", "-C", str(ROOT)]
+    sha = subprocess.check_output([*git, "rev-parse", "--short", args.baseline], text=True).strip()
     path = args.work_dir / f"baseline_{sha}"
     if not path.exists():
-        _git("worktree", "add", "--detach", str(path), sha)
+        subprocess.run([*git, "worktree", "add", "--detach", str(path), sha], check=True)
     return {"now": ROOT, f"baseline_{args.baseline}": path}
 
 
-def _git(*arguments: str) -> str:
-    done = subprocess.run(["git", *arguments], cwd=ROOT, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
 def _steps_process(
-    args: argparse.Namespace, name: str, package_root: Path, options: Sequence[str] = ()
+    args: argparse.Namespace, name: str, root: Path, steps: int, batches: Optional[int] = None
 ):
-    """A self-timed case: `gpu_steps.py` in a new process with `package_root` first on the path
-    (the script is copied out of the package so that its own folder shadows nothing); the figures
-    are those the process measured itself, as it cannot use this harness."""
+    """A self-timed case: `gpu_steps.py` in a new process with `root` first on the path
+    (the script is copied out of the package so that its own folder shadows nothing), `steps`
+    steps profiled or one epoch (of `batches` training batches) timed; the figures are those the
+    process measured itself, as it cannot use this harness."""
     script, work = args.work_dir / "gpu_steps_script.py", args.work_dir / f"cpu_{name}"
-    command = [sys.executable, str(script), str(CONFIG), "--device", "cpu", "--threads", "1"]
-    command += ["--ext-vars", json.dumps(_variables(args))]
-    command += ["--overrides", json.dumps(_overrides(args)), "--work-dir", str(work), *options]
-    env = thread_env(1, dict(os.environ, PYTHONPATH=str(package_root)))
+    overrides = {"trainer.num_epochs": 1, **_overrides(args)}
+    if batches:
+        overrides["data_loader.batches_per_epoch"] = batches
+    job = {"config": str(CONFIG), "ext_vars": _variables(args), "overrides": overrides}
+    job.update(work_dir=str(work), profile_steps=steps)
+    command = [sys.executable, str(script), json.dumps(job)]
+    env = thread_env(1, dict(os.environ, PYTHONPATH=str(root)))
 
     def run() -> Dict[str, float]:
         script.parent.mkdir(parents=True, exist_ok=True)
@@ -223,8 +221,8 @@ def _steps_process(
         if done.returncode != 0 or not lines:
             raise SystemExit(f"{name}: gpu_steps.py failed:\n{done.stderr[-3000:]}")
         figures = json.loads(lines[-1].split(" ", 1)[1])
-        if Path(figures["ldnet_allennlp"]).resolve() != (package_root / "ldnet_allennlp").resolve():
-            raise SystemExit(f"{name}: ran {figures['ldnet_allennlp']}, not {package_root}")
+        if Path(figures["ldnet_allennlp"]).resolve() != (root / "ldnet_allennlp").resolve():
+            raise SystemExit(f"{name}: ran {figures['ldnet_allennlp']}, not {root}")
         return figures
 
     return run

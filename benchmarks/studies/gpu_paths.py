@@ -17,7 +17,7 @@ from unittest.mock import patch
 from allennlp.training.callbacks import TrainerCallback
 
 from benchmarks.harness.data import ROOT
-from benchmarks.harness.timing import interleaved
+from benchmarks.harness.timing import wall_clock
 
 FIXTURES = ROOT / "fixtures"
 CONFIGS = ROOT / "training_configs"
@@ -69,24 +69,24 @@ class Paths:
 
     def run(self, name: str, needs: List[str], work: Callable[[], Any]) -> None:
         """`work` returns nothing, a dict of figures to record, or why it was skipped; it runs
-        once, timed as one round of `interleaved` (no warm-up: a path's first run is the one)."""
+        once, timed by the harness's `wall_clock` (a path's first run is the one)."""
         missing = [need for need in needs if not self.results.get(need, {}).get("ok")]
         if missing:
             self.results[name] = {"ok": False, "error": f"not run: needs {', '.join(missing)}"}
             return
-        outcome: List[Any] = []
+        seconds: List[float] = []
         try:
-            case = {name: lambda: outcome.append(work())}
-            timings = interleaved(case, rounds=1, warmup=0, min_rounds=1)
+            with wall_clock(seconds.append):
+                outcome = work()
         except (Exception, SystemExit) as error:  # a path's failure is a result
             lines = traceback.format_exception_only(type(error), error)
             self.results[name] = {"ok": False, "error": "".join(lines).strip()[-2000:]}
         else:
-            if isinstance(outcome[0], str):
-                self.results[name] = {"ok": None, "skipped": outcome[0]}
+            if isinstance(outcome, str):
+                self.results[name] = {"ok": None, "skipped": outcome}
             else:
-                seconds = round(timings.median(name), 2)
-                self.results[name] = {"ok": True, "seconds": seconds, **(outcome[0] or {})}
+                ran = {"ok": True, "seconds": round(seconds[0], 2)}
+                self.results[name] = {**ran, **(outcome or {})}
         print(f"[gpu paths] {name}: {self.results[name]}", flush=True)
 
     def train(self, config: Path, name: str, overrides: Optional[Dict] = None, recover=False):
@@ -244,7 +244,7 @@ class Paths:
         config = CONFIGS / "tagging" / "ner_ldnet.jsonnet"
         overrides = {"trainer.num_epochs": 2, "trainer.callbacks": [{"type": INTERRUPT}]}
         whole = self.train(config, "whole", overrides)
-        with patch.dict(os.environ, {INTERRUPT_AT: "1"}), contextlib.suppress(Interrupted):
+        with patch.object(Interrupt, "at_epoch", 1), contextlib.suppress(Interrupted):
             self.train(config, "resumed", overrides)
         resumed = self.train(config, "resumed", overrides, recover=True)
         a, b = torch.load(whole / "best.th"), torch.load(resumed / "best.th")
@@ -255,7 +255,6 @@ class Paths:
 
 
 INTERRUPT = "benchmarks_interrupt"
-INTERRUPT_AT = "LDNET_GPU_CHECK_INTERRUPT_AT_EPOCH"
 
 
 class Interrupted(RuntimeError):
@@ -264,12 +263,13 @@ class Interrupted(RuntimeError):
 
 @TrainerCallback.register(INTERRUPT, exist_ok=True)
 class Interrupt(TrainerCallback):
-    """Stops training at the second batch of the epoch in `$LDNET_GPU_CHECK_INTERRUPT_AT_EPOCH`
-    (unset: never), as a crash would; the config is the same either way, so it resumes."""
+    """Stops training at the second batch of epoch `Interrupt.at_epoch` (None: never), as a
+    crash would; the config is the same either way, so it resumes."""
+
+    at_epoch: Optional[int] = None
 
     def on_batch(self, trainer, *batch, is_training: bool, **kwargs) -> None:
         # batch: the inputs, the outputs, the metrics, the epoch and the batch's number
         epoch, batch_number = batch[3], batch[4]
-        stop_at = os.environ.get(INTERRUPT_AT)
-        if is_training and stop_at is not None and epoch == int(stop_at) and batch_number == 2:
+        if is_training and (epoch, batch_number) == (Interrupt.at_epoch, 2):
             raise Interrupted(f"stopped at epoch {epoch}, batch {batch_number}")

@@ -7,15 +7,16 @@ as the trainer does under `torch.profiler`: host milliseconds, operator launches
 `.item()` calls (host-device syncs on a GPU) of each part of the step.
 
 Run as a script against whatever `ldnet_allennlp` is first on `PYTHONPATH` (the package at
-another commit, for the `gpu` study's `--baseline`), it prints the figures as JSON. It then
-imports nothing of `benchmarks/` (that commit's harness may differ), so it reads the clock itself.
+another commit, for the `gpu` study's `--baseline`), it prints the figures of one CPU thread as
+JSON. It then imports nothing of `benchmarks/` (that commit's harness may differ), so it reads the
+clock itself.
 
-    python COPY_OF_gpu_steps.py CONFIG --ext-vars '{...}' --device cpu --threads 1 --work-dir DIR
+    python COPY_OF_gpu_steps.py '{"config": PATH, "ext_vars": {...}, "overrides": {...},
+                                  "work_dir": DIR, "profile_steps": N}'   # 0: time the epochs
 
 (a copy outside benchmarks/studies/, whose `profile.py` would shadow the standard library's).
 """
 
-import argparse
 import json
 import shutil
 import sys
@@ -23,7 +24,7 @@ import time
 from collections import Counter, defaultdict
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import torch
 
@@ -43,7 +44,7 @@ class EpochTimer(TrainerCallback):
         super().__init__(serialization_dir)
         self.records: List[Dict[str, float]] = []
         self._start = 0.0
-        self._times: Dict[bool, List[float]] = {True: [], False: []}
+        self._times: Dict[bool, List[float]] = {True: [], False: []}  # by `is_training`
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         self._start = _now(trainer)
@@ -59,8 +60,7 @@ class EpochTimer(TrainerCallback):
             if len(times) > 1:
                 record[f"{phase}_batches_per_sec"] = (len(times) - 1) / (times[-1] - times[0])
         self.records.append(record)
-        self._start = end
-        self._times = {True: [], False: []}
+        self._start, self._times = end, {True: [], False: []}
 
 
 def _now(trainer) -> float:
@@ -156,16 +156,6 @@ def profile_steps(train_model: TrainModel, steps: int, warmup: int = 3) -> Dict[
     return {"steps": steps, "wall_ms_per_step": 1000 * wall, **_by_part(profiler, steps)}
 
 
-def _part_of(event) -> str:
-    """The part of the step an operator ran in: its nearest "part:" ancestor's label."""
-    parent = event.cpu_parent
-    while parent is not None and not parent.name.startswith("part:"):
-        parent = parent.cpu_parent
-    if parent is None:
-        return "step_rest"
-    return "forward_rest" if parent.name == "part:forward" else parent.name[5:]
-
-
 def _by_part(profiler, steps: int) -> Dict[str, Any]:
     operators, items = Counter(), Counter()
     host_ms: Dict[str, float] = defaultdict(float)
@@ -178,7 +168,11 @@ def _by_part(profiler, steps: int) -> Dict[str, Any]:
         parent = event.cpu_parent
         if parent is not None and parent.name.startswith("aten::"):
             continue  # inside another operator: not a call of its own
-        part = _part_of(event)
+        part = parent  # the part of the step: the label of the nearest "part:" ancestor
+        while part is not None and not part.name.startswith("part:"):
+            part = part.cpu_parent
+        part = "step_rest" if part is None else part.name[5:]
+        part = "forward_rest" if part == "forward" else part
         operators[part] += 1
         device_ms[part] += getattr(event, "device_time_total", 0.0) / 1000 / steps
         if event.name in ("aten::_local_scalar_dense", "aten::item"):
@@ -192,31 +186,17 @@ def _by_part(profiler, steps: int) -> Dict[str, Any]:
     }
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config")
-    parser.add_argument("--ext-vars", default="{}", help="JSON: the config's variables")
-    parser.add_argument("--overrides", default="{}", help="JSON: config overrides")
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--batches", type=int, default=None, help="training batches per epoch")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--work-dir", required=True)
-    parser.add_argument("--profile-steps", type=int, default=0, help="profile, not epochs")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+def main(job: Dict[str, Any]) -> None:
+    """Prints the figures of `job` (the script's argument) on one CPU thread."""
+    torch.set_num_threads(1)
     import ldnet_allennlp  # noqa: F401  (whichever PYTHONPATH puts first)
 
-    overrides = {"trainer.num_epochs": args.epochs, **json.loads(args.overrides)}
-    if args.batches:
-        overrides["data_loader.batches_per_epoch"] = args.batches
-    cuda_device, variables = 0 if args.device == "cuda" else -1, json.loads(args.ext_vars)
-    train_model = build_trainer(args.config, variables, overrides, Path(args.work_dir), cuda_device)
-    steps = args.profile_steps
+    work_dir, steps = Path(job["work_dir"]), job["profile_steps"]
+    train_model = build_trainer(job["config"], job["ext_vars"], job["overrides"], work_dir, -1)
     figures = profile_steps(train_model, steps) if steps else run_epochs(train_model)
     figures["ldnet_allennlp"] = str(Path(ldnet_allennlp.__file__).parent)
     print("GPU_STEPS_JSON " + json.dumps(figures), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(json.loads(sys.argv[1]))

@@ -3,8 +3,8 @@ Where a tagger's inference time goes, per word, for an un-pruned and a pruned LD
 batch 32 and batch 1, with 1 and 2 threads (`--threads`).
 
 Each archive's `forward` runs on pre-indexed tensor batches of the test sentences (tokenisation
-and indexing are not timed), `torch.no_grad()`, CPU. Forward hooks time each component inside the
-same forward call: `lm_layers` (the dense LMs of every `layer_selection` embedder),
+and indexing are not timed), `torch.no_grad()`, CPU. The clock is read around each component
+inside the same forward call: `lm_layers` (the dense LMs of every `layer_selection` embedder),
 `lm_features_rest` (the rest of that embedder: layer masks, concatenation, `W_cr`), one row per
 other token embedder, `embedder_rest` (the text-field embedder outside its token embedders),
 `word_bilstm`, `crf_emissions` (the tag projection), `viterbi`, and `python_and_allennlp` (the
@@ -35,76 +35,53 @@ CONFIGURATIONS = ["unpruned_b32", "pruned_b32", "unpruned_b1", "pruned_b1"]
 
 
 class ComponentTimer:
-    """Seconds spent in each component of `model`'s forward, accumulated over calls: the hooks
-    read the clock inside one forward call, which `interleaved` (timing whole calls) cannot
-    split; `profiled_case` hands their sums to it as a self-timed case."""
+    """
+    Seconds spent in each component of `model`'s forward (`seconds`, by row of the profile),
+    summed over calls: each timed method's own time, less that of the timed methods it calls. The
+    clock is read inside one forward call, which `interleaved` (timing whole calls) cannot split;
+    `profiled_case` hands the sums to it as a self-timed case.
+    """
 
     def __init__(self, model) -> None:
         self.seconds: Dict[str, float] = defaultdict(float)
-        self._starts: Dict[str, float] = {}
+        self._inner = 0.0  # seconds of the timed calls inside the one under way
         embedder = model.text_field_embedder
-        self._time_module("text_field_embedder", embedder)
+        self._time("embedder_rest", embedder, "forward")
         for name, token_embedder in embedder._token_embedders.items():
-            self._time_module(f"embedder:{name}", token_embedder)
-            if hasattr(token_embedder, "bilm"):  # layer_selection: the LMs run in bilm.layers
-                self._time_method(f"lm_layers:{name}", token_embedder.bilm, "layers")
-        self._time_module("word_bilstm", model.encoder)
-        self._time_module("crf_emissions", model.tag_projection_layer)
-        self._time_method("viterbi", model.crf, "viterbi_tags")
+            bilm = getattr(token_embedder, "bilm", None)  # layer_selection: LMs in bilm.layers
+            self._time(name if bilm is None else "lm_features_rest", token_embedder, "forward")
+            if bilm is not None:
+                self._time("lm_layers", bilm, "layers")
+        self._time("word_bilstm", model.encoder, "forward")
+        self._time("crf_emissions", model.tag_projection_layer, "forward")
+        self._time("viterbi", model.crf, "viterbi_tags")
 
-    def _time_method(self, key: str, owner: Any, name: str) -> None:
+    def _time(self, row: str, owner: Any, name: str) -> None:
         method = getattr(owner, name)
 
         def timed(*args, **kwargs):
+            outer, self._inner = self._inner, 0.0
             start = time.perf_counter()
             try:
                 return method(*args, **kwargs)
             finally:
-                self.seconds[key] += time.perf_counter() - start
+                seconds = time.perf_counter() - start
+                self.seconds[row] += seconds - self._inner
+                self._inner = outer + seconds
 
         setattr(owner, name, timed)  # an instance attribute, over the class's method
 
-    def _time_module(self, key: str, module) -> None:
-        def before(*_):
-            self._starts[key] = time.perf_counter()
-
-        def after(*_):
-            self.seconds[key] += time.perf_counter() - self._starts.pop(key)
-
-        module.register_forward_pre_hook(before)
-        module.register_forward_hook(after)
-
-    def reset(self) -> None:
-        self.seconds.clear()
-
     def components(self, total: float) -> Dict[str, float]:
-        """The raw module times folded into the rows of the profile (the module docstring's)."""
-        raw = dict(self.seconds)
-        rows: Dict[str, float] = defaultdict(float)
-        token_embedders = 0.0
-        for key, seconds in raw.items():
-            if key.startswith("embedder:"):
-                name = key.split(":", 1)[1]
-                token_embedders += seconds
-                layers = raw.get(f"lm_layers:{name}")
-                if layers is not None:
-                    rows["lm_layers"] += layers
-                    rows["lm_features_rest"] += seconds - layers
-                else:
-                    rows[name] += seconds
-        rows["embedder_rest"] = raw.get("text_field_embedder", 0.0) - token_embedders
-        for key in ("word_bilstm", "crf_emissions", "viterbi"):
-            rows[key] = raw.get(key, 0.0)
-        rows["python_and_allennlp"] = total - sum(rows.values())
-        rows["total"] = total
-        return dict(rows)
+        """The rows, with `python_and_allennlp` (the rest of `total`) and `total`."""
+        rows = dict(self.seconds)
+        return {**rows, "python_and_allennlp": total - sum(rows.values()), "total": total}
 
 
 def profiled_case(model, batches, timer: ComponentTimer):
     """A self-timed case: one forward over `batches`, returning seconds by component."""
 
     def run() -> Dict[str, float]:
-        timer.reset()
+        timer.seconds.clear()
         return timer.components(forward_seconds(model, batches))
 
     return run
@@ -125,27 +102,26 @@ def profile(args: argparse.Namespace) -> Dict[str, Any]:
     sentences = read_sentences(args.test_file or TEST_FILES[args.task])
     chosen = {32: sentences, 1: sentences[: args.batch1_sentences]}
     words = {size: sum(len(s) for s in chosen[size]) for size in chosen}
-    cases, n_words = {}, {}
+    cases = {}
     for model_name, archive in (("unpruned", args.unpruned), ("pruned", args.pruned)):
         for size in (32, 1):
             model, batches = tensor_batches(Path(archive), chosen[size], size)
             cases[f"{model_name}_b{size}"] = profiled_case(model, batches, ComponentTimer(model))
-            n_words[f"{model_name}_b{size}"] = words[size]
-    result: Dict[str, Any] = {}
+    result: Dict[str, Any] = {"words_b32": words[32], "words_b1": words[1]}
     for threads in args.threads:
         # interleaved: machine noise hits every configuration alike
         timings = interleaved(cases, args.rounds, threads=threads, self_timed=True)
         for name in cases:
             keys = sorted({key for sample in timings.values(name) for key in sample}, key=_order)
+            n_words = words[int(name.split("_b")[1])]
             result[f"threads{threads}_{name}_us_per_word"] = {
-                key: 1e6 * timings.median(name, key) / n_words[name] for key in keys
+                key: 1e6 * timings.median(name, key) / n_words for key in keys
             }
         for size in (32, 1):
             unpruned = result[f"threads{threads}_unpruned_b{size}_us_per_word"]["total"]
             pruned = result[f"threads{threads}_pruned_b{size}_us_per_word"]["total"]
             result[f"threads{threads}_speedup_b{size}"] = unpruned / pruned
-    archives = {"unpruned_archive": str(args.unpruned), "pruned_archive": str(args.pruned)}
-    return {**result, "words_b32": words[32], "words_b1": words[1], **archives}
+    return {**result, "unpruned_archive": str(args.unpruned), "pruned_archive": str(args.pruned)}
 
 
 def _order(key: str) -> int:
@@ -156,15 +132,16 @@ def tables(task_results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The results file's `summary` tables: µs per word by component, per task and threads."""
     found, columns = [], ["component"] + [n.replace("_", " ") for n in CONFIGURATIONS]
     for task, result in sorted(task_results.items()):
-        threads = {key.split("_")[0] for key in result if key.startswith("threads")}
-        for at in sorted(threads, key=lambda at: int(at[len("threads") :])):
-            profiles = [result[f"{at}_{name}_us_per_word"] for name in CONFIGURATIONS]
+        at_threads = [key.split("_")[0] for key in result if key.startswith("threads")]
+        threads = {at[len("threads") :] for at in at_threads}
+        for at in sorted(threads, key=int):
+            profiles = [result[f"threads{at}_{name}_us_per_word"] for name in CONFIGURATIONS]
             keys = sorted({key for p in profiles for key in p}, key=_order)
             rows = [[key] + [round(p.get(key, 0.0), 1) for p in profiles] for key in keys]
             caption = (
-                f"{task}: µs per word by component, {at[len('threads'):]} thread(s) (speed-up of "
-                f"the whole forward: {result[f'{at}_speedup_b32']:.2f}x at batch 32, "
-                f"{result[f'{at}_speedup_b1']:.2f}x at batch 1)"
+                f"{task}: µs per word by component, {at} thread(s) (speed-up of the whole "
+                f"forward: {result[f'threads{at}_speedup_b32']:.2f}x at batch 32, "
+                f"{result[f'threads{at}_speedup_b1']:.2f}x at batch 1)"
             )
             found.append({"caption": caption, "columns": columns, "rows": rows})
     return found

@@ -14,7 +14,7 @@ import argparse
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
@@ -49,11 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_name(seed: int) -> str:
     return f"scalar_mix_seed{seed}"
-
-
-def tagging_key(name: str, seed: int) -> str:
-    """The tagging study's key of a no-LM or LD-Net run (seed 1 has no suffix)."""
-    return TAGGING_RUNS[name] + ("" if seed == 1 else f"_seed{seed}")
 
 
 def _train(args: argparse.Namespace, name: str, config: str, overrides=None, env=ENV) -> None:
@@ -98,10 +93,12 @@ def test_f1(archive: Path, log: Path) -> float:
     return 100.0 * allennlp.evaluate(archive, test_file, output, log)["f1-measure-overall"]
 
 
-def no_lm_model(batch_size: int, sentences: List[List[str]]) -> Tuple[Any, List[Dict[str, Any]]]:
-    """The no-LM tagger's architecture (its config) over the shipped `ner` tagger's vocabulary,
-    untrained, and `sentences` as its input batches."""
+def words_per_sec(args: argparse.Namespace, archives: Dict[str, Path]) -> Dict[str, float]:
+    """Words/s on eng.testb of each archive and of `no_lm`, the no-LM tagger's architecture (its
+    config) over the shipped `ner` tagger's vocabulary, untrained: the median of `--repeats`
+    interleaved rounds, after one batch of each."""
     import _jsonnet
+    import torch
     from allennlp.common import Params
     from allennlp.data import DatasetReader
     from allennlp.models import Model
@@ -109,34 +106,21 @@ def no_lm_model(batch_size: int, sentences: List[List[str]]) -> Tuple[Any, List[
 
     from ldnet_allennlp.pretrained import resolve_archive
 
+    sentences = read_sentences(CONLL03["CONLL03_TEST_DATA_PATH"])
     config = json.loads(_jsonnet.evaluate_file(str(ROOT / CONFIGS["no_lm"]), ext_vars=ENV))
     vocab = load_archive(resolve_archive("pretrained:ner")).model.vocab
-    model = Model.from_params(vocab=vocab, params=Params(config["model"]))
+    no_lm = Model.from_params(vocab=vocab, params=Params(config["model"])).eval()
     reader = DatasetReader.from_params(Params(config["dataset_reader"]))
-    return model.eval(), model_batches(model, reader, sentences, batch_size)
-
-
-def words_per_sec(args: argparse.Namespace, archives: Dict[str, Path]) -> Dict[str, float]:
-    """Words/s of the no-LM architecture and each archive on eng.testb: the median of
-    `--repeats` interleaved rounds, after one batch of each."""
-    import torch
-
-    sentences = read_sentences(CONLL03["CONLL03_TEST_DATA_PATH"])
-    taggers = {"no_lm": no_lm_model(args.batch_size, sentences)}
+    taggers = {"no_lm": (no_lm, model_batches(no_lm, reader, sentences, args.batch_size))}
     for name, archive in archives.items():
         taggers[name] = tensor_batches(archive, sentences, args.batch_size)
     cases = {name: (lambda m=m, b=b: forward_seconds(m, b)) for name, (m, b) in taggers.items()}
     warmup = {name: (lambda m=m, b=b: m(**b[0])) for name, (m, b) in taggers.items()}
+    protocol = dict(warmup=warmup, threads=args.threads, self_timed=True)
     with torch.no_grad():
-        timings = interleaved(
-            cases, args.repeats, warmup=warmup, threads=args.threads, self_timed=True
-        )
+        timings = interleaved(cases, args.repeats, **protocol)
     words = sum(len(sentence) for sentence in sentences)
     return {name: round(timings.rate(name, words), 1) for name in taggers}
-
-
-def mean(values: List[float]) -> float:
-    return round(sum(values) / len(values), 2)
 
 
 def seed_runs(args: argparse.Namespace, seconds: Dict[str, float], log: Path) -> Dict[str, Any]:
@@ -145,7 +129,7 @@ def seed_runs(args: argparse.Namespace, seconds: Dict[str, float], log: Path) ->
     tagging, runs = load_results("tagging"), {}
     for name in TAGGING_RUNS:
         for seed in SEEDS:
-            key = tagging_key(name, seed)
+            key = TAGGING_RUNS[name] + ("" if seed == 1 else f"_seed{seed}")
             runs[f"{name}_seed{seed}"] = {
                 **{figure: round(tagging[key][figure], 2) for figure in ("test_f1", "dev_f1")},
                 **{k: tagging[key][k] for k in ("epochs_trained", "best_epoch", "command")},
@@ -181,8 +165,7 @@ def pruned_run(args: argparse.Namespace, seed: int, seconds: Dict[str, float], l
 def measure(args: argparse.Namespace) -> None:
     """F1 of every tagger (test F1 of each new archive read once) and the interleaved words/s;
     replaces scalar_mix.json."""
-    log, recorded = args.out / "benchmark.log", args.out / "stage_seconds.json"
-    seconds = json.loads(recorded.read_text()) if recorded.exists() else {}
+    log, seconds = args.out / "benchmark.log", load_results(args.out / "stage_seconds.json")
     stages = [f"python -m benchmarks scalar_mix --stage {stage}" for stage in ("train", "prune")]
     result: Dict[str, Any] = {
         "title": TITLE,
@@ -195,9 +178,9 @@ def measure(args: argparse.Namespace) -> None:
         "seeds": seed_runs(args, seconds, log),
     }
     for name in CONFIGS:
-        runs = [result["seeds"][f"{name}_seed{seed}"] for seed in SEEDS]
-        result[f"conll03_test_f1_{name}"] = mean([run["test_f1"] for run in runs])
-        result[f"conll03_dev_f1_{name}"] = mean([run["dev_f1"] for run in runs])
+        for figure in ("test_f1", "dev_f1"):
+            values = [result["seeds"][f"{name}_seed{seed}"][figure] for seed in SEEDS]
+            result[f"conll03_{figure}_{name}"] = round(sum(values) / len(values), 2)
     f1 = {name: result[f"conll03_test_f1_{name}"] for name in CONFIGS}
     result["test_f1_gap_ldnet_minus_scalar_mix"] = round(f1["ldnet"] - f1["scalar_mix"], 2)
     # pruned to 2 LM layers: the scalar-mix seed chosen on dev, beside the shipped LD-Net pair

@@ -52,48 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", default=str(ROOT / "runs" / "serve_benchmark" / "server.log"))
 
 
-def sentences_file(args: argparse.Namespace) -> Path:
-    """`--sentences`, else eng.testb, else the fixtures' CoNLL-03 sample."""
-    if args.sentences:
-        return Path(args.sentences)
-    default = Path(CONLL03["CONLL03_TEST_DATA_PATH"])
-    return default if default.exists() else FALLBACK_SENTENCES
-
-
-def server_command(args: argparse.Namespace, port: int) -> List[str]:
-    options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
-    return [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_server(command: List[str], threads: int, log: Path, url: str) -> subprocess.Popen:
-    """`command` (an `ldnet-serve`) started with OMP/MKL threads `threads`, its output in `log`;
-    returned once `url/health` answers (at most 300 s)."""
-    import httpx
-
-    env = dict(thread_env(threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "w") as handle:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"ldnet-serve exited with {process.returncode}; see {log}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    process.kill()
-    raise SystemExit(f"ldnet-serve did not answer within 300 s; see {log}")
-
-
 def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process `pid` so far, all its threads (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -108,7 +66,8 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
     """
     host, port = url.removeprefix("http://").split(":")
     payloads = [json.dumps(body).encode() for body in bodies]
-    latencies: List[float] = []  # of the answered requests; list.append is thread-safe
+    # seconds of the answered requests and of the errors; list.append is thread-safe
+    latencies: List[float] = []
     errors: List[float] = []
     failures: List[str] = []
 
@@ -119,9 +78,9 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
         headers = {"Content-Type": "application/json"}
         try:
             for i in itertools.count(k * len(payloads) // clients):
-                if time.perf_counter() >= stop:
-                    break
                 sent = time.perf_counter()
+                if sent >= stop:
+                    break
                 body = payloads[i % len(payloads)]
                 connection.request("POST", "/predict", body=body, headers=headers)
                 response = connection.getresponse()
@@ -146,13 +105,11 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
     every = sorted(latencies)
     if not every:
         raise SystemExit(f"no request succeeded with {clients} clients: {failures[:3]}")
-
-    def ms(seconds: float) -> float:
-        return round(seconds * 1000, 2)
-
-    def percentile(q: float) -> float:
-        return ms(every[min(len(every) - 1, int(q * len(every)))])
-
+    ms = {"mean_ms": statistics.fmean(every), "max_ms": every[-1]}
+    for key, q in (("p50_ms", 0.50), ("p90_ms", 0.90), ("p99_ms", 0.99)):
+        ms[key] = every[min(len(every) - 1, int(q * len(every)))]
+    ms["server_cpu_ms_per_request"] = server_cpu / len(every)
+    ms["clients_cpu_ms_per_request"] = client_cpu / len(every)
     return {
         "clients": clients,
         "seconds": round(elapsed, 2),
@@ -160,25 +117,37 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
         "errors": len(errors),
         "client_failures": failures,
         "sentences_per_sec": round(len(every) / elapsed, 1),
-        "mean_ms": ms(statistics.fmean(every)),
-        "p50_ms": percentile(0.50),
-        "p90_ms": percentile(0.90),
-        "p99_ms": percentile(0.99),
-        "max_ms": ms(every[-1]),
-        "server_cpu_ms_per_request": ms(server_cpu / len(every)),
         "server_cores_used": round(server_cpu / elapsed, 2),
-        "clients_cpu_ms_per_request": ms(client_cpu / len(every)),
+        **{key: round(seconds * 1000, 2) for key, seconds in ms.items()},
     }
 
 
 def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: List[str], url):
-    """Starts the server, warms it up, runs each client count; returns /model's facts, the
-    warm-up phase and the phases by `c<clients>`."""
+    """
+    Starts the server (`command`, an `ldnet-serve`, with OMP/MKL threads `--server-threads`, its
+    output in `--log`), waits until `url/health` answers (at most 300 s), warms it up and runs
+    each client count; returns /model's facts, the warm-up phase and the phases by `c<clients>`.
+    """
     import httpx
 
-    client_counts = [int(c) for c in args.clients.split(",")]
-    process = start_server(command, args.server_threads, Path(args.log), url)
+    client_counts, log = [int(c) for c in args.clients.split(",")], Path(args.log)
+    env = dict(thread_env(args.server_threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
     try:
+        deadline = time.monotonic() + 300
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"ldnet-serve exited with {process.returncode}; see {log}")
+            if time.monotonic() > deadline:
+                raise SystemExit(f"ldnet-serve did not answer within 300 s; see {log}")
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
         facts = httpx.get(f"{url}/model").json()
         warmup = run_phase(url, bodies, max(client_counts), args.warmup, process.pid)
         phases = {
@@ -188,30 +157,6 @@ def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: L
         process.terminate()
         process.wait(timeout=60)
     return facts, warmup, phases
-
-
-def settings(args, facts, sentences, sentences_path: Path, warmup) -> Dict[str, Any]:
-    """The results' `settings`: what was served, the input, durations, threads."""
-    archive = os.path.relpath(args.archive, ROOT) if os.path.exists(args.archive) else args.archive
-    return {
-        "archive": archive,
-        "model": facts["name"],
-        "model_flops_per_token": facts["flops_per_token"],
-        "model_lm_layers_kept": facts["lm_layers_kept"],
-        "input": args.input,
-        "sentences_file": os.path.relpath(sentences_path, ROOT),
-        "sentences": len(sentences),
-        "mean_words_per_sentence": round(statistics.fmean(len(s) for s in sentences), 2),
-        "duration_s": args.duration,
-        "warmup_s": args.warmup,
-        "warmup_requests": warmup["requests"],
-        "server_torch_threads": args.server_threads,
-        "max_batch": args.max_batch,
-        "access_log": False,
-        "nice": os.nice(0),  # the server's and the clients' niceness
-        "clients_run_in": "threads of the benchmark process, one keep-alive http.client "
-        "connection each",
-    }
 
 
 def headline_keys(results: Dict[str, Any], phases: Dict[str, Dict[str, Any]]) -> None:
@@ -235,27 +180,16 @@ def headline_keys(results: Dict[str, Any], phases: Dict[str, Dict[str, Any]]) ->
     )
 
 
-def table(args: argparse.Namespace, facts, phases: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """The results file's `summary` table: one row per client count."""
-    served = facts["name"] or facts["archive"]
-    return {
-        "columns": TABLE_COLUMNS,
-        "rows": [[phase[key] for key in TABLE_KEYS] for phase in phases.values()],
-        "caption": (
-            f"One sentence per request ({args.input} input), {args.duration:.0f} s per client "
-            f"count after {args.warmup:.0f} s of warm-up; server: {served}, torch threads "
-            f"{args.server_threads}, max batch {args.max_batch}. Goal: >= 300 sentences/s at 8 "
-            "clients with p99 < 100 ms."
-        ),
-    }
-
-
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     """The load test; writes `--output`."""
-    command, sentences_path = command_line(), sentences_file(args)
+    command, testb = command_line(), Path(CONLL03["CONLL03_TEST_DATA_PATH"])
+    sentences_path = Path(args.sentences or (testb if testb.exists() else FALLBACK_SENTENCES))
     sentences = read_sentences(sentences_path)
-    port = free_port()
-    server = server_command(args, port)
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
+    server = [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
     machine = hardware(torch_threads=args.server_threads)  # the server's, set by --threads
     started = utc_date()
     # one request body per sentence: its words joined by spaces, or its tokens
@@ -263,17 +197,45 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     bodies = [{"sentence": " ".join(s)} if as_text else {"tokens": s} for s in sentences]
     facts, warmup, phases = load_test(args, bodies, server, f"http://127.0.0.1:{port}")
     machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    served_file = os.path.exists(args.archive)
     results: Dict[str, Any] = {
         "title": "Serving: allennlp ldnet-serve under load",
         "command": command,
         "commands": {"benchmark": command, "server": " ".join(["allennlp", *server[1:]])},
         "hardware": machine,
-        "settings": settings(args, facts, sentences, sentences_path, warmup),
+        "settings": {  # what was served, the input, durations, threads
+            "archive": os.path.relpath(args.archive, ROOT) if served_file else args.archive,
+            "model": facts["name"],
+            "model_flops_per_token": facts["flops_per_token"],
+            "model_lm_layers_kept": facts["lm_layers_kept"],
+            "input": args.input,
+            "sentences_file": os.path.relpath(sentences_path, ROOT),
+            "sentences": len(sentences),
+            "mean_words_per_sentence": round(statistics.fmean(len(s) for s in sentences), 2),
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "warmup_requests": warmup["requests"],
+            "server_torch_threads": args.server_threads,
+            "max_batch": args.max_batch,
+            "access_log": False,
+            "nice": os.nice(0),  # the server's and the clients' niceness
+            "clients_run_in": "threads of the benchmark process, one keep-alive http.client "
+            "connection each",
+        },
         "phases": phases,
         "started_at": started,
     }
     headline_keys(results, phases)
-    results["summary"] = table(args, facts, phases)
+    results["summary"] = {  # one row per client count
+        "columns": TABLE_COLUMNS,
+        "rows": [[phase[key] for key in TABLE_KEYS] for phase in phases.values()],
+        "caption": (
+            f"One sentence per request ({args.input} input), {args.duration:.0f} s per client "
+            f"count after {args.warmup:.0f} s of warm-up; server: "
+            f"{facts['name'] or facts['archive']}, torch threads {args.server_threads}, max batch "
+            f"{args.max_batch}. Goal: >= 300 sentences/s at 8 clients with p99 < 100 ms."
+        ),
+    }
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_results(output, results, replace=True)

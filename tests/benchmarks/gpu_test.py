@@ -5,6 +5,7 @@ check keeps working between the runs on a GPU; and the summary's goals follow th
 """
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -72,3 +73,55 @@ def test_the_summary_leaves_goals_open_before_a_gpu_run():
     assert [line.met for line in lines] == [None, None, None, None]
     lines = {line.key: line for line in gpu.summary({"batches_per_sec_train": 31.0})}
     assert lines["batches_per_sec_train"].met is True
+
+
+def test_a_baseline_case_passes_its_job_to_the_steps_script(tmp_path, monkeypatch, capsys):
+    """`--stage cpu --baseline REF --cpu-batches 120`: the job `gpu.py` writes is the one
+    `gpu_steps.py` trains from, in a process with the version's folder on its path."""
+    from benchmarks.__main__ import build_parser
+    from benchmarks.studies import gpu_steps
+
+    ran = {}
+    figures = {"median_seconds": 2.0, "ldnet_allennlp": str(tmp_path / "ldnet_allennlp")}
+
+    def fake_run(command, env, **kwargs):
+        ran.update(
+            job=json.loads(command[2]), path=env["PYTHONPATH"], threads=env["OMP_NUM_THREADS"]
+        )
+        stdout = "a log line\nGPU_STEPS_JSON " + json.dumps(figures) + "\n"
+        return SimpleNamespace(returncode=0, stdout=stdout, stderr="")
+
+    monkeypatch.setattr(gpu.subprocess, "run", fake_run)
+    args = build_parser([gpu.STUDY]).parse_args(["gpu", "--work-dir", str(tmp_path / "work")])
+    assert gpu._steps_process(args, "baseline_REF", tmp_path, 0, 120)() == figures
+    overrides = {"trainer.num_epochs": 1, "data_loader.batches_per_epoch": 120}
+    assert ran["job"]["overrides"] == overrides and ran["job"]["profile_steps"] == 0
+    assert ran["job"]["work_dir"] == str(tmp_path / "work" / "cpu_baseline_REF")
+    assert ran["path"] == str(tmp_path) and ran["threads"] == "1"
+
+    built = []
+    monkeypatch.setattr(gpu_steps, "build_trainer", lambda *arguments: built.append(arguments))
+    monkeypatch.setattr(gpu_steps, "run_epochs", lambda train_model: {"median_seconds": 3.0})
+    gpu_steps.main(ran["job"])
+    job = ran["job"]
+    assert built == [
+        (job["config"], job["ext_vars"], overrides, tmp_path / "work" / "cpu_baseline_REF", -1)
+    ]
+    assert json.loads(capsys.readouterr().out.split("GPU_STEPS_JSON ")[1])["median_seconds"] == 3.0
+
+
+def test_the_recover_path_stops_at_the_second_batch_of_the_chosen_epoch_only():
+    from unittest.mock import patch
+
+    from benchmarks.studies.gpu_paths import Interrupt, Interrupted
+
+    callback = Interrupt("unused")
+
+    def batch(epoch, number, is_training=True):
+        callback.on_batch(None, [], [], {}, epoch, number, is_training=is_training)
+
+    batch(1, 2)  # no epoch chosen: never
+    with patch.object(Interrupt, "at_epoch", 1):
+        batch(0, 2), batch(1, 1), batch(1, 2, is_training=False)
+        with pytest.raises(Interrupted, match="epoch 1, batch 2"):
+            batch(1, 2)
