@@ -271,3 +271,29 @@ def test_there_is_no_import_cycle():
 )
 def test_the_cycle_finder_finds_cycles(graph, expected):
     assert cycles(graph) == expected
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(root=PROJECT_ROOT, folders=("ldnet_allennlp", "ldnet_runtime", "benchmarks")):
+    """`path:line name (N lines)` of every function over `MAX_FUNCTION_LINES` lines."""
+    found = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    length = node.end_lineno - node.lineno + 1
+                    if length > MAX_FUNCTION_LINES:
+                        where = path.relative_to(root)
+                        found.append(f"{where}:{node.lineno} {node.name} ({length} lines)")
+    return found
+
+
+def test_no_function_is_longer_than_80_lines(tmp_path):
+    assert long_functions() == []
+    # the check itself finds a long function, nested ones included
+    body = "\n".join(f"        x{i} = {i}" for i in range(80))
+    (tmp_path / "long").mkdir()
+    (tmp_path / "long" / "m.py").write_text(f"class A:\n    def f(self):\n{body}\n")
+    assert long_functions(tmp_path, ("long",)) == ["long/m.py:2 f (81 lines)"]
