@@ -297,3 +297,16 @@ def test_no_function_is_longer_than_80_lines(tmp_path):
     (tmp_path / "long").mkdir()
     (tmp_path / "long" / "m.py").write_text(f"class A:\n    def f(self):\n{body}\n")
     assert long_functions(tmp_path, ("long",)) == ["long/m.py:2 f (81 lines)"]
+
+
+def test_code_configs_and_docs_name_no_issue_numbers():
+    """Comments describe the code as it is; issues and history live in the report and git."""
+    pattern = re.compile(r"issue [0-9]", re.IGNORECASE)
+    found = []
+    for folder in ("ldnet_allennlp", "ldnet_runtime", "benchmarks", "training_configs", "docs"):
+        for path in sorted((PROJECT_ROOT / folder).rglob("*")):
+            if path.suffix in {".py", ".jsonnet", ".md", ".json"} and path.is_file():
+                for number, line in enumerate(path.read_text().splitlines(), 1):
+                    if pattern.search(line):
+                        found.append(f"{path.relative_to(PROJECT_ROOT)}:{number}: {line.strip()}")
+    assert found == []
