@@ -359,7 +359,7 @@ def train(args) -> None:
     log["best_dev_perplexity"] = checkpoints.best
     log["curve"] = checkpoints.curve
     log["device"] = torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu"
-    if checkpoints.path.exists() and checkpoints.curve:
+    if checkpoints.path.exists():
         model.load_state_dict(torch.load(checkpoints.path, map_location=device))
         log["extra_dev_perplexity"] = {
             name: evaluate(model, data, device, backward)

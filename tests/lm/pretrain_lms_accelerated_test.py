@@ -143,6 +143,13 @@ def test_held_out_sets_curve_fp16_and_a_stop_inside_a_pass(tmp_path):
         log["best_dev_perplexity"], rel=1e-2
     )
     assert log["extra_dev_perplexity"]["conll"] != log["extra_dev_perplexity"]["again"]
+    # no passes: the starting LM scored on every held-out set (how a shipped LM is scored)
+    run(
+        "train", "--pack", str(pack), "--direction", "forward", "--passes", "0",
+        "--output", str(tmp_path / "start"),
+    )  # fmt: skip
+    start = json.loads((tmp_path / "start" / "lm_forward.json").read_text())
+    assert start["extra_dev_perplexity"]["again"] == pytest.approx(start["dev_perplexity_start"])
     # a stop inside the first pass: one partial pass, fewer tokens than a whole pass
     run(
         "train", "--pack", str(pack), "--direction", "forward", "--passes", "3",
