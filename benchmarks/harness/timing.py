@@ -99,14 +99,6 @@ class Timings:
         """median(numerator) / median(denominator): both from this same run."""
         return self.median(numerator, field) / self.median(denominator, field)
 
-    def summary(self, field: Optional[str] = None) -> Dict[str, Dict[str, float]]:
-        """{case: {"median", "min", "max"}} of every case."""
-        summary = {}
-        for case in self.samples:
-            low, high = self.spread(case, field)
-            summary[case] = {"median": self.median(case, field), "min": low, "max": high}
-        return summary
-
 
 def round_order(order: Order, names: Sequence[str], round_index: int) -> List[str]:
     """The cases of round `round_index` (0 = first counted round): `order` None keeps `names`,
@@ -130,13 +122,12 @@ def interleaved(
     pass_round: bool = False,
     clock: Callable[[], float] = time.perf_counter,
     on_round: Optional[Callable[[int, Dict[str, Any]], None]] = None,
-    min_rounds: int = MIN_ROUNDS,
 ) -> Timings:
     """
     Times `cases` (name -> callable; the mapping's order is the order within a round) by the
     protocol of this module, and returns the counted samples and each round's order.
 
-    `rounds` counted rounds (at least `min_rounds`) follow `warmup`: an int is that many
+    `rounds` counted rounds (at least `MIN_ROUNDS`) follow `warmup`: an int is that many
     uncounted rounds of the cases themselves (round index -1 with `pass_round`), a mapping is
     calls of their own, once each (e.g. on less data). `order` sets each round's order
     (`round_order`); `threads`, if given, is set for the run (`using_threads`). A case is timed
@@ -145,9 +136,9 @@ def interleaved(
     `pass_round` it gets the round index. `on_round(index, {case: sample})` is called after each
     counted round.
     """
-    if rounds < min_rounds:
+    if rounds < MIN_ROUNDS:
         raise ValueError(
-            f"at least {min_rounds} timed rounds (the median is reported), not {rounds}"
+            f"at least {MIN_ROUNDS} timed rounds (the median is reported), not {rounds}"
         )
 
     def call(name: str, round_index: int) -> Any:

@@ -47,7 +47,6 @@ def test_rounds_are_interleaved_and_the_warm_up_is_not_counted():
     assert timings.median("b") == 30.0 and timings.spread("b") == (10.0, 50.0)
     assert timings.ratio("b", "a") == 10.0
     assert timings.rate("a", work=600) == 200.0
-    assert timings.summary()["b"] == {"median": 30.0, "min": 10.0, "max": 50.0}
 
 
 def test_an_even_number_of_rounds_takes_the_mean_of_the_middle_two():
@@ -111,7 +110,7 @@ def test_fewer_than_five_rounds_are_refused():
     assert MIN_ROUNDS == 5
     with pytest.raises(ValueError, match="at least 5"):
         interleaved({"a": lambda: None}, rounds=4)
-    assert interleaved({"a": lambda: None}, rounds=3, min_rounds=3).rounds == 3
+    assert interleaved({"a": lambda: None}, rounds=5).rounds == 5
 
 
 def test_threads_are_set_for_the_run_and_restored():
