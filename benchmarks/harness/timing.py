@@ -9,9 +9,8 @@ The timing protocol of every speed figure, in one place:
 4. per case the median and the spread (min, max) over rounds, and ratios of two cases taken
    from the same run.
 
-A case is a callable (`interleaved` says how it is timed). Whole processes are timed by
-`command_case`; one piece of work that is not repeated (a training run) by `wall_clock`, never
-by a study's clock.
+A case is a callable (`interleaved` says how it is timed); one piece of work that is not repeated
+(a training run) is timed by `wall_clock`, never by a study's clock.
 
     with using_threads(1), torch.inference_mode():
         timings = interleaved({"teacher": teacher_pass, "student": student_pass}, rounds=5)
@@ -22,10 +21,8 @@ by a study's clock.
 import contextlib
 import os
 import statistics
-import subprocess
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 MIN_ROUNDS = 5  # a speed figure is the median of at least this many interleaved rounds
@@ -163,37 +160,6 @@ def interleaved(
             if on_round is not None:
                 on_round(round_index, latest)
     return timings
-
-
-def command_seconds(
-    command: Sequence[str],
-    threads: Optional[int] = None,
-    env: Optional[Mapping[str, str]] = None,
-    cwd: Optional[Path] = None,
-    clock: Callable[[], float] = time.perf_counter,
-) -> float:
-    """
-    Wall seconds of a whole process, `command` run to its end (OMP/MKL threads set to `threads`
-    if given). A failure stops the study with the end of the process's stderr.
-    """
-    environment = dict(os.environ if env is None else env)
-    if threads is not None:
-        environment = thread_env(threads, environment)
-    start = clock()
-    process = subprocess.run(
-        list(command), cwd=cwd, env=environment, capture_output=True, text=True
-    )
-    elapsed = clock() - start
-    if process.returncode != 0:
-        raise SystemExit(
-            f"{command[0]} exited with {process.returncode}:\n{process.stderr[-3000:]}"
-        )
-    return elapsed
-
-
-def command_case(command: Sequence[str], **options: Any) -> Callable[[], float]:
-    """A self-timed case for `interleaved` that runs `command` once (`command_seconds`)."""
-    return lambda: command_seconds(command, **options)
 
 
 @contextlib.contextmanager

@@ -136,26 +136,6 @@ def test_round_order_rejects_an_unknown_order():
         round_order("shuffle", ["a"], 0)
 
 
-def test_whole_process_commands_are_timed_as_cases():
-    import sys
-
-    from benchmarks.harness.timing import command_case, command_seconds
-
-    ticks = iter([10.0, 12.5])
-    seconds = command_seconds([sys.executable, "-c", "pass"], threads=1, clock=lambda: next(ticks))
-    assert seconds == 2.5
-    code = "import os, sys; sys.exit(os.environ['OMP_NUM_THREADS'] != '1')"
-    timings = interleaved(
-        {"python": command_case([sys.executable, "-c", code], threads=1)},
-        rounds=5,
-        warmup=0,
-        self_timed=True,
-    )
-    assert len(timings.samples["python"]) == 5
-    with pytest.raises(SystemExit, match="exited with 3"):
-        command_seconds([sys.executable, "-c", "import sys; sys.exit(3)"])
-
-
 def test_wall_clock_records_the_blocks_seconds_also_when_it_fails():
     ticks, recorded = iter([10.0, 12.5, 20.0, 21.0]), []
     with wall_clock(recorded.append, clock=lambda: next(ticks)):
