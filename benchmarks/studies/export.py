@@ -42,7 +42,7 @@ from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
-from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
+from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
 from benchmarks.studies import export_speed
 from benchmarks.studies import export_timing as timing
@@ -130,10 +130,9 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     export = timing.export_tagger(args.archive, args.export_dir)
     export_seconds = time.perf_counter() - started
     unpruned = timing.export_tagger(args.unpruned_archive, args.unpruned_export_dir)
-    export_dir = (ROOT / args.export_dir).resolve()
     loaded = load_archive(str((ROOT / args.archive).resolve()))
     predictor = Predictor.from_archive(loaded, "ldnet_tagger")
-    runtime = Tagger(export_dir, threads=args.threads)
+    runtime = Tagger(ROOT / args.export_dir, threads=args.threads)
     instances = loaded.validation_dataset_reader.read(str(TEST_FILE))
     inputs = [{"tokens": [token.text for token in i["tokens"].tokens]} for i in instances]
     same_tags = same_outputs = 0  # sentences with the same tags, the same whole output
@@ -152,7 +151,6 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         "export": export,
         "export_unpruned": unpruned,
         "export_seconds": export_seconds,
-        "export_bytes": {p.name: p.stat().st_size for p in sorted(export_dir.iterdir())},
         "same": (same_tags, same_outputs, len(inputs)),
         "timed_words": {size: sum(len(x["tokens"]) for x in subsets[size]) for size in SIZES},
         "speed": timing.time_paths(paths, inputs, args.rounds, args.threads),
@@ -161,7 +159,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     }
 
 
-def run(args: argparse.Namespace) -> Dict[str, Any]:
+def run(args: argparse.Namespace) -> None:
     """Export, identity, speed and cold starts; writes `--output`, keeping the other stages'
     figures that it holds."""
     if args.rounds < MIN_ROUNDS:
@@ -189,7 +187,6 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "archive": args.archive,
         "export_dir": args.export_dir,
         "export_seconds": round(measured["export_seconds"], 1),
-        "export_bytes": measured["export_bytes"],
         "unpruned_archive": args.unpruned_archive,
         "timed_words_b1": measured["timed_words"][1],
         "timed_words_b32": measured["timed_words"][32],
@@ -226,7 +223,6 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     write_results(Path(args.output), keeping, replace=True)
     shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
     print(json.dumps(shown, indent=1, sort_keys=True))
-    return results
 
 
 def install_commands(venv: Path, source: Path) -> List[List[str]]:
@@ -283,12 +279,9 @@ def runtime_venv(args: argparse.Namespace) -> None:
        raw text (`cold_start_s_runtime_venv_text`: spaCy's tokenizer loaded as well); the median
        of `--rounds` interleaved runs of both (`export_timing.RUNTIME_COLD`).
     """
-    command = command_line()
     export_dir = str((ROOT / args.export_dir).resolve())
     timing.export_tagger(args.archive, export_dir, fresh=False)  # unless the export is there
-    started = time.perf_counter()
     python = build_runtime_venv(VENV_DIR)
-    install_seconds = time.perf_counter() - started
     if imports_torch(python):
         raise SystemExit(f"{python}: `import torch` succeeds in the runtime's venv")
     runs = timing.cold_runs(export_dir, args.archive)
@@ -302,11 +295,10 @@ def runtime_venv(args: argparse.Namespace) -> None:
     }
     install = install_commands(VENV_DIR, Path("<copy of ldnet_runtime>"))
     record = {
-        "command": command,
+        "command": command_line(),
         "date": utc_date(),
         "hardware": dict(hardware(), load_average_at_end=list(os.getloadavg())),
         "install": [" ".join(c) for c in install],
-        "install_seconds": round(install_seconds, 1),
         "import_torch_fails": True,
         "export_dir": args.export_dir,
         "cold_start_inputs": inputs,
@@ -330,10 +322,8 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     if "runtime_venv_mb" in results:  # the runtime_venv stage ran
         signs, within = VENV_SIGNS, "runtime_venv."
         rows.append(judged(results, "torch-free venv (MB)", "runtime_venv_mb", signs, within))
-    same = lookup(results, "identical_tags_eng_testb")
-    identity = headline(
-        results, "same tags on all of eng.testb", "identical_tags_eng_testb", "all", same
-    )
+    figure = "same tags on all of eng.testb"
+    identity = headline(results, figure, "identical_tags_eng_testb", "all", met=bool)
     return [*rows, *export_speed.summary(results), identity]
 
 

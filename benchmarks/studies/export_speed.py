@@ -104,7 +104,6 @@ SUMMARY = (
     ("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
     ("all levers (ratio, b32)", "levers.all.b32"),
 )
-SHIPPED_EXPORT = "ner_pruned_runtime"  # pretrained/MANIFEST.json's runtime export of ner_pruned
 KEYS = ("runtime_speed", "runtime_profile")  # what the speed and profile stages write
 
 
@@ -185,9 +184,9 @@ def runtime_package_at(commit: str) -> ModuleType:
     return package
 
 
-def with_session(tagger: Any, **options: Any) -> Any:
-    """`tagger` with its graph's session made again: the runtime's session options, one
-    thread, with `options` set on them."""
+def with_session(tagger: Any, **options: Any) -> None:
+    """Makes `tagger`'s graph session again: the runtime's session options, one thread, with
+    `options` set on them."""
     import onnxruntime
 
     from ldnet_runtime.exported_tagger import session_options
@@ -197,7 +196,6 @@ def with_session(tagger: Any, **options: Any) -> Any:
         setattr(chosen, option, value)
     model = str(tagger.export_dir / "model.onnx")
     tagger.session = onnxruntime.InferenceSession(model, chosen, providers=["CPUExecutionProvider"])
-    return tagger
 
 
 def speed_paths(args: argparse.Namespace) -> Dict[str, Callable]:
@@ -275,8 +273,7 @@ def speed(args: argparse.Namespace) -> None:
     timings = timing.time_paths(speed_paths(args), inputs, args.rounds, threads=1)
     found.update(figures(timings))
     manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
-    shipped = manifest.get(SHIPPED_EXPORT)  # its size (MB), if one is listed
-    found["shipped_export_mb"] = None if shipped is None else shipped["size_bytes"] / 1e6
+    found["shipped_export_mb"] = manifest["ner_pruned_runtime"]["size_bytes"] / 1e6
     subsets = timing.batch_subsets(inputs)
     found.update(
         command=command,
@@ -293,8 +290,7 @@ def speed(args: argparse.Namespace) -> None:
         goal_met=timing.goals_met(found, GOAL, SIGNS),
     )
     write_results(Path(args.output), {"runtime_speed": found})
-    shown = ("words_", "runtime_vs", "levers")
-    print({key: value for key, value in found.items() if key.startswith(shown)})
+    print({k: v for k, v in found.items() if k.startswith(("words_", "runtime_vs", "levers"))})
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
@@ -447,7 +443,6 @@ def profile(args: argparse.Namespace) -> None:
     """The `profile` stage (module docstring)."""
     from ldnet_runtime import Tagger
 
-    command = command_line()
     export = timing.run_export(
         [ALLENNLP, "ldnet-export", args.archive, "-o", args.export_dir], args.export_dir
     )
@@ -465,10 +460,9 @@ def profile(args: argparse.Namespace) -> None:
     for case, samples in steps.samples.items():
         by_step[case] = {s: round(steps.median(case, s), 4) for s in sorted(set().union(*samples))}
     found = {
-        "command": command,
+        "command": command_line(),
         "date": utc_date(),
         "hardware": dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
-        "runtime": "ldnet_runtime",
         "runtime_commit": git_commit(),
         "export": " ".join(export),
         "threads": 1,
