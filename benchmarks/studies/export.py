@@ -335,7 +335,7 @@ STUDY = Study(
         Stage("measure", run, "export, identity on eng.testb, speed and cold starts"),
         Stage("runtime_venv", runtime_venv, "the torch-free venv: its size and cold starts"),
         Stage("profile", export_speed.profile, "µs per word by step and by graph node"),
-        Stage("speed", export_speed.speed, "the default export's levers and spaCy sm; latency; F1"),
+        Stage("speed", export_speed.speed, "the default export's levers and spaCy sm; F1"),
     ],
     add_arguments=add_arguments,
     summary=summary,
