@@ -5,21 +5,11 @@ with the settings its outputs depend on (`pin_settings`) and the time of the wor
 """
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional
 
-from benchmarks.harness.data import ROOT
 from benchmarks.harness.results import load_results, write_results
 from benchmarks.harness.timing import wall_clock
 from ldnet_allennlp.training.finished import trained  # noqa: F401  (for the studies)
-
-RUNS = ROOT / "runs"
-
-
-def run_dir(*parts: Union[str, Path], root: Optional[Path] = None) -> Path:
-    """`runs/<parts...>` (or under `root`), created if needed."""
-    path = (RUNS if root is None else Path(root)).joinpath(*map(str, parts))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def pin_settings(directory: Path, settings: Dict[str, Any], name: str = "settings") -> None:

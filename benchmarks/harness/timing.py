@@ -9,9 +9,8 @@ The timing protocol of every speed figure, in one place:
 4. per case the median and the spread (min, max) over rounds, and ratios of two cases taken
    from the same run.
 
-A case is a callable (`interleaved` says how it is timed). Whole processes are timed by
-`command_case`; one piece of work that is not repeated (a training run) by `wall_clock`, never
-by a study's clock.
+A case is a callable (`interleaved` says how it is timed); one piece of work that is not repeated
+(a training run) is timed by `wall_clock`, never by a study's clock.
 
     with using_threads(1), torch.inference_mode():
         timings = interleaved({"teacher": teacher_pass, "student": student_pass}, rounds=5)
@@ -22,10 +21,8 @@ by a study's clock.
 import contextlib
 import os
 import statistics
-import subprocess
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 MIN_ROUNDS = 5  # a speed figure is the median of at least this many interleaved rounds
@@ -99,14 +96,6 @@ class Timings:
         """median(numerator) / median(denominator): both from this same run."""
         return self.median(numerator, field) / self.median(denominator, field)
 
-    def summary(self, field: Optional[str] = None) -> Dict[str, Dict[str, float]]:
-        """{case: {"median", "min", "max"}} of every case."""
-        summary = {}
-        for case in self.samples:
-            low, high = self.spread(case, field)
-            summary[case] = {"median": self.median(case, field), "min": low, "max": high}
-        return summary
-
 
 def round_order(order: Order, names: Sequence[str], round_index: int) -> List[str]:
     """The cases of round `round_index` (0 = first counted round): `order` None keeps `names`,
@@ -130,13 +119,12 @@ def interleaved(
     pass_round: bool = False,
     clock: Callable[[], float] = time.perf_counter,
     on_round: Optional[Callable[[int, Dict[str, Any]], None]] = None,
-    min_rounds: int = MIN_ROUNDS,
 ) -> Timings:
     """
     Times `cases` (name -> callable; the mapping's order is the order within a round) by the
     protocol of this module, and returns the counted samples and each round's order.
 
-    `rounds` counted rounds (at least `min_rounds`) follow `warmup`: an int is that many
+    `rounds` counted rounds (at least `MIN_ROUNDS`) follow `warmup`: an int is that many
     uncounted rounds of the cases themselves (round index -1 with `pass_round`), a mapping is
     calls of their own, once each (e.g. on less data). `order` sets each round's order
     (`round_order`); `threads`, if given, is set for the run (`using_threads`). A case is timed
@@ -145,9 +133,9 @@ def interleaved(
     `pass_round` it gets the round index. `on_round(index, {case: sample})` is called after each
     counted round.
     """
-    if rounds < min_rounds:
+    if rounds < MIN_ROUNDS:
         raise ValueError(
-            f"at least {min_rounds} timed rounds (the median is reported), not {rounds}"
+            f"at least {MIN_ROUNDS} timed rounds (the median is reported), not {rounds}"
         )
 
     def call(name: str, round_index: int) -> Any:
@@ -172,37 +160,6 @@ def interleaved(
             if on_round is not None:
                 on_round(round_index, latest)
     return timings
-
-
-def command_seconds(
-    command: Sequence[str],
-    threads: Optional[int] = None,
-    env: Optional[Mapping[str, str]] = None,
-    cwd: Optional[Path] = None,
-    clock: Callable[[], float] = time.perf_counter,
-) -> float:
-    """
-    Wall seconds of a whole process, `command` run to its end (OMP/MKL threads set to `threads`
-    if given). A failure stops the study with the end of the process's stderr.
-    """
-    environment = dict(os.environ if env is None else env)
-    if threads is not None:
-        environment = thread_env(threads, environment)
-    start = clock()
-    process = subprocess.run(
-        list(command), cwd=cwd, env=environment, capture_output=True, text=True
-    )
-    elapsed = clock() - start
-    if process.returncode != 0:
-        raise SystemExit(
-            f"{command[0]} exited with {process.returncode}:\n{process.stderr[-3000:]}"
-        )
-    return elapsed
-
-
-def command_case(command: Sequence[str], **options: Any) -> Callable[[], float]:
-    """A self-timed case for `interleaved` that runs `command` once (`command_seconds`)."""
-    return lambda: command_seconds(command, **options)
 
 
 @contextlib.contextmanager

@@ -30,16 +30,14 @@ MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
 DIRECTIONS = ("forward", "backward")
 
 # The systems in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
-# the archive timed, whose F1 the manifest has; spaCy's F1 is export.json's SPACY_F1, if any);
-# a series is drawn when export.json has its keys.
+# the archive timed, whose F1 the manifest has; None: no F1 measured here); a series is drawn
+# when export.json has its keys.
 SPEED_SERIES = (
     ("ner, ldnet_runtime", "words_per_sec_runtime_unpruned", "unpruned_archive"),
     ("ner_pruned, ldnet_runtime", "words_per_sec_runtime", "archive"),
     ("ner_pruned, AllenNLP predictor", "words_per_sec_allennlp", "archive"),
-    ("ner_pruned int8, ldnet_runtime", "words_per_sec_runtime_int8", "int8_archive"),
     ("spaCy en_core_web_sm", "words_per_sec_spacy_sm", None),
 )
-SPACY_F1 = "conll03_test_f1_spacy_sm"
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
@@ -67,10 +65,8 @@ def measured_speed_points(export: Json, manifest: Json) -> List[SpeedPoint]:
         b1, b32 = export.get(f"{key}_b1"), export.get(f"{key}_b32")
         if b1 is None or b32 is None or (archive_key and archive_key not in export):
             continue
-        f1 = export.get(SPACY_F1)
-        if archive_key:
-            name = Path(export[archive_key]).name
-            f1 = next((e.get("test_f1") for e in entries if e.get("file") == name), None)
+        name = Path(export[archive_key]).name if archive_key else None
+        f1 = next((e.get("test_f1") for e in entries if name and e.get("file") == name), None)
         points.append(SpeedPoint(label, b1, b32, f1))
     return points
 

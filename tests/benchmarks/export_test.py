@@ -14,6 +14,15 @@ from benchmarks.studies import export, export_speed
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
+# keys of the committed file that the measure stage no longer writes (its retired_keys_note)
+RETIRED = {
+    "summary",
+    "notes",
+    "cold_start_s_runtime_torch_installed",
+    "cold_start_s_spacy_tokenizer",
+    "export_bytes",
+    "retired_keys_note",
+}
 
 SPEED = {
     "allennlp_b1": 1000.0,
@@ -50,22 +59,10 @@ def test_ratios_and_goals_by_hand():
     assert set(met) >= set(GOAL)  # every goal is judged
 
 
-def test_without_the_unpruned_tagger_its_ratios_and_goals_are_left_out():
-    ratios, met = ratios_and_goals(SPEED, {"runtime": 0.5, "runtime_tokens": 0.5})
-    assert not [key for key in list(ratios) + list(met) if "unpruned" in key]
-    assert ratios["runtime_vs_spacy_b32"] == pytest.approx(4.5)
-
-
 def committed_args(*extra):
     """The arguments of the committed run (its defaults and its rounds), with `extra`."""
     rounds = ["--rounds", str(COMMITTED["rounds"])]
     return build_parser([export.STUDY]).parse_args(["export", *rounds, *extra])
-
-
-def test_the_summary_table_and_notes_of_the_committed_figures_are_the_committed_ones():
-    args = committed_args()
-    assert export.table(args, COMMITTED) == COMMITTED["summary"]
-    assert export.notes(COMMITTED) == COMMITTED["notes"]
 
 
 def run_measure(tmp_path, monkeypatch, output) -> None:
@@ -74,16 +71,16 @@ def run_measure(tmp_path, monkeypatch, output) -> None:
         case: [{"words_per_sec": rate} for rate in rounds]
         for case, rounds in COMMITTED["words_per_sec_rounds"].items()
     }
-    cold = {case: list(rounds) for case, rounds in COMMITTED["cold_start_s_rounds"].items()}
+    cold_runs = export.timing.cold_runs("runs/export/a", "a.tar.gz")
+    cold = {case: list(COMMITTED["cold_start_s_rounds"][case]) for case in cold_runs}
     measured = {
         "export": ["allennlp", "ldnet-export", "a.tar.gz", "-o", "runs/export/a"],
         "export_unpruned": ["allennlp", "ldnet-export", "b.tar.gz", "-o", "runs/export/b"],
         "export_seconds": 12.34,
-        "export_bytes": COMMITTED["export_bytes"],
         "same": (3453, 3453, 3453),
         "timed_words": {1: 10, 32: 20},
         "speed": Timings(speed, 5),
-        "cold_runs": export.timing.cold_runs("runs/export/a", "a.tar.gz"),
+        "cold_runs": cold_runs,
         "cold": Timings(cold, 5),
     }
     monkeypatch.setattr(export, "measure", lambda args: measured)
@@ -99,7 +96,7 @@ def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
     output = tmp_path / "export.json"
     run_measure(tmp_path, monkeypatch, output)
     results = json.loads(output.read_text())
-    assert set(results) == set(COMMITTED) - set(export.VENV_KEYS) - set(export_speed.KEYS)
+    assert set(results) == set(COMMITTED) - set(export.VENV_KEYS) - set(export_speed.KEYS) - RETIRED
     assert set(results["commands"]) == set(COMMITTED["commands"])
     for key in ("words_per_sec_runtime_b1", "words_per_sec_spacy_sm_b32", "cold_start_s_runtime"):
         assert results[key] == COMMITTED[key], key
@@ -166,7 +163,7 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
 
     run_measure(tmp_path, monkeypatch, output)
     rewritten = json.loads(output.read_text())
-    expected = set(COMMITTED) - set(export_speed.KEYS) | set(export.VENV_KEYS)
+    expected = set(COMMITTED) - set(export_speed.KEYS) - RETIRED | set(export.VENV_KEYS)
     assert set(rewritten) == expected
     assert all(rewritten[key] == results[key] for key in export.VENV_KEYS)
 
@@ -176,10 +173,7 @@ def speed_timings(words_per_sec) -> Timings:
     samples = {}
     for size in (1, 32):
         for path in [*export_speed.CASES, "spacy_sm"]:
-            sample = {"words_per_sec": words_per_sec(path, size)}
-            if size == 1:
-                sample.update(p50_ms=2.0, p99_ms=9.0)
-            samples[f"{path}_b{size}"] = [dict(sample) for _ in range(5)]
+            samples[f"{path}_b{size}"] = [{"words_per_sec": words_per_sec(path, size)}] * 5
     return Timings(samples, 5)
 
 
@@ -200,9 +194,6 @@ def test_the_speed_stages_figures_by_hand():
     assert found["words_per_sec_runtime_b1"] == 30_000.0
     assert found["words_per_sec_fp32_no_tables_b32"] == 32_000.0
     assert found["runtime_vs_spacy_b32"] == 6.0
-    assert found["latency_ms_p99_runtime_b1"] == 9.0
-    assert found["latency_ms_p50_spacy_sm_b1"] == 2.0
-    assert "latency_ms_p50_runtime_b32" not in found
     assert found["levers"]["int8"] == {"b1": 1.5, "b32": 1.5}
     assert found["levers"]["word_tables"]["b32"] == 1.25
     assert found["levers"]["fused_graph"]["b32"] == 1.2

@@ -47,7 +47,6 @@ def test_rounds_are_interleaved_and_the_warm_up_is_not_counted():
     assert timings.median("b") == 30.0 and timings.spread("b") == (10.0, 50.0)
     assert timings.ratio("b", "a") == 10.0
     assert timings.rate("a", work=600) == 200.0
-    assert timings.summary()["b"] == {"median": 30.0, "min": 10.0, "max": 50.0}
 
 
 def test_an_even_number_of_rounds_takes_the_mean_of_the_middle_two():
@@ -111,7 +110,7 @@ def test_fewer_than_five_rounds_are_refused():
     assert MIN_ROUNDS == 5
     with pytest.raises(ValueError, match="at least 5"):
         interleaved({"a": lambda: None}, rounds=4)
-    assert interleaved({"a": lambda: None}, rounds=3, min_rounds=3).rounds == 3
+    assert interleaved({"a": lambda: None}, rounds=5).rounds == 5
 
 
 def test_threads_are_set_for_the_run_and_restored():
@@ -135,26 +134,6 @@ def test_round_order_rejects_an_unknown_order():
     assert round_order(None, ["a", "b"], 1) == ["a", "b"]
     with pytest.raises(ValueError):
         round_order("shuffle", ["a"], 0)
-
-
-def test_whole_process_commands_are_timed_as_cases():
-    import sys
-
-    from benchmarks.harness.timing import command_case, command_seconds
-
-    ticks = iter([10.0, 12.5])
-    seconds = command_seconds([sys.executable, "-c", "pass"], threads=1, clock=lambda: next(ticks))
-    assert seconds == 2.5
-    code = "import os, sys; sys.exit(os.environ['OMP_NUM_THREADS'] != '1')"
-    timings = interleaved(
-        {"python": command_case([sys.executable, "-c", code], threads=1)},
-        rounds=5,
-        warmup=0,
-        self_timed=True,
-    )
-    assert len(timings.samples["python"]) == 5
-    with pytest.raises(SystemExit, match="exited with 3"):
-        command_seconds([sys.executable, "-c", "import sys; sys.exit(3)"])
 
 
 def test_wall_clock_records_the_blocks_seconds_also_when_it_fails():
