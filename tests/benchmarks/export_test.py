@@ -19,7 +19,6 @@ RETIRED = {
     "summary",
     "notes",
     "cold_start_s_runtime_torch_installed",
-    "cold_start_s_spacy_tokenizer",
     "export_bytes",
     "retired_keys_note",
 }
