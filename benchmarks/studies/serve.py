@@ -3,12 +3,12 @@ Load test of `allennlp ldnet-serve` (the real command, in a subprocess on a free
 loopback: sentences/s and latency of single-sentence `POST /predict` requests at each of
 `--clients` concurrent clients. The clients are threads of this process, each with its own
 keep-alive `http.client` connection, sending one sentence per request (`{"sentence": raw text}`,
-tokenised by the server as for a user, or with `--input tokens` its tokens) from its own offset
-into `--sentences` (eng.testb, else the fixtures' sample). After a warm-up at the highest count,
+tokenised by the server as for a user) from its own offset into `--sentences` (eng.testb, else
+the fixtures' sample). After a warm-up at the highest count,
 each count runs for `--duration` seconds (a request under way finishes and counts). Each client
 reads the clock around its own requests (a latency distribution under load, which the harness's
 rounds of whole calls do not measure); the CPU time of the server and the clients is recorded.
-Writes benchmarks/results/serve.json (or `--output`).
+Writes benchmarks/results/serve.json (or `--output`); the server's output goes to `SERVER_LOG`.
 """
 
 import argparse
@@ -32,11 +32,7 @@ from benchmarks.harness.timing import thread_env
 
 GOAL = {"sentences_per_sec_c8": 300.0, "p99_ms_c8": 100.0}
 FALLBACK_SENTENCES = ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
-# the summary table's columns and each one's key in a phase
-TABLE_COLUMNS = ["clients", "sentences/s", "p50 ms", "p90 ms", "p99 ms", "requests", "errors"]
-TABLE_COLUMNS += ["server CPU ms/request", "server cores used"]
-TABLE_KEYS = ["clients", "sentences_per_sec", "p50_ms", "p90_ms", "p99_ms", "requests", "errors"]
-TABLE_KEYS += ["server_cpu_ms_per_request", "server_cores_used"]
+SERVER_LOG = ROOT / "runs" / "serve_benchmark" / "server.log"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,9 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds of warm-up")
     parser.add_argument("--server-threads", type=int, default=1, help="torch threads (server)")
     parser.add_argument("--max-batch", type=int, default=32, help="ldnet-serve --max-batch")
-    parser.add_argument("--input", choices=["sentence", "tokens"], default="sentence")
     parser.add_argument("--output", default=str(RESULTS_DIR / "serve.json"))
-    parser.add_argument("--log", default=str(ROOT / "runs" / "serve_benchmark" / "server.log"))
 
 
 def process_cpu_seconds(pid: int) -> float:
@@ -125,12 +119,12 @@ def run_phase(url: str, bodies: List[Dict], clients: int, duration: float, serve
 def load_test(args: argparse.Namespace, bodies: List[Dict[str, Any]], command: List[str], url):
     """
     Starts the server (`command`, an `ldnet-serve`, with OMP/MKL threads `--server-threads`, its
-    output in `--log`), waits until `url/health` answers (at most 300 s), warms it up and runs
+    output in `SERVER_LOG`), waits until `url/health` answers (at most 300 s), warms it up and runs
     each client count; returns /model's facts, the warm-up phase and the phases by `c<clients>`.
     """
     import httpx
 
-    client_counts, log = [int(c) for c in args.clients.split(",")], Path(args.log)
+    client_counts, log = [int(c) for c in args.clients.split(",")], SERVER_LOG
     env = dict(thread_env(args.server_threads), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as handle:
@@ -192,9 +186,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     server = [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
     machine = hardware(torch_threads=args.server_threads)  # the server's, set by --threads
     started = utc_date()
-    # one request body per sentence: its words joined by spaces, or its tokens
-    as_text = args.input == "sentence"
-    bodies = [{"sentence": " ".join(s)} if as_text else {"tokens": s} for s in sentences]
+    bodies = [{"sentence": " ".join(s)} for s in sentences]  # its words joined by spaces
     facts, warmup, phases = load_test(args, bodies, server, f"http://127.0.0.1:{port}")
     machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     served_file = os.path.exists(args.archive)
@@ -208,7 +200,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             "model": facts["name"],
             "model_flops_per_token": facts["flops_per_token"],
             "model_lm_layers_kept": facts["lm_layers_kept"],
-            "input": args.input,
+            "input": "sentence",
             "sentences_file": os.path.relpath(sentences_path, ROOT),
             "sentences": len(sentences),
             "mean_words_per_sentence": round(statistics.fmean(len(s) for s in sentences), 2),
@@ -226,16 +218,6 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "started_at": started,
     }
     headline_keys(results, phases)
-    results["summary"] = {  # one row per client count
-        "columns": TABLE_COLUMNS,
-        "rows": [[phase[key] for key in TABLE_KEYS] for phase in phases.values()],
-        "caption": (
-            f"One sentence per request ({args.input} input), {args.duration:.0f} s per client "
-            f"count after {args.warmup:.0f} s of warm-up; server: "
-            f"{facts['name'] or facts['archive']}, torch threads {args.server_threads}, max batch "
-            f"{args.max_batch}. Goal: >= 300 sentences/s at 8 clients with p99 < 100 ms."
-        ),
-    }
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_results(output, results, replace=True)
