@@ -98,13 +98,13 @@ def _device(args: argparse.Namespace) -> Dict[str, Any]:
     return {"device": name, "device_type": args.device, "torch_version": torch.__version__}
 
 
-def _trainer(args: argparse.Namespace, name: str, overrides: Dict[str, Any], cuda_device: int):
-    """The config's trainer in this process, under `--work-dir/<name>`."""
+def _trainer(args: argparse.Namespace, name: str, overrides: Dict[str, Any]):
+    """The config's trainer in this process, on `--device`, under `--work-dir/<name>`."""
     import ldnet_allennlp  # noqa: F401
     from benchmarks.studies.gpu_steps import build_trainer
 
-    changes = {**overrides, **_overrides(args)}
-    return build_trainer(str(CONFIG), _variables(args), changes, args.work_dir / name, cuda_device)
+    changes, work_dir = {**overrides, **_overrides(args)}, args.work_dir / name
+    return build_trainer(str(CONFIG), _variables(args), changes, work_dir, _cuda_device(args))
 
 
 def paths(args: argparse.Namespace) -> None:
@@ -123,7 +123,7 @@ def epoch(args: argparse.Namespace) -> None:
     from benchmarks.studies.gpu_steps import run_epochs
 
     overrides = {"trainer.num_epochs": args.epochs}
-    figures = run_epochs(_trainer(args, "epoch", overrides, _cuda_device(args)))
+    figures = run_epochs(_trainer(args, "epoch", overrides))
     _save(args, {**_device(args), **_headline_figures(figures), "epochs": figures["epochs"]})
 
 
@@ -140,7 +140,7 @@ def profile(args: argparse.Namespace) -> None:
         return
     from benchmarks.studies.gpu_steps import profile_steps
 
-    train_model = _trainer(args, "profile", {}, _cuda_device(args))
+    train_model = _trainer(args, "profile", {})
     _save(args, {"profile": {**_device(args), **profile_steps(train_model, args.profile_steps)}})
 
 
