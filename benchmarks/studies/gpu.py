@@ -2,8 +2,9 @@
 Training where users train, with `training_configs/tagging/ner_ldnet.jsonnet` over the shipped
 LMs on CoNLL-03: every training path on the fixtures on `--device` (stage `paths`), the config's
 epoch there (`epoch`), a training step's time by part (`profile`), and the epoch on one CPU
-thread in `--rounds` interleaved rounds (`cpu`). With `--baseline REF`, `profile` and `cpu` run
-the package now and at git `REF` (a worktree under `--work-dir`), each round in a new process.
+thread in `--rounds` interleaved rounds, each in a new process (`cpu`). With `--baseline REF`,
+`profile` and `cpu` also run the package at git `REF` (a worktree under `--work-dir`), each round
+in a new process.
 `--fixtures` is a dry run on the fixture CoNLL files and the `paths` stage's LMs; `--fixture-lms`
 runs CoNLL-03 over those LMs, which have the shipped LMs' layers and cost. Writes `gpu.json` (in
 `--results-dir`, by default benchmarks/results/).
@@ -97,13 +98,13 @@ def _device(args: argparse.Namespace) -> Dict[str, Any]:
     return {"device": name, "device_type": args.device, "torch_version": torch.__version__}
 
 
-def _trainer(args: argparse.Namespace, name: str, overrides: Dict[str, Any], cuda_device: int):
-    """The config's trainer in this process, under `--work-dir/<name>`."""
+def _trainer(args: argparse.Namespace, name: str, overrides: Dict[str, Any]):
+    """The config's trainer in this process, on `--device`, under `--work-dir/<name>`."""
     import ldnet_allennlp  # noqa: F401
     from benchmarks.studies.gpu_steps import build_trainer
 
-    changes = {**overrides, **_overrides(args)}
-    return build_trainer(str(CONFIG), _variables(args), changes, args.work_dir / name, cuda_device)
+    changes, work_dir = {**overrides, **_overrides(args)}, args.work_dir / name
+    return build_trainer(str(CONFIG), _variables(args), changes, work_dir, _cuda_device(args))
 
 
 def paths(args: argparse.Namespace) -> None:
@@ -122,7 +123,7 @@ def epoch(args: argparse.Namespace) -> None:
     from benchmarks.studies.gpu_steps import run_epochs
 
     overrides = {"trainer.num_epochs": args.epochs}
-    figures = run_epochs(_trainer(args, "epoch", overrides, _cuda_device(args)))
+    figures = run_epochs(_trainer(args, "epoch", overrides))
     _save(args, {**_device(args), **_headline_figures(figures), "epochs": figures["epochs"]})
 
 
@@ -139,20 +140,16 @@ def profile(args: argparse.Namespace) -> None:
         return
     from benchmarks.studies.gpu_steps import profile_steps
 
-    train_model = _trainer(args, "profile", {}, _cuda_device(args))
+    train_model = _trainer(args, "profile", {})
     _save(args, {"profile": {**_device(args), **profile_steps(train_model, args.profile_steps)}})
 
 
 def cpu(args: argparse.Namespace) -> None:
-    """One epoch on the CPU, one thread, per round and package version."""
-    if args.baseline:  # each version in a new process
-        batches, versions = args.cpu_batches, _versions(args).items()
-        cases = {name: _steps_process(args, name, path, 0, batches) for name, path in versions}
-    else:  # a fresh trainer per round in this process (its thread set by interleaved)
-        from benchmarks.studies.gpu_steps import run_epochs
-
-        one_epoch = {"trainer.num_epochs": 1}
-        cases = {"now": lambda: run_epochs(_trainer(args, "cpu_now", one_epoch, -1))}
+    """One epoch on the CPU, one thread, per round and package version, each in a new process;
+    its seconds are taken from its rates (`_epoch_from_rates`), the whole epoch's or those of the
+    first `--cpu-batches` training batches and all of dev."""
+    versions, batches = _versions(args).items(), args.cpu_batches
+    cases = {name: _steps_process(args, name, path, 0, batches) for name, path in versions}
 
     def progress(index: int, samples: Dict[str, Any]) -> None:
         seconds = {name: round(sample["median_seconds"], 1) for name, sample in samples.items()}
@@ -164,22 +161,19 @@ def cpu(args: argparse.Namespace) -> None:
     for name in cases:
         section[name] = {key: timings.median(name, key) for key in EPOCH_FIGURES.values()}
         section[name]["per_round_seconds"] = timings.values(name, "median_seconds")
-        if args.cpu_batches:
-            section[name]["epoch_seconds_from_rates"] = _epoch_from_rates(args, timings, name)
-    section.update(_headline_figures(section["now"]))
-    if args.cpu_batches:
-        section["batches_per_epoch_timed"] = args.cpu_batches
-        section["epoch_seconds_ner_ldnet"] = section["now"]["epoch_seconds_from_rates"]
+        section[name]["epoch_seconds_from_rates"] = _epoch_from_rates(args, timings, name)
+    section.update(_headline_figures(section["now"]), batches_per_epoch_timed=batches)
+    now = section["epoch_seconds_ner_ldnet"] = section["now"]["epoch_seconds_from_rates"]
     if args.baseline:
-        key = "epoch_seconds_from_rates" if args.cpu_batches else "median_seconds"
-        before = section["epoch_seconds_before"] = section[f"baseline_{args.baseline}"][key]
-        section["epoch_speedup"] = before / section["now"][key]
+        before = section[f"baseline_{args.baseline}"]["epoch_seconds_from_rates"]
+        section.update(epoch_seconds_before=before, epoch_speedup=before / now)
     _save(args, {"cpu": section})
 
 
 def _epoch_from_rates(args: argparse.Namespace, timings, name: str) -> float:
-    """A whole epoch's seconds from a partial one (`--cpu-batches`): the training file's batches
-    over the median training rate plus the dev file's over the median validation rate."""
+    """A whole epoch's seconds from the rates of a whole or a partial one (`--cpu-batches`): the
+    training file's batches over the median training rate plus the dev file's over the median
+    validation rate."""
     batch_size, variables, seconds = 4 if args.fixtures else 32, _variables(args), 0.0
     for data, phase in (("TRAIN", "train"), ("DEV", "validation")):
         batches = -(-len(read_sentences(variables[f"CONLL03_{data}_DATA_PATH"])) // batch_size)
@@ -188,7 +182,9 @@ def _epoch_from_rates(args: argparse.Namespace, timings, name: str) -> float:
 
 
 def _versions(args: argparse.Namespace) -> Dict[str, Path]:
-    """The package now, and at `--baseline` (a worktree under `--work-dir`, made once)."""
+    """The package now, and at `--baseline` if given (a worktree under `--work-dir`, made once)."""
+    if not args.baseline:
+        return {"now": ROOT}
     git = ["git", "-C", str(ROOT)]
     sha = subprocess.check_output([*git, "rev-parse", "--short", args.baseline], text=True).strip()
     path = args.work_dir / f"baseline_{sha}"

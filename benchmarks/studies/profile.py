@@ -1,6 +1,6 @@
 """
 Where a tagger's inference time goes, per word, for an un-pruned and a pruned LD-Net tagger at
-batch 32 and batch 1, with 1 and 2 threads (`--threads`).
+batch 32 and batch 1, with 1 and 2 threads (`--threads`), on CoNLL-03 NER (eng.testb).
 
 Each archive's `forward` runs on pre-indexed tensor batches of the test sentences (tokenisation
 and indexing are not timed), `torch.no_grad()`, CPU. The clock is read around each component
@@ -11,7 +11,7 @@ other token embedder, `embedder_rest` (the text-field embedder outside its token
 forward less all of these). µs per word: the median over `--rounds` interleaved rounds of a
 component's seconds over all batches, over the words.
 
-    python -m benchmarks profile --task ner   # -> the task's entry of profile.json
+    python -m benchmarks profile   # -> profile.json (its figures under `tasks.ner`)
 """
 
 import argparse
@@ -20,18 +20,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List
 
-from benchmarks.harness.data import CONLL00, CONLL03, hardware, read_sentences
-from benchmarks.harness.results import command_line, load_results, write_results
+from benchmarks.harness.data import CONLL03, hardware, read_sentences
+from benchmarks.harness.results import command_line, write_results
 from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.taggers import forward_seconds, tensor_batches
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
-
-TEST_FILES = {"ner": CONLL03["CONLL03_TEST_DATA_PATH"], "chunk": CONLL00["CONLL00_TEST_DATA_PATH"]}
-ORDER = (
-    "lm_layers lm_features_rest token_characters tokens glove embedder_rest word_bilstm "
-    "crf_emissions viterbi python_and_allennlp total"
-).split()
-CONFIGURATIONS = ["unpruned_b32", "pruned_b32", "unpruned_b1", "pruned_b1"]
 
 
 class ComponentTimer:
@@ -88,10 +81,8 @@ def profiled_case(model, batches, timer: ComponentTimer):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--task", choices=sorted(TEST_FILES), default="ner")
-    parser.add_argument("--unpruned", help="default: pretrained/<task>_ldnet.tar.gz")
-    parser.add_argument("--pruned", help="default: pretrained/<task>_ldnet_pruned.tar.gz")
-    parser.add_argument("--test-file", default=None, help="default: the task's test set")
+    parser.add_argument("--unpruned", default="pretrained/ner_ldnet.tar.gz")
+    parser.add_argument("--pruned", default="pretrained/ner_ldnet_pruned.tar.gz")
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--batch1-sentences", type=int, default=300)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -99,7 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def profile(args: argparse.Namespace) -> Dict[str, Any]:
     """µs per word by component of every configuration, per thread count, and the speed-ups."""
-    sentences = read_sentences(args.test_file or TEST_FILES[args.task])
+    sentences = read_sentences(CONLL03["CONLL03_TEST_DATA_PATH"])
     chosen = {32: sentences, 1: sentences[: args.batch1_sentences]}
     words = {size: sum(len(s) for s in chosen[size]) for size in chosen}
     cases = {}
@@ -112,7 +103,7 @@ def profile(args: argparse.Namespace) -> Dict[str, Any]:
         # interleaved: machine noise hits every configuration alike
         timings = interleaved(cases, args.rounds, threads=threads, self_timed=True)
         for name in cases:
-            keys = sorted({key for sample in timings.values(name) for key in sample}, key=_order)
+            keys = {key for sample in timings.values(name) for key in sample}
             n_words = words[int(name.split("_b")[1])]
             result[f"threads{threads}_{name}_us_per_word"] = {
                 key: 1e6 * timings.median(name, key) / n_words for key in keys
@@ -124,60 +115,30 @@ def profile(args: argparse.Namespace) -> Dict[str, Any]:
     return {**result, "unpruned_archive": str(args.unpruned), "pruned_archive": str(args.pruned)}
 
 
-def _order(key: str) -> int:
-    return ORDER.index(key) if key in ORDER else len(ORDER)
-
-
-def tables(task_results: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """The results file's `summary` tables: µs per word by component, per task and threads."""
-    found, columns = [], ["component"] + [n.replace("_", " ") for n in CONFIGURATIONS]
-    for task, result in sorted(task_results.items()):
-        at_threads = [key.split("_")[0] for key in result if key.startswith("threads")]
-        threads = {at[len("threads") :] for at in at_threads}
-        for at in sorted(threads, key=int):
-            profiles = [result[f"threads{at}_{name}_us_per_word"] for name in CONFIGURATIONS]
-            keys = sorted({key for p in profiles for key in p}, key=_order)
-            rows = [[key] + [round(p.get(key, 0.0), 1) for p in profiles] for key in keys]
-            caption = (
-                f"{task}: µs per word by component, {at} thread(s) (speed-up of the whole "
-                f"forward: {result[f'threads{at}_speedup_b32']:.2f}x at batch 32, "
-                f"{result[f'threads{at}_speedup_b1']:.2f}x at batch 1)"
-            )
-            found.append({"caption": caption, "columns": columns, "rows": rows})
-    return found
-
-
 def run(args: argparse.Namespace) -> Dict[str, Any]:
-    """Profiles `--task`'s taggers and writes its entry of profile.json."""
-    args.unpruned = args.unpruned or f"pretrained/{args.task}_ldnet.tar.gz"
-    args.pruned = args.pruned or f"pretrained/{args.task}_ldnet_pruned.tar.gz"
-    results = load_results("profile")
-    tasks = results.setdefault("tasks", {})
-    tasks[args.task] = {**profile(args), "command": command_line()}
-    results.update(
-        title="Where a tagger's inference time goes (µs per word)",
-        hardware=hardware(),
-        notes=__doc__.split("\n\n")[1].replace("\n", " "),
-        commands=sorted({r["command"] for r in tasks.values()}),
-        summary=tables(tasks),
-    )
+    """Profiles the NER taggers and writes profile.json."""
+    results = {
+        "title": "Where a tagger's inference time goes (µs per word)",
+        "hardware": hardware(),
+        "notes": __doc__.split("\n\n")[1].replace("\n", " "),
+        "commands": [command_line()],
+        "tasks": {"ner": {**profile(args), "command": command_line()}},
+    }
     write_results("profile", results, replace=True)
     return results
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
-    """Per task: µs per word of the whole forward and of the LM layers, and the speed-ups."""
-    found = []
-    for task in sorted(results.get("tasks", {})):
-        at = f"tasks.{task}.threads1"
-        for model in ("unpruned", "pruned"):
-            figure, key = f"{task}, {model}, batch 32, 1 thread: µs/word", f"{at}_{model}_b32"
-            found.append(headline(results, figure, f"{key}_us_per_word.total"))
-            lm_layers = f"{figure} in the LM layers"
-            found.append(headline(results, lm_layers, f"{key}_us_per_word.lm_layers"))
-        for size in (32, 1):
-            figure = f"{task}: speed-up of pruning, batch {size}, 1 thread"
-            found.append(headline(results, figure, f"{at}_speedup_b{size}"))
+    """µs per word of the whole forward and of the LM layers, and the speed-ups."""
+    found, at = [], "tasks.ner.threads1"
+    for model in ("unpruned", "pruned"):
+        figure, key = f"ner, {model}, batch 32, 1 thread: µs/word", f"{at}_{model}_b32"
+        found.append(headline(results, figure, f"{key}_us_per_word.total"))
+        lm_layers = f"{figure} in the LM layers"
+        found.append(headline(results, lm_layers, f"{key}_us_per_word.lm_layers"))
+    for size in (32, 1):
+        figure = f"ner: speed-up of pruning, batch {size}, 1 thread"
+        found.append(headline(results, figure, f"{at}_speedup_b{size}"))
     return found
 
 
@@ -186,7 +147,7 @@ STUDY = Study(
     description="Where a tagger's inference time goes: µs per word by component, "
     "un-pruned and pruned, batch 32 and 1.",
     results_file="profile.json",
-    stages=[Stage("profile", run, "time every component; writes the task's entry")],
+    stages=[Stage("profile", run, "time every component; writes profile.json")],
     add_arguments=add_arguments,
     summary=summary,
 )

@@ -20,7 +20,7 @@ from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
 from benchmarks.harness.results import command_line, load_results, write_results
 from benchmarks.harness.runs import timed_once
-from benchmarks.harness.study import Headline, Stage, Study, headline
+from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
 from benchmarks.harness.taggers import forward_seconds, model_batches, tensor_batches
 from benchmarks.harness.timing import MIN_ROUNDS, interleaved
 from benchmarks.studies.tagging import seed_overrides
@@ -148,11 +148,10 @@ def seed_runs(args: argparse.Namespace, seconds: Dict[str, float], log: Path) ->
 
 
 def pruned_run(args: argparse.Namespace, seed: int, seconds: Dict[str, float], log: Path):
-    """The scalar-mix tagger pruned from `seed`: its F1 and kept layers, or why it is missing."""
+    """The scalar-mix tagger pruned from `seed`: its F1 and kept layers."""
     run = args.out / "scalar_mix_pruned"
     if not (run / "pruned.tar.gz").exists():
-        status = f"not measured: stage prune has not finished in {run.name}/"
-        return {"phase1_seed": seed, "status": status}
+        raise SystemExit(f"no {run / 'pruned.tar.gz'}: run --stage prune first")
     return {
         "phase1_seed": seed,
         "test_f1": round(test_f1(run / "pruned.tar.gz", log), 2),
@@ -164,9 +163,10 @@ def pruned_run(args: argparse.Namespace, seed: int, seconds: Dict[str, float], l
 
 def measure(args: argparse.Namespace) -> None:
     """F1 of every tagger (test F1 of each new archive read once) and the interleaved words/s;
-    replaces scalar_mix.json."""
+    replaces scalar_mix.json. Needs the stages train and prune."""
     log, seconds = args.out / "benchmark.log", load_results(args.out / "stage_seconds.json")
     stages = [f"python -m benchmarks scalar_mix --stage {stage}" for stage in ("train", "prune")]
+    seed = phase1_seed(args)  # the scalar-mix seed chosen on dev, pruned to 2 LM layers
     result: Dict[str, Any] = {
         "title": TITLE,
         "command": command_line(),
@@ -175,6 +175,7 @@ def measure(args: argparse.Namespace) -> None:
         "hardware": hardware(args.threads),
         "configs": dict(CONFIGS, scalar_mix_pruned=PRUNE_CONFIG),
         "lm_archives": list(LMS.values()),
+        "scalar_mix_pruned": pruned_run(args, seed, seconds, log),  # stops if not pruned yet
         "seeds": seed_runs(args, seconds, log),
     }
     for name in CONFIGS:
@@ -183,33 +184,29 @@ def measure(args: argparse.Namespace) -> None:
             result[f"conll03_{figure}_{name}"] = round(sum(values) / len(values), 2)
     f1 = {name: result[f"conll03_test_f1_{name}"] for name in CONFIGS}
     result["test_f1_gap_ldnet_minus_scalar_mix"] = round(f1["ldnet"] - f1["scalar_mix"], 2)
-    # pruned to 2 LM layers: the scalar-mix seed chosen on dev, beside the shipped LD-Net pair
+    # the pruned scalar mix beside the shipped LD-Net pair
     manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
-    shipped, seed = manifest["ner_pruned"], phase1_seed(args)
+    shipped = manifest["ner_pruned"]
     loss = shipped["test_f1_unpruned"] - shipped["test_f1_fp32"]
     result["conll03_f1_loss_ldnet_pruned"] = round(loss, 2)
+    loss = result["seeds"][run_name(seed)]["test_f1"] - result["scalar_mix_pruned"]["test_f1"]
+    result["conll03_f1_loss_scalar_mix_pruned"] = round(loss, 2)
     archives = {
         "ldnet": ROOT / "pretrained" / manifest["ner"]["file"],
         "ldnet_pruned": ROOT / "pretrained" / shipped["file"],
         "scalar_mix": args.out / run_name(seed) / "model.tar.gz",
+        "scalar_mix_pruned": args.out / "scalar_mix_pruned" / "pruned.tar.gz",
     }
-    pruned = result["scalar_mix_pruned"] = pruned_run(args, seed, seconds, log)
-    if "test_f1" in pruned:
-        loss = result["seeds"][run_name(seed)]["test_f1"] - pruned["test_f1"]
-        result["conll03_f1_loss_scalar_mix_pruned"] = round(loss, 2)
-        archives["scalar_mix_pruned"] = args.out / "scalar_mix_pruned" / "pruned.tar.gz"
     speeds = words_per_sec(args, archives)
     result.update({f"words_per_sec_{name}": value for name, value in speeds.items()})
     for name in ("ldnet", "scalar_mix"):
-        if f"{name}_pruned" in speeds:
-            result[f"speedup_{name}_pruned"] = round(speeds[f"{name}_pruned"] / speeds[name], 2)
+        result[f"speedup_{name}_pruned"] = round(speeds[f"{name}_pruned"] / speeds[name], 2)
     result["speed_setup"] = (
         f"model forward incl. CRF Viterbi, no_grad, {args.threads} torch thread(s), batch "
         f"{args.batch_size}, all eng.testb sentences tensorized beforehand, median of "
         f"{args.repeats} interleaved rounds; ldnet = the shipped ner (seed 1), ldnet_pruned = "
         f"the shipped ner_pruned, scalar_mix = seed {seed}, no_lm = its architecture untrained"
     )
-    result["summary"] = table(result)
     write_results("scalar_mix", result, replace=True)
     print(json.dumps(result, indent=2))
 
@@ -224,40 +221,20 @@ def kept_layers(archive: Path) -> Dict[str, List[int]]:
     return {direction: list(kept) for direction, kept in bilm.kept_layers.items()}
 
 
-def table(result: Dict[str, Any]) -> Dict[str, Any]:
-    """The file's summary table: per tagger its test and dev F1 (mean of the seeds, or the one
-    pruned tagger) and words/s."""
-    keys = ("conll03_test_f1", "conll03_dev_f1", "words_per_sec")
-    rows = [[name] + [result[f"{key}_{name}"] for key in keys] for name in CONFIGS]
-    pruned = result["scalar_mix_pruned"]
-    if "test_f1" in pruned:
-        speed = result["words_per_sec_scalar_mix_pruned"]
-        rows.append(["scalar_mix_pruned", pruned["test_f1"], pruned["dev_f1"], speed])
-    columns = ["tagger", "test F1 (mean of 2 seeds)", "dev F1", "words/s"]
-    return {"columns": columns, "rows": rows}
-
-
 def summary(results: Dict[str, Any]) -> List[Headline]:
     """The goals: scalar mix within 0.5 test F1 of LD-Net's features, pruning loss <= 0.3; and
     the words/s of the two."""
-    gap_key, loss_key = "test_f1_gap_ldnet_minus_scalar_mix", "conll03_f1_loss_scalar_mix_pruned"
-    gap, loss = results[gap_key], results.get(loss_key)
-    if loss is None:
-        loss_key, loss = "scalar_mix_pruned.status", results["scalar_mix_pruned"]["status"]
-    met = None if isinstance(loss, str) else loss <= 0.3
     lines = [headline(results, f"{n}: test F1, 2 seeds", f"conll03_test_f1_{n}") for n in CONFIGS]
-    lines += [
-        Headline("ldnet - scalar_mix, test F1", gap, gap_key, "<= 0.5", gap <= 0.5),
-        Headline("scalar_mix pruned to 2 layers: test F1 loss", loss, loss_key, "<= 0.3", met),
-        headline(
-            results, "ldnet pruned (ner_pruned): test F1 loss", "conll03_f1_loss_ldnet_pruned"
-        ),
-    ]
+    gap_key, loss_key = "test_f1_gap_ldnet_minus_scalar_mix", "conll03_f1_loss_scalar_mix_pruned"
+    lines.append(headline(results, "ldnet - scalar_mix, test F1", gap_key, *at_most(0.5)))
+    figure = "scalar_mix pruned to 2 layers: test F1 loss"
+    lines.append(headline(results, figure, loss_key, *at_most(0.3)))
+    figure = "ldnet pruned (ner_pruned): test F1 loss"
+    lines.append(headline(results, figure, "conll03_f1_loss_ldnet_pruned"))
     lines += [
         headline(results, f"{n}: words/s", f"words_per_sec_{n}") for n in ("ldnet", "scalar_mix")
     ]
-    if "speedup_scalar_mix_pruned" in results:
-        lines.append(headline(results, "scalar_mix pruned: speed-up", "speedup_scalar_mix_pruned"))
+    lines.append(headline(results, "scalar_mix pruned: speed-up", "speedup_scalar_mix_pruned"))
     return lines
 
 

@@ -41,20 +41,20 @@ def test_a_load_test_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch
     args = build_parser([serve.STUDY]).parse_args(argv)
     serve.run(args)
     results = json.loads(output.read_text())
-    assert set(results) == set(COMMITTED)
+    assert set(results) == set(COMMITTED) - {"summary", "notes"}  # derived text it does not write
     assert set(results["settings"]) == set(COMMITTED["settings"])
     assert results["settings"]["warmup_requests"] == 7
     assert all(set(body) == {"sentence"} for body in seen["bodies"])
     assert seen["command"][1:4] == ["ldnet-serve", "x", "--port"]
     assert results["command"].startswith("python -m benchmarks serve --archive x")
     assert results["goal"] == {"sentences_per_sec_c8": 300.0, "p99_ms_c8": 100.0, "met": True}
-    assert results["summary"]["rows"][1][:2] == [8, 450.0]
+    assert results["sentences_per_sec_c8"] == 450.0 and results["p99_ms_c1"] == 8.0
     assert results["hardware"]["torch_threads"] == 1
 
 
 @pytest.mark.parametrize("rate, p99, met", [(450.0, 30.0, True), (250.0, 30.0, False)])
 def test_the_goal_needs_both_figures_at_8_clients(rate, p99, met):
-    results = {"hardware": {"load_average_at_start": [0.5]}}
+    results = {}
     serve.headline_keys(results, {"c8": phase(8, rate, p99)})
     assert results["goal"]["met"] is met
     assert results["sentences_per_sec_c8"] == rate and results["p99_ms_c8"] == p99
