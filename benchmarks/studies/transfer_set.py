@@ -94,26 +94,8 @@ def speed(args: argparse.Namespace) -> None:
         "max_abs_logit_difference": float((resorted - logits["generated"]).abs().max()),
         "seconds_by_round": {n: [round(s, 2) for s in timings.values(n)] for n in orders},
     }
-    results["summary"] = table(results)
     write_results("transfer_set_labelling", results, replace=True)
-    print({k: v for k, v in results.items() if k not in ("summary", "hardware")})
-
-
-def table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """The results file's `summary` table (rows/s of each order and the speed-up)."""
-    speedup = results["speedup_length_sorted"]
-    return {
-        "caption": "Rows/s of the teacher labelling the same transfer-set rows in batches of "
-        f"{results['batch_size']}: in generated order and length-sorted (as "
-        "distill-transfer-set writes them); median of "
-        f"{results['rounds']} interleaved rounds after a warm-up, {results['threads']} torch "
-        "thread(s).",
-        "columns": ["order", "rows/s", "speed-up"],
-        "rows": [
-            ["generated", results["rows_per_sec_generated_order"], 1.0],
-            ["length-sorted (written)", results["rows_per_sec_length_sorted"], speedup],
-        ],
-    }
+    print({k: v for k, v in results.items() if k != "hardware"})
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
