@@ -14,8 +14,8 @@ Stages (each skips what exists; `train` resumes an interrupted run with `--recov
 shuffled, so a prefix is a random sample); `transfer` (`allennlp ldnet-tagging-transfer-set`
 with the task's teachers over the first `--transfer-size` sentences); `train` (the student config
 from the shipped pruned tagger's weights); `test` (a chosen student's test F1, once, after every
-choice); `vocabulary` (the shipped chunkers with a training-file vocabulary). The figures, here:
-`teacher` (dev F1 of the teachers), `speed` and `summary` (the table and headline keys).
+choice). The figures, here: `teacher` (dev F1 of the teachers), `speed` and `summary` (the table
+and headline keys).
 """
 
 import argparse
@@ -244,7 +244,6 @@ STUDY = Study(
         Stage("test", runs.stage_test, "test F1 of the chosen students, once"),
         Stage("speed", stage_speed, "FLOPs/token and words/s, one interleaved run"),
         Stage("summary", stage_summary, "the table and headline keys of the chosen setting"),
-        Stage("vocabulary", runs.stage_vocabulary, "shipped chunkers with a train vocabulary"),
     ],
     add_arguments=add_arguments,
     summary=summary,

@@ -1,12 +1,11 @@
 """
 The `pruned_students` study's runs (`pruned_students.py`) through the shared `Pipeline`: its
 tasks and paths, the news text, the transfer sets, the student runs and their test F1, and the
-chunkers' vocabulary. The shipped chunkers' `tokens` and `token_characters` embeddings have rows
-for words and characters of the test file (a vocabulary built with `train_vocab_only: false`),
-never looked up in training, so they keep their random initial values; a training-file
-vocabulary gives such a word the OOV row instead (the tag vocabulary is left as it is):
+chunking student's start. The shipped chunkers' `tokens` and `token_characters` embeddings have
+rows for words and characters of the test file (a vocabulary built with `train_vocab_only:
+false`), never looked up in training, so they keep their random initial values:
 `restricted_start` is the chunking student's start without those rows (it depends on no test
-file), and stage `vocabulary` the shipped chunkers' test F1 with them replaced by the OOV row.
+file; the tag vocabulary is left as it is).
 """
 
 import argparse
@@ -175,11 +174,6 @@ def training_items() -> Dict[str, Set[str]]:
     return {"tokens": words, "token_characters": characters}
 
 
-def rows_outside(items: List[str], allowed: Set[str]) -> List[int]:
-    """The rows of a padded namespace's `items` outside `allowed` (never padding 0 or OOV 1)."""
-    return [i for i, item in enumerate(items) if i > 1 and item not in allowed]
-
-
 def restricted_start(start: Path, out: Path) -> Dict[str, int]:
     """`start` (vocabulary/ + best.th) with only the training file's words and characters, in
     `out`; returns how many entries were dropped."""
@@ -195,7 +189,10 @@ def restricted_start(start: Path, out: Path) -> Dict[str, int]:
     for namespace, key in EMBEDDINGS.items():
         lines = (start / "vocabulary" / f"{namespace}.txt").read_text(encoding="utf-8")
         items = ["@@PADDING@@"] + lines.split("\n")[: -1 if lines.endswith("\n") else None]
-        dropped_rows = set(rows_outside(items, allowed[namespace]))
+        # the rows outside the training file's items, never padding (0) or OOV (1)
+        dropped_rows = {
+            i for i, item in enumerate(items) if i > 1 and item not in allowed[namespace]
+        }
         keep = [i for i in range(len(items)) if i not in dropped_rows]
         state[key] = state[key][keep].clone()
         (partial / "vocabulary" / f"{namespace}.txt").write_text(
@@ -207,48 +204,3 @@ def restricted_start(start: Path, out: Path) -> Dict[str, int]:
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
     return dropped
-
-
-def training_vocabulary_f1(archive: str) -> Dict[str, Any]:
-    """Test F1 of a chunker `archive` as shipped and with its test-only rows replaced by the
-    OOV row (what a training-file vocabulary gives)."""
-    import torch
-    from allennlp.data import DataLoader
-    from allennlp.models.archival import load_archive
-    from allennlp.training.util import evaluate
-
-    loaded, allowed = load_archive(archive), training_items()
-    model, reader = loaded.model, loaded.validation_dataset_reader
-
-    def test_f1() -> float:
-        data_loader = loaded.config["data_loader"].duplicate()
-        loader = DataLoader.from_params(
-            data_loader, reader=reader, data_path=TASKS["chunk"]["test"]
-        )
-        loader.index_with(model.vocab)
-        return 100 * evaluate(model, loader, cuda_device=-1)["f1-measure-overall"]
-
-    figures: Dict[str, Any] = {"test_f1_shipped": test_f1(), "rows_replaced_by_oov": {}}
-    weights = dict(model.named_parameters())
-    for namespace, key in EMBEDDINGS.items():
-        tokens = model.vocab.get_index_to_token_vocabulary(namespace)
-        rows = rows_outside([tokens[i] for i in range(len(tokens))], allowed[namespace])
-        with torch.no_grad():
-            weights[key][rows] = weights[key][1].clone()
-        figures["rows_replaced_by_oov"][namespace] = len(rows)
-    figures["test_f1_training_vocabulary"] = test_f1()
-    figures["test_f1_change"] = figures["test_f1_training_vocabulary"] - figures["test_f1_shipped"]
-    return figures
-
-
-def stage_vocabulary(args: argparse.Namespace) -> None:
-    """The shipped chunkers' test F1 with a training-file vocabulary (`training_vocabulary_f1`)."""
-    from benchmarks.harness.timing import set_threads
-
-    set_threads(1)
-    for name in ("chunk", "chunk_pruned"):
-        archive = str(ROOT / "pretrained" / f"{name.replace('chunk', 'chunk_ldnet')}.tar.gz")
-        figures = training_vocabulary_f1(archive)
-        run = {"command": command_line(), "hardware": hardware(1)}
-        record((["test_vocabulary", name], {**figures, **run}))
-        print(name, json.dumps(figures), flush=True)
