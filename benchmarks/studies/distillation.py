@@ -5,9 +5,8 @@ Tang et al. (2019) distillation on SST-2 and SICK (3-way pairs) through the shar
 train the students (`bilstm`, `distilled`, `distilled_aug`; with `--student-word-vectors glove`
 also with a frozen GloVe channel), choose on dev (`<p>_dev_acc_*`), evaluate the four final
 models once on the test (`<p>_test_acc_*`; p = sst2 or pair). `speed` times teacher vs student
-(with the SST-2 run's `--run-dir`); `split` only writes the splits; `report` only recomputes the
-derived keys. A re-run skips finished steps; the settings its outputs depend on are pinned in
-<run-dir>/<task>_settings.json.
+(with the SST-2 run's `--run-dir`); `split` only writes the splits. A re-run skips finished
+steps; the settings its outputs depend on are pinned in <run-dir>/<task>_settings.json.
 
     SST2_DATA_DIR=../shared/data/sst2 SICK_DATA_PATH=../shared/data/sick/SICK.txt \\
         python -m benchmarks distillation --stage sst2 --run-dir runs/d_sst2
@@ -54,15 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "channel (the better on dev is kept per student)",
     )
     add("--seed", type=int, default=13)
-    stop = "end each task's pipeline after this step (sizes.<task>.stopped_after); "
-    stop += "re-running without it continues from there"
-    add("--stop-after", choices=["teacher", "transfer_set"], help=stop)
     add("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
-    add("--speed-data", help="speed: TSV of sentences (default SST-2 test.tsv)")
     add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
     add("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
-    results = "results file under benchmarks/results/ (no .json)"
-    add("--results", default="distillation", help=results)
 
 
 def checked(args: argparse.Namespace) -> argparse.Namespace:
@@ -108,21 +101,15 @@ def part(name: str):
         commands = results.get("commands", [])
         kept = [c for c in commands if c["part"] != name or c["run_dir"] == entry["run_dir"]]
         results["commands"] = kept + ([] if entry in kept else [entry])
-        written = run.save(finish=lambda results: finish_results(results, args.results))
-        print(json.dumps(written, indent=2, sort_keys=True))
+        print(json.dumps(run.save(finish=finish_results), indent=2, sort_keys=True))
 
     return run_part
 
 
-def report(args: argparse.Namespace) -> None:
-    """Recomputes the derived keys of the results file (`finish_results`)."""
-    tasks.Run(args).save(finish=lambda results: finish_results(results, args.results))
-
-
-def finish_results(results: Dict[str, Any], name: str = "distillation") -> None:
-    """The keys derived from all tasks' figures, recomputed on the file as saved (`name`: the
-    results file's, for the title): `<p>_<split>_gain_distilled_aug_over_bilstm` and
-    `<p>_<split>_gap_teacher_minus_distilled_aug`, the title, the command and the tables."""
+def finish_results(results: Dict[str, Any]) -> None:
+    """The keys derived from all tasks' figures, recomputed on the file as saved:
+    `<p>_<split>_gain_distilled_aug_over_bilstm` and `<p>_<split>_gap_teacher_minus_distilled_aug`,
+    the title and the command."""
     for key in (f"{p}_{split}" for p in ("sst2", "pair") for split in ("dev", "test")):
         teacher, bilstm, student = (
             results.get(f"{key}_acc_{v}") for v in ("teacher", "bilstm", "distilled_aug")
@@ -131,53 +118,9 @@ def finish_results(results: Dict[str, Any], name: str = "distillation") -> None:
             results[f"{key}_gain_distilled_aug_over_bilstm"] = round(student - bilstm, 2)
         if teacher is not None and student is not None:
             results[f"{key}_gap_teacher_minus_distilled_aug"] = round(teacher - student, 2)
-    suffix = "" if name == "distillation" else f" ({name})"
-    results["title"] = f"Tang et al. distillation{suffix}: SST-2 and a pair task"
+    results["title"] = "Tang et al. distillation: SST-2 and a pair task"
     commands = results.get("commands", [])
     results["command"] = "; ".join(dict.fromkeys(entry["command"] for entry in commands))
-    results["summary"] = tables(results)
-
-
-ACCURACY_CAPTIONS = {
-    "test": "Held-out test accuracy (%; SST-2: GLUE dev.tsv, SICK: TEST; `sst2_test_split`, "
-    "`pair_test_split`), each model evaluated once after all choices were made on dev. "
-    "Goals: distilled + augmentation >= plain BiLSTM + 4.0 (SST-2) / + 3.0 "
-    "(SICK), and within 3.0 of its teacher. Each student's word vectors: "
-    "`sizes.<task>.word_vectors`.",
-    "dev": "Dev accuracy (%; the selection set: SST-2 dev carved from train, SICK TRIAL; see "
-    "`splits`). Best epochs, n_iter and each student's word vectors (random, or with "
-    "the GloVe channel: `sizes.<task>.word_vectors`) were chosen on it. Sizes under "
-    "`sizes`.",
-}
-SPEED_CAPTION = (
-    "Speed on CPU (sentences/s, model forward only; goals: student >= 10x the teacher at batch "
-    "1, >= 20x at batch 64). Warm-up, median of interleaved rounds, each model at its faster "
-    "thread count: `speed_setup`, `speed_threads_used`, `speed_by_threads`."
-)
-
-
-def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The results file's `summary`: accuracy and speed tables, from its keys."""
-    shown = [("SST-2", "sst2")]
-    if "pair_task" in results:
-        shown.append((results["pair_task"].split(" (")[0], "pair"))
-    columns = ["task", "teacher (MiniLM-L6)", "BiLSTM, gold labels", "distilled"]
-    columns += ["distilled + augmentation", "gain over BiLSTM", "teacher - student"]
-    found = []
-    for split, caption in ACCURACY_CAPTIONS.items():
-        keys = [f"acc_{v}" for v in tasks.VARIANTS]
-        keys += ["gain_distilled_aug_over_bilstm", "gap_teacher_minus_distilled_aug"]
-        rows = [[task] + [results.get(f"{p}_{split}_{k}") for k in keys] for task, p in shown]
-        if any(value is not None for row in rows for value in row[1:]):
-            found.append({"caption": caption, "columns": columns, "rows": rows})
-    if results.get("student_speedup_b1") is None:  # a run without the speed stage
-        return found
-    keys = ("params_{}", "sentences_per_sec_{}_b1", "sentences_per_sec_{}_b64")
-    rows = [[name] + [results.get(k.format(name)) for k in keys] for name in ("teacher", "student")]
-    rows.append(["student / teacher", None, results["student_speedup_b1"]])
-    rows[-1].append(results.get("student_speedup_b64"))
-    columns = ["model", "parameters", "sentences/s b1", "sentences/s b64"]
-    return found + [{"caption": SPEED_CAPTION, "columns": columns, "rows": rows}]
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
@@ -209,7 +152,6 @@ STUDY = Study(
         Stage("sst2", part("sst2"), "SST-2: teacher, transfer sets, students, held-out test"),
         Stage("sick", part("sick"), "SICK: teacher, transfer sets, students, held-out test"),
         Stage("speed", part("speed"), "teacher vs student sentences/s on CPU"),
-        Stage("report", report, "only recompute the derived keys of the results file"),
     ],
     add_arguments=add_arguments,
     summary=summary,

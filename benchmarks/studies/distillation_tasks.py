@@ -234,11 +234,11 @@ class Run:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args, self.run_dir = args, Path(args.run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.results = load_results(args.results)
+        self.results = load_results("distillation")
         self.since = copy.deepcopy(self.results)
 
     def save(self, finish: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
-        written = write_results(self.args.results, self.results, since=self.since, finish=finish)
+        written = write_results("distillation", self.results, since=self.since, finish=finish)
         self.since = copy.deepcopy(self.results)
         return written
 
@@ -273,22 +273,14 @@ class Task:
         return self.run_dir / "transfer" / f"{self.name}_aug_n{n_iter}.jsonl"
 
     def steps(self) -> None:
-        """The steps in order; `--stop-after` ends after the teacher or the transfer sets
-        (recorded as `sizes.<task>.stopped_after`; a re-run without it goes on from there)."""
+        """The steps in order."""
         pair_n_iter = self.name != "sst2" and self.args.pair_n_iter
         n_iters = sorted(set(pair_n_iter or self.args.n_iter))
         self.split()
         self.teacher()
-        if self.args.stop_after != "teacher":
-            self.transfer_sets(n_iters)
-            if self.args.stop_after != "transfer_set":
-                self.students(n_iters)
-                self.test(self.choose_on_dev())
-                return
-            rows = {str(n): count_rows(self.transfer_set(n)) for n in n_iters}
-            self.sizes["transfer_set_rows_aug_by_n_iter"] = rows
-        self.sizes["stopped_after"] = self.args.stop_after
-        self.run.save()
+        self.transfer_sets(n_iters)
+        self.students(n_iters)
+        self.test(self.choose_on_dev())
 
     def split(self) -> None:
         """The task's split (written once), its sizes and notes in the results."""
@@ -298,11 +290,6 @@ class Task:
         self.sizes.update({k: v for k, v in split.items() if k not in ("seed", "train_rows")})
         self.sizes["train_examples"] = split["train_rows"]
         results.setdefault("splits", {})[self.name] = split_note(self.name, self.args, split)
-        if self.name != "sst2":
-            results["pair_task"] = (
-                f"SICK 3-way (train = {split['train_rows']} SemEval_set TRAIN pairs, dev = "
-                "TRIAL, test = TEST)"
-            )
         results[f"{self.prefix}_dev_split"] = self.files["dev"]
 
     def teacher(self) -> None:
@@ -406,12 +393,6 @@ class Task:
         name = "GLUE SST-2 dev.tsv" if self.name == "sst2" else "SICK.txt, SemEval_set TEST"
         split = f"{name}: {self.files['test']} ({len(test_rows)} examples)"
         results[f"{self.prefix}_test_split"] = split
-        # every model of this run dir scored on the test (more than the four finals only if a
-        # later invocation with more n_iter values changed the dev choice)
-        results.setdefault("test_evaluations", {})[self.name] = {
-            path.parent.name: accuracy(path.parent, test=True)
-            for path in sorted(self.run_dir.glob(f"{self.name}_*/test_metrics.json"))
-        }
         self.run.save()
 
 
@@ -475,7 +456,7 @@ def speed(run: Run) -> None:
     """Sentences/s of teacher vs student: the same process, sentences, warm-up and rounds for
     both, in the order teacher b64, student b64, teacher b1, student b1; at 1 and 2 threads."""
     args, results = run.args, run.results
-    timing_data = args.speed_data or os.path.join(sst2_dir(), "test.tsv")
+    timing_data = os.path.join(sst2_dir(), "test.tsv")
     models = speed_models(run, timing_data)
     for name, (model, _) in models.items():
         results[f"params_{name}"] = sum(p.numel() for p in model.parameters())
