@@ -70,7 +70,6 @@ ROWS = ("teachers", "unpruned", "pruned", "student")  # of the table, as the spe
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--task", choices=sorted(TASKS), default="ner")
-    add("--lm-text", default=None, help="lm_text folder (default ../shared)")
     add("--transfer-size", type=int, default=40000)
     add("--loss", choices=["kl", "silver"], default="kl")
     add("--weight", type=float, default=1.0)
@@ -86,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def record(*items: Tuple[List[str], Any]) -> None:
     """For each `(path, value)`, sets results[path[0]]...[path[-1]] = value in the shared
     results file and appends the running command (its date and hardware, and the key it wrote)
-    to `commands`; `hardware` becomes the machine of this latest run."""
+    to `commands`; `hardware` and `date` become those of this latest run."""
 
     def updates(results: Dict[str, Any]) -> Dict[str, Any]:
         for path, value in items:
@@ -96,7 +95,7 @@ def record(*items: Tuple[List[str], Any]) -> None:
             node[path[-1]] = value
             entry = run_record(wrote=".".join(path))
             results.setdefault("commands", []).append(entry)
-            results["hardware"] = entry["hardware"]
+            results.update(hardware=entry["hardware"], date=entry["date"])
         return results
 
     write_results(RESULTS, updates, replace=True)
@@ -106,7 +105,6 @@ def stage_text(args: argparse.Namespace) -> None:
     if NEWS.exists():
         return
     command = [sys.executable, "-m", "scripts.prepare_transfer_text", "--output", str(NEWS)]
-    command += ["--data-dir", args.lm_text] if args.lm_text else []
     report = json.loads(subprocess.run(command, cwd=ROOT, check=True, capture_output=True).stdout)
     record((["news_text"], {**report, "command": " ".join(command[1:]), "file": str(NEWS)}))
 
@@ -193,31 +191,27 @@ def stage_test(args: argparse.Namespace) -> None:
         record(([args.task, "runs", name, "test"], figures))
 
 
-def training_items() -> Dict[str, Set[str]]:
-    """By namespace, the lowercased words and the characters of every sentence of CoNLL-2000's
-    train.txt (the held-out tenth included: the shipped chunkers' vocabulary read it too)."""
-    from ldnet_allennlp.tagging.dataset_readers.conll import ValidatingConll2000DatasetReader
-
-    words, characters = set(), set()
-    for instance in ValidatingConll2000DatasetReader().read(CHUNK_TRAIN):
-        for token in instance["tokens"].tokens:
-            words.add(token.text.lower())
-            characters.update(token.text)
-    return {"tokens": words, "token_characters": characters}
-
-
 def restricted_start(start: Path, out: Path) -> Dict[str, int]:
     """`start` (vocabulary/ + best.th) with only the training file's words and characters, in
     `out`; returns how many entries were dropped. The shipped chunkers' `tokens` and
     `token_characters` embeddings have rows for words and characters of the test file (a
     vocabulary built with `train_vocab_only: false`), never looked up in training, so they keep
     their random initial values: the chunking student starts without them (from no test file;
-    the tag vocabulary is left as it is)."""
+    the tag vocabulary is left as it is). The training file's words (lowercased) and characters
+    are those of every sentence of CoNLL-2000's train.txt, the held-out tenth included (the
+    shipped chunkers' vocabulary read it too)."""
     import torch
+
+    from ldnet_allennlp.tagging.dataset_readers.conll import ValidatingConll2000DatasetReader
 
     if (out / "best.th").exists():
         return {}
-    allowed, dropped = training_items(), {}
+    allowed: Dict[str, Set[str]] = {"tokens": set(), "token_characters": set()}
+    for instance in ValidatingConll2000DatasetReader().read(CHUNK_TRAIN):
+        for token in instance["tokens"].tokens:
+            allowed["tokens"].add(token.text.lower())
+            allowed["token_characters"].update(token.text)
+    dropped = {}
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     shutil.copytree(start / "vocabulary", partial / "vocabulary")
@@ -402,7 +396,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     lines = []
     for task, name, goal in (("ner", "CoNLL-03", 91.0), ("chunk", "CoNLL-00", 95.0)):
         key = KEYS[task]
-        if f"{key}_test_f1_student" not in results:
+        if f"{key}_test_f1_student" not in results:  # stage summary writes every key at once
             continue
         figure = f"{name} test F1, pruned student (mean of seeds)"
         lines.append(headline(results, figure, f"{key}_test_f1_student", *at_least(goal)))
@@ -410,15 +404,13 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         lines.append(
             headline(results, figure, f"{key}_flops_ratio_student_vs_pruned", *at_most(1.0))
         )
-        if f"{key}_test_f1_teacher" in results:
-            figure = f"{name} test F1, teachers' ensemble"
-            lines.append(headline(results, figure, f"{key}_test_f1_teacher"))
+        figure = f"{name} test F1, teachers' ensemble"
+        lines.append(headline(results, figure, f"{key}_test_f1_teacher"))
         lines += [headline(results, f"{name}: {row}", f"{task}.table.{row}") for row in ROWS]
-        if "dev_f1_by_loss" in results[task]:
-            figure = f"{name} dev F1 of each student setting"
-            lines.append(headline(results, figure, f"{task}.dev_f1_by_loss"))
-            figure = f"{name} dev F1 against transfer-set sentences (the chosen setting)"
-            lines.append(headline(results, figure, f"{task}.dev_f1_by_transfer_sentences"))
+        figure = f"{name} dev F1 of each student setting"
+        lines.append(headline(results, figure, f"{task}.dev_f1_by_loss"))
+        figure = f"{name} dev F1 against transfer-set sentences (the chosen setting)"
+        lines.append(headline(results, figure, f"{task}.dev_f1_by_transfer_sentences"))
     return lines
 
 

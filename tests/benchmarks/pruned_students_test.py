@@ -116,6 +116,7 @@ def test_transfer_train_and_test_stages(study_env, monkeypatch):
     run_stage(monkeypatch, "--stage", "test", "--run", name)
     assert len([call for call in fake.calls if call[0] == "evaluate"]) == 1  # once
     assert [c["wrote"] for c in results["commands"]][-1] == f"ner.runs.{name}.test"
+    assert results["date"] == results["commands"][-1]["date"]  # the latest run's, as hardware
 
 
 def test_the_speed_stage_on_fixture_taggers(tmp_path, monkeypatch):
