@@ -169,22 +169,18 @@ def split_once(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
 
 
 def split_note(task: str, args: argparse.Namespace, split: Dict[str, Any]) -> str:
-    """The results file's `data.<task>` note."""
+    """The results file's `splits.<task>` note (what the dev and test are for: `splits.keys`)."""
     if task == "sst2":
         size = "all" if args.sst2_train_size is None else args.sst2_train_size
         return (
             f"train = {split['train_rows']} rows ({size}) of GLUE SST-2 train.tsv minus the dev; "
             f"dev = {split['dev_rows']} distinct sentences carved from train.tsv with seed "
             f"{args.seed} (<run dir>/data/sst2/dev.tsv; {split['train_pool_rows']} rows left in "
-            "the training pool), on which every choice is made (teacher and student best epochs, "
-            "n_iter); test = GLUE dev.tsv, evaluated once per final model after all training "
-            "(sst2_test_acc_*)"
+            "the training pool); test = GLUE dev.tsv"
         )
     return (
         f"train = {split['train_rows']} of the {split['train_pool_rows']} SemEval_set TRAIN "
-        f"pairs of SICK.txt; dev = TRIAL ({split['dev_rows']} pairs), on which every choice is "
-        "made (best epochs, n_iter); test = TEST, evaluated once per final model after all "
-        "training (pair_test_acc_*)"
+        f"pairs of SICK.txt; dev = TRIAL ({split['dev_rows']} pairs); test = TEST"
     )
 
 
@@ -503,13 +499,7 @@ def speed(run: Run) -> None:
     results["speed_setup"].update(
         data=f"the first {counts[64]} sentences of {timing_data} at batch 64, the first "
         f"{counts[1]} at batch 1 (unlabelled; no split a figure is measured on)",
-        timing=f"one warm-up pass of every (model, batch size), then {args.rounds} "
-        "interleaved rounds (teacher b64, student b64, teacher b1, student b1); sentences/s "
-        "of the median round",
-        threads="torch.set_num_threads(1), then (2), the same for both models; each "
-        "headline sentences_per_sec_* is the model's faster count (speed_threads_used), every "
-        "count under speed_by_threads (student_speedup_b*_threads* = same count for both)",
-        what="model forward only, torch.inference_mode, CPU, one process; untrained weights",
+        rounds=args.rounds,
     )
     run.save()
 
