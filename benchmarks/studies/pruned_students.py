@@ -157,10 +157,9 @@ def stage_train(args: argparse.Namespace) -> None:
     task, name = TASKS[args.task], run_name(args)
     env = {**task["data"], **LMS, "STUDENT_START_DIR": str(start_dir(args.task))}
     env["TRANSFER_SET_PATH"] = str(transfer_file(args.task, args.transfer_size))
-    env["DISTILLATION_LOSS"] = args.loss
-    for variable, value in (("DISTILLATION_WEIGHT", args.weight), ("STUDENT_LR", args.lr)):
-        env[variable] = json.dumps(value)
-    env["TRANSFER_SENTENCES"], env["STUDENT_EPOCHS"] = str(args.sentences), str(args.epochs)
+    env.update(DISTILLATION_LOSS=args.loss, DISTILLATION_WEIGHT=json.dumps(args.weight))
+    env.update(STUDENT_LR=json.dumps(args.lr), TRANSFER_SENTENCES=str(args.sentences))
+    env["STUDENT_EPOCHS"] = str(args.epochs)
     overrides = {"random_seed": args.seed, "numpy_seed": args.seed, "pytorch_seed": args.seed}
     pipe = Pipeline(OUT, OUT / f"{name}.log", env=env)
     pipe.train(name, task["config"], OUT / name, overrides)

@@ -46,8 +46,6 @@ def speed(args: argparse.Namespace) -> None:
     from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
     from ldnet_allennlp.distillation.transfer_set import SORT_WINDOW_BATCHES
 
-    if args.rounds < MIN_ROUNDS:
-        raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
     archive = load_archive(args.teacher)
     teacher, reader = archive.model.eval(), archive.validation_dataset_reader
     examples = []
