@@ -146,3 +146,32 @@ def test_the_speed_stage_on_fixture_taggers(tmp_path, monkeypatch):
     one = speed["rows"]["unpruned"]["flops_per_token"]
     assert speed["rows"]["teachers"]["flops_per_token"] == 2 * one
     assert speed["rows"]["pruned"]["flops_per_token"] < one
+
+
+def test_restricted_start_keeps_only_the_training_file_words_and_characters(tmp_path, monkeypatch):
+    import torch
+
+    train = tmp_path / "train.txt"
+    train.write_text("He PRP B-NP\nran VBD B-VP\n\n")
+    monkeypatch.setattr(study, "CHUNK_TRAIN", str(train))
+    start, out = tmp_path / "start", tmp_path / "out"
+    (start / "vocabulary").mkdir(parents=True)
+    vocabulary = {"tokens": "he\nzebra\nran", "token_characters": "H\ne\nz", "labels": "B-NP"}
+    for namespace, items in vocabulary.items():
+        (start / "vocabulary" / f"{namespace}.txt").write_text(f"@@UNKNOWN@@\n{items}\n")
+    (start / "config.json").write_text("{}")
+    rows = torch.arange(5.0).unsqueeze(1)  # padding, OOV, then the three items of the namespace
+    state = {study.EMBEDDINGS["tokens"]: rows, study.EMBEDDINGS["token_characters"]: 10 * rows}
+    torch.save({**state, "encoder.weight": torch.ones(2)}, start / "best.th")
+    assert study.restricted_start(start, out) == {"tokens": 1, "token_characters": 1}
+    written = {path.stem: path.read_text() for path in (out / "vocabulary").glob("*.txt")}
+    assert written == {
+        "tokens": "@@UNKNOWN@@\nhe\nran\n",  # lowercased words of train.txt; "zebra" dropped
+        "token_characters": "@@UNKNOWN@@\nH\ne\n",
+        "labels": "@@UNKNOWN@@\nB-NP\n",  # left as it is
+    }
+    saved = torch.load(out / "best.th")
+    assert saved[study.EMBEDDINGS["tokens"]].squeeze(1).tolist() == [0.0, 1.0, 2.0, 4.0]
+    assert saved[study.EMBEDDINGS["token_characters"]].squeeze(1).tolist() == [0, 10, 20, 30]
+    assert saved["encoder.weight"].tolist() == [1.0, 1.0]
+    assert study.restricted_start(start, out) == {}  # made once
