@@ -143,11 +143,9 @@ def split_once(task: str, args: argparse.Namespace, run_dir: Path) -> bool:
     sst2 = task == "sst2"
     size = args.sst2_train_size if sst2 else args.pair_train_size
     settings = {"seed": args.seed, "train_size": size or "all"}
-    pin_settings(
-        run_dir,
-        {**settings, "dev_size": args.sst2_dev_size} if sst2 else settings,
-        name=f"{task}_settings",
-    )
+    if sst2:
+        settings["dev_size"] = args.sst2_dev_size
+    pin_settings(run_dir, settings, name=f"{task}_settings")
     files = task_files(task, run_dir)
     if Path(files["record"]).exists():
         return False
@@ -515,14 +513,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--pair-teacher-epochs", type=int, default=3, help="SICK override")
     add("--pair-n-iter", type=int, nargs="+", default=[8, 20], help="SICK override")
     add("--student-epochs", type=int, default=8)
-    add(
-        "--student-word-vectors",
-        nargs="+",
-        choices=WORD_VECTORS,
-        default=["random"],
-        help="students to train: random trained word vectors, and/or with a frozen GloVe 6B 50d "
-        "channel (the better on dev is kept per student)",
-    )
+    vectors = "students to train: random trained word vectors, and/or with a frozen GloVe 6B 50d "
+    vectors += "channel (the better on dev is kept per student)"
+    add("--student-word-vectors", nargs="+", choices=WORD_VECTORS, default=["random"], help=vectors)
     add("--seed", type=int, default=13)
     add("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
     add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
@@ -580,9 +573,8 @@ def finish_results(results: Dict[str, Any]) -> None:
     `<p>_<split>_gain_distilled_aug_over_bilstm` and `<p>_<split>_gap_teacher_minus_distilled_aug`,
     the title and the command."""
     for key in (f"{p}_{split}" for p in ("sst2", "pair") for split in ("dev", "test")):
-        teacher, bilstm, student = (
-            results.get(f"{key}_acc_{v}") for v in ("teacher", "bilstm", "distilled_aug")
-        )
+        variants = ("teacher", "bilstm", "distilled_aug")
+        teacher, bilstm, student = (results.get(f"{key}_acc_{v}") for v in variants)
         if bilstm is not None and student is not None:
             results[f"{key}_gain_distilled_aug_over_bilstm"] = round(student - bilstm, 2)
         if teacher is not None and student is not None:
