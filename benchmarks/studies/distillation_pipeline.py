@@ -50,11 +50,8 @@ class Pipeline:
         env: Optional[Dict[str, str]] = None,
     ) -> bool:
         """`allennlp train config -s out` (a teacher or a student), unless it finished there."""
-        environment = {**self.env, **(env or {})}
-        return self.step(
-            name,
-            lambda: allennlp.train(config, out, self.log, overrides, environment, self.threads),
-        )
+        arguments = (config, out, self.log, overrides, {**self.env, **(env or {})}, self.threads)
+        return self.step(name, lambda: allennlp.train(*arguments))
 
     def label(self, name: str, arguments: List[str], output: Path) -> bool:
         """`allennlp <arguments>`, the teacher labelling the transfer set `output`; once (a

@@ -46,8 +46,6 @@ def speed(args: argparse.Namespace) -> None:
     from ldnet_allennlp.distillation.classification.augmentation import AugmentationRules
     from ldnet_allennlp.distillation.transfer_set import SORT_WINDOW_BATCHES
 
-    if args.rounds < MIN_ROUNDS:
-        raise SystemExit(f"--rounds: at least {MIN_ROUNDS} (the median of interleaved rounds)")
     archive = load_archive(args.teacher)
     teacher, reader = archive.model.eval(), archive.validation_dataset_reader
     examples = []
@@ -94,26 +92,8 @@ def speed(args: argparse.Namespace) -> None:
         "max_abs_logit_difference": float((resorted - logits["generated"]).abs().max()),
         "seconds_by_round": {n: [round(s, 2) for s in timings.values(n)] for n in orders},
     }
-    results["summary"] = table(results)
     write_results("transfer_set_labelling", results, replace=True)
-    print({k: v for k, v in results.items() if k not in ("summary", "hardware")})
-
-
-def table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """The results file's `summary` table (rows/s of each order and the speed-up)."""
-    speedup = results["speedup_length_sorted"]
-    return {
-        "caption": "Rows/s of the teacher labelling the same transfer-set rows in batches of "
-        f"{results['batch_size']}: in generated order and length-sorted (as "
-        "distill-transfer-set writes them); median of "
-        f"{results['rounds']} interleaved rounds after a warm-up, {results['threads']} torch "
-        "thread(s).",
-        "columns": ["order", "rows/s", "speed-up"],
-        "rows": [
-            ["generated", results["rows_per_sec_generated_order"], 1.0],
-            ["length-sorted (written)", results["rows_per_sec_length_sorted"], speedup],
-        ],
-    }
+    print({k: v for k, v in results.items() if k != "hardware"})
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:

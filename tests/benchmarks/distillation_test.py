@@ -17,9 +17,7 @@ from benchmarks.__main__ import main
 from benchmarks.harness import allennlp as harness_allennlp
 from benchmarks.harness import results as harness_results
 from benchmarks.harness.timing import interleaved
-from benchmarks.studies import distillation_tasks as study_data
-from benchmarks.studies import distillation as distillation_results
-from benchmarks.studies.distillation import summary
+from benchmarks.studies import distillation as study
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -39,7 +37,7 @@ def sentences(rows) -> set:
 
 def test_carved_dev_is_disjoint_from_the_pool_and_the_same_for_the_same_seed():
     rows = sst2_rows(200, duplicates=30)
-    dev, pool = study_data.carve_dev(HEADER, rows, "sentence", 40, seed=13)
+    dev, pool = study.carve_dev(HEADER, rows, "sentence", 40, seed=13)
     assert len(dev) == len(sentences(dev)) == 40  # distinct sentences, one row each
     assert not sentences(dev) & sentences(pool)
     assert sentences(dev) | sentences(pool) == sentences(rows)
@@ -48,25 +46,25 @@ def test_carved_dev_is_disjoint_from_the_pool_and_the_same_for_the_same_seed():
         1 for r in rows if r.split("\t")[0].strip() in sentences(dev)
     )
     assert pool == [r for r in rows if r in pool]
-    assert study_data.carve_dev(HEADER, rows, "sentence", 40, seed=13) == (dev, pool)
-    assert study_data.carve_dev(HEADER, rows, "sentence", 40, seed=14)[0] != dev
+    assert study.carve_dev(HEADER, rows, "sentence", 40, seed=13) == (dev, pool)
+    assert study.carve_dev(HEADER, rows, "sentence", 40, seed=14)[0] != dev
     with pytest.raises(SystemExit):
-        study_data.carve_dev(HEADER, rows, "sentence", 200, seed=13)
+        study.carve_dev(HEADER, rows, "sentence", 200, seed=13)
 
 
 def test_training_subset_and_all():
     pool = [f"{i}\n" for i in range(50)]
-    assert study_data.choose_rows(pool, None, 13) == pool
-    subset = study_data.choose_rows(pool, 10, 13)
+    assert study.choose_rows(pool, None, 13) == pool
+    subset = study.choose_rows(pool, 10, 13)
     assert len(subset) == 10 and subset == sorted(subset, key=pool.index)
-    assert subset == study_data.choose_rows(pool, 10, 13)
-    assert study_data.train_size("all") is None and study_data.train_size("65") == 65
+    assert subset == study.choose_rows(pool, 10, 13)
+    assert study.train_size("all") is None and study.train_size("65") == 65
 
 
 def test_read_tsv_row_filter_and_line_ends(tmp_path):
     path = tmp_path / "SICK.txt"  # CRLF, no line end after the last row
     path.write_bytes(b"id\tsentence_A\tSemEval_set\r\n1\ta\tTRAIN\r\n2\tb\tTEST\r\n3\tc\tTRAIN")
-    header, rows = study_data.read_tsv(f"{path}#SemEval_set=TRAIN")
+    header, rows = study.read_tsv(f"{path}#SemEval_set=TRAIN")
     assert header == "id\tsentence_A\tSemEval_set\n"
     assert rows == ["1\ta\tTRAIN\n", "3\tc\tTRAIN\n"]
 
@@ -165,14 +163,14 @@ def test_sst2_stages_in_order_and_the_test_read_only_at_the_end(benchmark_env, m
     assert all(call["args"][2] == test for call in fake.calls[-4:])
     # what the training and selection read: the carved dev and the rest of train.tsv
     data = run_dir / "data" / "sst2"
-    dev, train = (study_data.read_tsv(str(data / name))[1] for name in ("dev.tsv", "train.tsv"))
+    dev, train = (study.read_tsv(str(data / name))[1] for name in ("dev.tsv", "train.tsv"))
     assert len(dev) == 20 and not sentences(dev) & sentences(train)
-    assert not (sentences(dev) | sentences(train)) & sentences(study_data.read_tsv(test)[1])
+    assert not (sentences(dev) | sentences(train)) & sentences(study.read_tsv(test)[1])
     teacher_call = fake.calls[0]
     assert teacher_call["env"]["SST2_DEV_DATA_PATH"] == str(data / "dev.tsv")
     assert json.loads(teacher_call["args"][-1])["train_data_path"] == str(data / "train.tsv")
     # the figures
-    for variant in study_data.VARIANTS:
+    for variant in study.VARIANTS:
         assert results[f"sst2_test_acc_{variant}"] == 75.0
     assert results["sst2_dev_acc_distilled_aug"] == 90.0
     assert results["sst2_dev_acc_distilled_aug_by_n_iter"] == {"8": 90.0, "20": 80.0}
@@ -209,12 +207,12 @@ def test_sick_test_rows_only_at_the_end(benchmark_env, monkeypatch):
         assert not any("=TEST" in str(v) for v in call["args"] + list(call["env"].values()))
     assert all(call["args"][2].endswith("SICK.txt#SemEval_set=TEST") for call in fake.calls[-4:])
     subset = run_dir / "data" / "sick" / "SICK_train_subset.txt"
-    rows = study_data.read_tsv(str(subset))[1]
+    rows = study.read_tsv(str(subset))[1]
     assert len(rows) == 20 and all(row.rstrip("\n").endswith("\tTRAIN") for row in rows)
     assert results["pair_test_split"].endswith("SICK.txt#SemEval_set=TEST (20 examples)")
     assert results["sizes"]["sick"]["n_iter_compared"] == [8, 20]
     assert results["sizes"]["sick"]["dev_rows"] == 20
-    assert {f"pair_test_acc_{v}" for v in study_data.VARIANTS} <= set(results)
+    assert {f"pair_test_acc_{v}" for v in study.VARIANTS} <= set(results)
 
 
 def test_interrupted_training_is_recovered_and_settings_are_pinned(benchmark_env, monkeypatch):
@@ -250,35 +248,13 @@ def test_a_model_archived_on_sigterm_is_resumed_not_taken_as_trained(benchmark_e
     (teacher / "model.tar.gz").write_text("best of 1 epoch")
     run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4])
     first = fake.calls[0]["args"]
-    assert first[:2] == ["train", str(study_data.CONFIGS / "sst2_teacher.jsonnet")]
+    assert first[:2] == ["train", str(study.CONFIGS / "sst2_teacher.jsonnet")]
     assert "--recover" in first
     assert (teacher / "model_interrupted.tar.gz").read_text() == "best of 1 epoch"
     # a finished run (metrics.json written by the fake) is not trained again
     calls = len(fake.calls)
     run_main(monkeypatch, "--stage", "sst2", "--run-dir", str(run_dir), *SST2_ARGS[:4])
     assert not any(c["args"][0] == "train" for c in fake.calls[calls:])
-
-
-def test_stop_after_the_teacher_then_go_on_from_there(benchmark_env, monkeypatch):
-    tmp_path, fake = benchmark_env
-    run_dir = str(tmp_path / "run")
-    results = run_main(
-        monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS, "--stop-after", "teacher"
-    )
-    assert [call["args"][0] for call in fake.calls] == ["train"]  # the teacher only
-    assert results["sizes"]["sst2"]["stopped_after"] == "teacher"
-    assert results["sst2_dev_acc_teacher"] == 80.0
-    assert "sst2_test_acc_teacher" not in results and not fake.sst2_test.exists()
-    assert results["commands"][0]["command"].endswith("--stop-after teacher")
-    # the report shows what was measured: the dev table with the teacher, no empty tables
-    (dev_table,) = results["summary"]
-    assert dev_table["caption"].startswith("Dev accuracy")
-    assert dev_table["rows"] == [["SST-2", 80.0, None, None, None, None, None]]
-    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS)
-    later = [call["args"][0] for call in fake.calls[1:]]
-    assert later[0] == "ldnet-distill-transfer-set" and later.count("train") == 4  # students only
-    assert "stopped_after" not in results["sizes"]["sst2"]
-    assert "sst2_test_acc_distilled_aug" in results
 
 
 def test_word_vectors_chosen_on_dev_per_student(benchmark_env, monkeypatch):
@@ -325,29 +301,6 @@ def test_word_vectors_chosen_on_dev_per_student(benchmark_env, monkeypatch):
     assert len(results["pair_dev_acc_by_student"]) == 8
 
 
-def test_stop_after_the_transfer_set_then_go_on_from_there(benchmark_env, monkeypatch):
-    tmp_path, fake = benchmark_env
-    run_dir = str(tmp_path / "run")
-    stop = ("--stop-after", "transfer_set")
-    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS, *stop)
-    # the teacher, then one transfer set per n_iter
-    assert [call["args"][0] for call in fake.calls] == ["train"] + [
-        "ldnet-distill-transfer-set"
-    ] * 2
-    sizes = results["sizes"]["sst2"]
-    assert sizes["stopped_after"] == "transfer_set"
-    transfer = tmp_path / "run" / "transfer"
-    rows = {
-        n: len((transfer / f"sst2_aug_n{n}.jsonl").read_text().splitlines()) - 1 for n in (8, 20)
-    }
-    assert sizes["transfer_set_rows_aug_by_n_iter"] == {str(n): rows[n] for n in rows}
-    assert "sst2_dev_acc_distilled" not in results and not fake.sst2_test.exists()
-    results = run_main(monkeypatch, "--stage", "sst2", "--run-dir", run_dir, *SST2_ARGS)
-    later = [call["args"][0] for call in fake.calls[3:]]
-    assert later == ["train"] * 4 + ["evaluate"] * 4  # the students, then the test once each
-    assert "stopped_after" not in results["sizes"]["sst2"]
-
-
 def test_speed_rounds_are_interleaved_after_a_warm_up():
     order = []
     runs = {name: (lambda name=name: order.append(name)) for name in ("teacher", "student")}
@@ -385,9 +338,8 @@ def test_speed_stage_on_the_fixtures(benchmark_env, monkeypatch):
         "student_speedup_b64_threads2",
         "teacher_b1_threads1",
     }
-    assert "9 sentences" in results["speed_setup"]["data"] and "5 interleaved rounds" in (
-        results["speed_setup"]["timing"]
-    )
+    assert "the first 9 sentences" in results["speed_setup"]["data"]
+    assert results["speed_setup"]["rounds"] == 5
     assert results["params_teacher"] < 100_000  # the tiny fixture BERT, not MiniLM
     assert results["commands"] == [
         {"part": "speed", "command": results["command"], "run_dir": str(tmp_path / "run")}
@@ -422,7 +374,9 @@ def test_a_task_run_in_another_run_dir_replaces_its_figures(benchmark_env, monke
     assert (
         results["sst2_dev_acc_distilled_aug"] == 95.0 and results["sizes"]["sst2"]["n_iter"] == 20
     )
-    assert set(results["test_evaluations"]["sst2"]) == {
+    evaluated = [Path(c["args"][1]).parent for c in fake.calls if c["args"][0] == "evaluate"]
+    assert {path.parent.name for path in evaluated[-4:]} == {"b"}
+    assert {path.name for path in evaluated[-4:]} == {
         "sst2_teacher",
         "sst2_bilstm",
         "sst2_distilled",
@@ -440,16 +394,16 @@ def test_a_task_run_in_another_run_dir_replaces_its_figures(benchmark_env, monke
     assert f"--stage sst2 --run-dir {tmp_path / 'b'}" in results["command"]
 
 
-def test_the_report_stage_regenerates_the_committed_derived_keys_byte_for_byte(tmp_path):
+def test_finish_results_regenerates_the_committed_derived_keys_byte_for_byte(tmp_path):
     committed = (harness_results.RESULTS_DIR / "distillation.json").read_text()
     results = json.loads(committed)
-    distillation_results.finish_results(results)
+    study.finish_results(results)
     assert json.dumps(results, indent=2, sort_keys=True) + "\n" == committed
 
 
 def test_the_headlines_of_the_committed_results():
     results = json.loads((harness_results.RESULTS_DIR / "distillation.json").read_text())
-    lines = {line.key: line for line in summary(results)}
+    lines = {line.key: line for line in study.summary(results)}
     gain = lines["sst2_test_gain_distilled_aug_over_bilstm"]
     assert gain.value == results["sst2_test_gain_distilled_aug_over_bilstm"]
     assert gain.goal == ">= 4" and gain.met == (gain.value >= 4.0)

@@ -17,8 +17,7 @@ from benchmarks.__main__ import main
 from benchmarks.harness import allennlp as harness_allennlp
 from benchmarks.harness import results as harness_results
 from benchmarks.harness.results import load_results
-from benchmarks.studies import pruned_students as figures
-from benchmarks.studies import pruned_students_runs as runs
+from benchmarks.studies import pruned_students as study
 
 
 def test_the_committed_table_is_what_summary_table_computes(monkeypatch):
@@ -28,12 +27,12 @@ def test_the_committed_table_is_what_summary_table_computes(monkeypatch):
         pruned_dev = {"f1-measure-overall": committed["pruned"]["dev_f1"] / 100}
         monkeypatch.setattr(harness_allennlp, "evaluate", lambda *args, **kwargs: pruned_dev)
         args = argparse.Namespace(task=task, run=results[task]["student_runs"])
-        assert figures.summary_table(args, results[task]) == committed
+        assert study.summary_table(args, results[task]) == committed
 
 
 def test_the_headlines_of_the_committed_results():
     results = load_results("pruned_students")
-    lines = {line.key: line for line in figures.summary(results)}
+    lines = {line.key: line for line in study.summary(results)}
     student = lines["conll03_test_f1_student"]
     assert student.value == results["conll03_test_f1_student"]
     assert student.goal == ">= 91" and student.met == (student.value >= 91.0)
@@ -72,11 +71,11 @@ class FakeAllennlp:
 @pytest.fixture
 def study_env(tmp_path, monkeypatch):
     monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path / "results")
-    monkeypatch.setattr(runs, "OUT", tmp_path / "students")
-    monkeypatch.setattr(runs, "ROOT", tmp_path)  # the transfer stage names paths under it
-    monkeypatch.setattr(runs, "TRANSFER", tmp_path / "transfer")
-    monkeypatch.setattr(runs, "NEWS", tmp_path / "transfer" / "news.txt")
-    monkeypatch.setattr(runs, "start_dir", lambda task: tmp_path / "start")
+    monkeypatch.setattr(study, "OUT", tmp_path / "students")
+    monkeypatch.setattr(study, "ROOT", tmp_path)  # the transfer stage names paths under it
+    monkeypatch.setattr(study, "TRANSFER", tmp_path / "transfer")
+    monkeypatch.setattr(study, "NEWS", tmp_path / "transfer" / "news.txt")
+    monkeypatch.setattr(study, "start_dir", lambda task: tmp_path / "start")
     fake = FakeAllennlp()
     monkeypatch.setattr(harness_allennlp, "run_allennlp", fake)
     return fake
@@ -112,15 +111,16 @@ def test_transfer_train_and_test_stages(study_env, monkeypatch):
 
     results = run_stage(monkeypatch, "--stage", "test", "--run", name)
     evaluations = [call for call in fake.calls if call[0] == "evaluate"]
-    assert len(evaluations) == 1 and evaluations[0][2] == runs.TASKS["ner"]["test"]
+    assert len(evaluations) == 1 and evaluations[0][2] == study.TASKS["ner"]["test"]
     assert results["ner"]["runs"][name]["test"]["test_f1"] == pytest.approx(90.5)
     run_stage(monkeypatch, "--stage", "test", "--run", name)
     assert len([call for call in fake.calls if call[0] == "evaluate"]) == 1  # once
     assert [c["wrote"] for c in results["commands"]][-1] == f"ner.runs.{name}.test"
+    assert results["date"] == results["commands"][-1]["date"]  # the latest run's, as hardware
 
 
 def test_the_speed_stage_on_fixture_taggers(tmp_path, monkeypatch):
-    fixture_archives = runs.ROOT / "fixtures" / "archives"
+    fixture_archives = study.ROOT / "fixtures" / "archives"
     rows = {
         "teachers": [fixture_archives / "ner_ldnet.tar.gz", fixture_archives / "ner_ldnet.tar.gz"],
         "unpruned": [fixture_archives / "ner_ldnet.tar.gz"],
@@ -128,10 +128,10 @@ def test_the_speed_stage_on_fixture_taggers(tmp_path, monkeypatch):
         "student": [fixture_archives / "ner_ldnet_pruned.tar.gz"],
     }
     monkeypatch.setattr(harness_results, "RESULTS_DIR", tmp_path)
-    monkeypatch.setattr(figures, "speed_rows", lambda task, student: rows)
-    monkeypatch.setattr(figures, "run_archive", lambda name: rows["student"][0])
-    dev = runs.ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
-    monkeypatch.setitem(runs.TASKS["ner"], "dev", str(dev))
+    monkeypatch.setattr(study, "speed_rows", lambda task, student: rows)
+    monkeypatch.setattr(study, "run_archive", lambda name: rows["student"][0])
+    dev = study.ROOT / "fixtures" / "tagging" / "conll2003_dev.txt"
+    monkeypatch.setitem(study.TASKS["ner"], "dev", str(dev))
     results = run_stage(monkeypatch, "--stage", "speed", "--run", "a_student")
     speed = results["ner"]["speed"]
     assert speed["rounds"] == 5 and len(speed["orders"]) == 5 and speed["batch_size"] == 32
@@ -139,10 +139,39 @@ def test_the_speed_stage_on_fixture_taggers(tmp_path, monkeypatch):
     words = speed["words"]
     for row, archives in rows.items():
         figures_of_row = speed["rows"][row]
-        assert figures_of_row["archives"] == [str(a.relative_to(runs.ROOT)) for a in archives]
+        assert figures_of_row["archives"] == [str(a.relative_to(study.ROOT)) for a in archives]
         low, high = figures_of_row["seconds_spread"]
         assert words / high <= figures_of_row["words_per_second"] <= words / low
     # the teachers' row runs both archives: its FLOPs are theirs summed
     one = speed["rows"]["unpruned"]["flops_per_token"]
     assert speed["rows"]["teachers"]["flops_per_token"] == 2 * one
     assert speed["rows"]["pruned"]["flops_per_token"] < one
+
+
+def test_restricted_start_keeps_only_the_training_file_words_and_characters(tmp_path, monkeypatch):
+    import torch
+
+    train = tmp_path / "train.txt"
+    train.write_text("He PRP B-NP\nran VBD B-VP\n\n")
+    monkeypatch.setattr(study, "CHUNK_TRAIN", str(train))
+    start, out = tmp_path / "start", tmp_path / "out"
+    (start / "vocabulary").mkdir(parents=True)
+    vocabulary = {"tokens": "he\nzebra\nran", "token_characters": "H\ne\nz", "labels": "B-NP"}
+    for namespace, items in vocabulary.items():
+        (start / "vocabulary" / f"{namespace}.txt").write_text(f"@@UNKNOWN@@\n{items}\n")
+    (start / "config.json").write_text("{}")
+    rows = torch.arange(5.0).unsqueeze(1)  # padding, OOV, then the three items of the namespace
+    state = {study.EMBEDDINGS["tokens"]: rows, study.EMBEDDINGS["token_characters"]: 10 * rows}
+    torch.save({**state, "encoder.weight": torch.ones(2)}, start / "best.th")
+    assert study.restricted_start(start, out) == {"tokens": 1, "token_characters": 1}
+    written = {path.stem: path.read_text() for path in (out / "vocabulary").glob("*.txt")}
+    assert written == {
+        "tokens": "@@UNKNOWN@@\nhe\nran\n",  # lowercased words of train.txt; "zebra" dropped
+        "token_characters": "@@UNKNOWN@@\nH\ne\n",
+        "labels": "@@UNKNOWN@@\nB-NP\n",  # left as it is
+    }
+    saved = torch.load(out / "best.th")
+    assert saved[study.EMBEDDINGS["tokens"]].squeeze(1).tolist() == [0.0, 1.0, 2.0, 4.0]
+    assert saved[study.EMBEDDINGS["token_characters"]].squeeze(1).tolist() == [0, 10, 20, 30]
+    assert saved["encoder.weight"].tolist() == [1.0, 1.0]
+    assert study.restricted_start(start, out) == {}  # made once

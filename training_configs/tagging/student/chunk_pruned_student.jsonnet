@@ -2,7 +2,7 @@
 // LM layers of the shipped chunk_pruned (forward [0, 1, 4], backward [4]), started from
 // chunk_pruned's weights with a training-file vocabulary (the `pruned_students` study drops the
 // rows of test-only words and characters, which were never trained: `restricted_start` in
-// benchmarks/studies/pruned_students_runs.py), trained on train.txt without its held-out tenth
+// benchmarks/studies/pruned_students.py), trained on train.txt without its held-out tenth
 // plus a transfer set of news sentences labelled by the teachers. Picked on the held-out tenth;
 // no test file is read. Variables as in ner_pruned_student.jsonnet, with
 // CONLL00_TRAIN_DATA_PATH for the data.
