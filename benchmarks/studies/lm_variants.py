@@ -23,18 +23,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT
-from benchmarks.harness.results import load_results
+from benchmarks.harness.results import command_line, load_results
 from benchmarks.harness.study import Headline, Stage, Study
 from benchmarks.harness.timing import thread_env
 from benchmarks.studies.lm import DIRECTIONS, LM_SCRIPT, side_by_side, train_pair
-from benchmarks.studies.tagging import (
-    SHIPPED_LMS,
-    lm_study_arguments,
-    recorded_command,
-    run_command,
-    train_on_lms,
-    with_command,
-)
 from benchmarks.studies.tagging_results import (
     late_mean_headlines,
     run_key,
@@ -45,6 +37,7 @@ from scripts.conll_to_lm_text import convert
 
 PYTHON = sys.executable
 Results = Dict[str, Any]
+SHIPPED_LMS = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in DIRECTIONS}
 
 
 def variant_study(
@@ -57,20 +50,25 @@ def variant_study(
 ) -> Study:
     """A study of LM pairs writing tagging.json: stage `train` calls `train(args)` unless
     `--record-only`; stage `record` merges `section(results, args, command)` into tagging.json,
-    `command` being this call's when it trained (`recorded_command`)."""
+    `command` being this call's when it trained (None for `--record-only` or `--stage record`,
+    which measure nothing: the commands that trained the rows stay)."""
 
     def run_train(args: argparse.Namespace) -> None:
         if not args.record_only:
             train(args)
 
     def record(args: argparse.Namespace) -> None:
-        command = recorded_command(args)
+        trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
+        command = command_line() if trained_here else None
         write_results(lambda results: section(results, args, command))
         print(f"{name}: tagging.json written")
 
     def arguments(parser: argparse.ArgumentParser) -> None:
         add_arguments(parser)
-        lm_study_arguments(parser, name)
+        parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
+        parser.add_argument("--threads", type=int, default=1, help="threads per process")
+        only = f"only (re)write {name} from finished runs"
+        parser.add_argument("--record-only", action="store_true", help=only)
 
     stages = [
         Stage("train", run_train, "the LM pairs and their taggers (not --record-only)"),
@@ -82,6 +80,32 @@ def variant_study(
 def dev_f1(record: Results, epochs: int) -> List[float]:
     """A tagger's dev F1 by epoch, its first `epochs` epochs."""
     return record["dev_f1_by_epoch"][:epochs]
+
+
+def with_command(commands: List[str], command: Optional[str]) -> List[str]:
+    """`commands` and `command` after them, once."""
+    return commands + ([command] if command and command not in commands else [])
+
+
+def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads: int, seed=None):
+    """`python -m benchmarks tagging --runs <name> --lm-label <lm_label> --dev-only` on the LM
+    pair `archives` ({"forward": ..., "backward": ...}), in a subprocess: how both studies
+    train their taggers."""
+    command = [PYTHON, "-m", "benchmarks", "tagging", "--runs", name]
+    command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
+    command += ["--threads", str(threads)] + (["--seed", str(seed)] if seed is not None else [])
+    for direction in DIRECTIONS:  # relative to the root, as recorded commands are
+        command += [f"--{direction}-lm", os.path.relpath(archives[direction], ROOT)]
+    run_command(command, threads)
+
+
+def run_command(command: List[Any], threads: int) -> None:
+    """`command`, printed first, from the project root with `threads` OMP/MKL threads; a
+    failure stops the study."""
+    command = list(map(str, command))
+    print("+", " ".join(command), flush=True)
+    if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
+        raise SystemExit(f"failed: {' '.join(command)}")
 
 
 # lm_passes: the LM pairs of `scripts/pretrain_lms_accelerated.py`, by size and passes

@@ -10,10 +10,8 @@ writes benchmarks/results/tagging.json (its derived keys: `tagging_results`).
     python -m benchmarks tagging --stage record --runs ner_ldnet   # = --skip-train
 
 Stage `train` trains each of `--runs` (a finished run is skipped, an interrupted one resumed with
-`--recover`, so a resumed run keeps the `--epochs` it was started with; `--extend` continues a
-finished run to more epochs). `train_wallclock_s` sums the wall-clock of a run's training
-processes, or AllenNLP's own epoch clock when that is larger (a process killed with its
-benchmark call records nothing).
+`--recover`, so a resumed run keeps the `--epochs` it was started with). `train_wallclock_s` is
+AllenNLP's own clock summed over a run's training processes (`harness.allennlp.training_seconds`).
 Stage `record` scores each run and merges its figures into tagging.json under a lock, so
 invocations may run side by side; with `--dev-only` (the recipe search, or `--lm-label`: a study
 of other LMs, see `lm_passes` and `lm_finetune`) it records dev F1 per epoch, never test.
@@ -27,7 +25,6 @@ epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -38,7 +35,6 @@ from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
 from benchmarks.harness.results import command_line
 from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
-from benchmarks.harness.timing import thread_env, wall_clock
 from benchmarks.studies.tagging_results import (
     FINAL,
     TASK_NAMES,
@@ -96,7 +92,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lm-label", type=lm_label, help=f"{label}; the run and its key: <run>_lm-<label>"
     )
     flag("--skip-train", "only evaluate trained runs (= --stage record)")
-    flag("--extend", "continue a finished run to --epochs (from its last checkpoint)")
     ship = "also write <run dir>/model_fp16.tar.gz as pretrained/ ships it (fp16, LMs by name)"
     flag("--ship", f"{ship} and record its test F1 (test_f1_fp16)")
     flag("--dev-only", "record dev F1 per epoch (recipe_search.<run>), never read test")
@@ -140,9 +135,6 @@ def record(args: argparse.Namespace) -> None:
             result["config"] = f"training_configs/tagging/{config_name(name)}.jsonnet"
             result["best_dev_f1"] = max(result["dev_f1_by_epoch"], default=None)
             result["command"] = reproduce_command(name, args.seed, args.lm_label) + " --dev-only"
-            history = out / "extended_from_epochs.json"
-            if history.exists():  # trained for these epochs, then continued (--extend)
-                result["extended_from_epochs"] = json.loads(history.read_text())
             print(f"[{key}] {json.dumps(result)}", flush=True)
             # runs on other LMs (--lm-label) are a study of the LMs, not a recipe choice
             section = "recipe_search" if args.lm_label is None else "lm_study"
@@ -186,12 +178,9 @@ def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
 
 
 def train_run(name: str, args: argparse.Namespace) -> None:
-    """Trains (or resumes, or with `--extend` continues) the run; its wall-clock is added to
-    `<key>.wallclock.json` even when the training fails."""
+    """Trains (or resumes) the run."""
     key, out = run_dir(name, args)
     log = RUNS / f"{key}.train.log"
-    if (out / "model.tar.gz").exists() and args.epochs and args.extend:
-        extend(key, args.epochs)
     if trained(out):
         print(f"[{key}] already trained: {out / 'model.tar.gz'}")
         return
@@ -204,34 +193,7 @@ def train_run(name: str, args: argparse.Namespace) -> None:
         allennlp.run_allennlp(export, log)
     config = ROOT / "training_configs" / "tagging" / f"{config_name(name)}.jsonnet"
     print(f"[{key}] allennlp train {config} -s {out}  (log: {log})", flush=True)
-
-    def add_seconds(seconds: float) -> None:
-        clock = RUNS / f"{key}.wallclock.json"
-        clock.write_text(json.dumps({"seconds": (timed_seconds(key) or 0.0) + seconds}))
-
-    with wall_clock(add_seconds):
-        allennlp.train(config, out, log, overrides, run_env(name, args), threads=args.threads)
-
-
-def extend(key: str, epochs: int) -> None:
-    """Continues a finished run to `epochs` (`--extend`): its config.json gets the new
-    `trainer.num_epochs`, its archive and final metrics move aside, and `train_run` resumes it
-    from its last checkpoint (`--recover`); `extended_from_epochs` records the epochs it had."""
-    out = RUNS / key
-    config = json.loads((out / "config.json").read_text())
-    done = config["trainer"]["num_epochs"]
-    if done >= epochs:
-        return
-    if not list(out.glob(f"training_state_e{done}_*.th")):
-        raise SystemExit(f"[{key}] cannot extend: no checkpoint of epoch {done} in {out}")
-    print(f"[{key}] extending from {done} to {epochs} epochs", flush=True)
-    config["trainer"]["num_epochs"] = epochs
-    (out / "config.json").write_text(json.dumps(config, indent=4))
-    (out / "model.tar.gz").rename(out / f"model_{done}_epochs.tar.gz")
-    (out / "metrics.json").rename(out / f"metrics_{done}_epochs.json")
-    history = out / "extended_from_epochs.json"
-    earlier = json.loads(history.read_text()) if history.exists() else []
-    history.write_text(json.dumps(earlier + [done]))
+    allennlp.train(config, out, log, overrides, run_env(name, args), threads=args.threads)
 
 
 def test_f1(name: str, args: argparse.Namespace, archive: Path, output: Path) -> float:
@@ -256,7 +218,7 @@ def training_record(key: str) -> Dict[str, Any]:
         "epochs_trained": len(dev),
         # false: stopped before its last epoch (its best epoch may be archived all the same)
         "completed": (RUNS / key / "metrics.json").exists(),
-        "train_wallclock_s": train_wallclock(key),
+        "train_wallclock_s": training_seconds(RUNS / key),
     }
 
 
@@ -303,19 +265,6 @@ def ship(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     }
 
 
-def timed_seconds(key: str) -> Optional[float]:
-    """The wall-clock `train_run` timed for the run (`<key>.wallclock.json`), if any."""
-    clock = RUNS / f"{key}.wallclock.json"
-    return json.loads(clock.read_text())["seconds"] if clock.exists() else None
-
-
-def train_wallclock(key: str) -> Optional[float]:
-    """The wall-clock of the run's training: what `train_run` timed, or `training_seconds`
-    when that is larger (a call killed with its benchmark process records nothing)."""
-    candidates = [s for s in (timed_seconds(key), training_seconds(RUNS / key)) if s is not None]
-    return max(candidates) if candidates else None
-
-
 def reproduce_command(name: str, seed: Optional[int] = None, lm_label: Optional[str] = None) -> str:
     """The command that trains `name` as it was trained: epochs and LMs read from its config;
     an LM inside the project is named relative to its root (commands run from there)."""
@@ -331,51 +280,6 @@ def reproduce_command(name: str, seed: Optional[int] = None, lm_label: Optional[
             path = os.path.relpath(path, ROOT)
         command += f" --{direction}-lm {path}"
     return command
-
-
-SHIPPED_LMS = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
-
-
-def lm_study_arguments(parser: argparse.ArgumentParser, section: str) -> None:
-    """The options the LM studies (`lm_passes`, `lm_finetune`) share."""
-    parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
-    parser.add_argument("--threads", type=int, default=1, help="threads per process")
-    parser.add_argument(
-        "--record-only", action="store_true", help=f"only (re)write {section} from finished runs"
-    )
-
-
-def recorded_command(args: argparse.Namespace) -> Optional[str]:
-    """An LM study's command when this invocation trained; None for `--record-only` or
-    `--stage record`, which measure nothing (the commands that trained the rows stay)."""
-    trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
-    return command_line() if trained_here else None
-
-
-def with_command(commands: List[str], command: Optional[str]) -> List[str]:
-    """`commands` and `command` after them, once."""
-    return commands + ([command] if command and command not in commands else [])
-
-
-def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads: int, seed=None):
-    """`python -m benchmarks tagging --runs <name> --lm-label <lm_label> --dev-only` on the LM
-    pair `archives` ({"forward": ..., "backward": ...}), in a subprocess: how the LM studies
-    train their taggers."""
-    command = [sys.executable, "-m", "benchmarks", "tagging", "--runs", name]
-    command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
-    command += ["--threads", str(threads)] + (["--seed", str(seed)] if seed is not None else [])
-    for direction in ("forward", "backward"):  # relative to the root, as recorded commands are
-        command += [f"--{direction}-lm", os.path.relpath(archives[direction], ROOT)]
-    run_command(command, threads)
-
-
-def run_command(command: List[Any], threads: int) -> None:
-    """`command`, printed first, from the project root with `threads` OMP/MKL threads; a
-    failure stops the study."""
-    command = list(map(str, command))
-    print("+", " ".join(command), flush=True)
-    if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
-        raise SystemExit(f"failed: {' '.join(command)}")
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
