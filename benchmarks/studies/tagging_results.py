@@ -1,8 +1,8 @@
 """
 tagging.json's derived keys, recomputed on every write (`write_results`): the headline keys as
-the mean over seeds (`final`), what limits each final run (`final_limits`), and the summary
-tables (`final`, the F1 table, the LM studies' sections, the recipe search). Shared by the
-studies that write tagging.json: `tagging`, `lm_passes` and `lm_finetune`.
+the mean over seeds (`final`) and the summary tables (`final`, the F1 table, the LM studies'
+sections). Shared by the studies that write tagging.json: `tagging`, `lm_passes` and
+`lm_finetune`.
 """
 
 from typing import Any, Callable, Dict, List, Optional
@@ -92,30 +92,6 @@ def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
     return final
 
 
-def limits(results: Dict[str, Any]) -> List[str]:
-    """What the final runs' own records say limits their F1, one line per key and seed: epochs
-    (was dev F1 still rising at the last epoch?), the dev-test gap, the cost of an epoch."""
-    lines = []
-    for key, record in results.get("final", {}).items():
-        for seed in record.get("test_f1_by_seed", {"default": None}):
-            name = record["run"] if seed == "default" else run_key(record["run"], int(seed))
-            run = results.get(name)
-            if not run:
-                continue
-            epochs, best = run["epochs_trained"], run["best_epoch"]
-            wallclock = run.get("train_wallclock_s")
-            trend = f"then no better for {epochs - 1 - best} more epoch(s)"
-            if best == epochs - 1:
-                trend = "its last epoch: dev F1 still rising when it stopped"
-            cost = f"; {wallclock / 60 / epochs:.1f} min per epoch on one core" if wallclock else ""
-            lines.append(
-                f"{key} ({name}): best dev F1 {run['dev_f1_by_epoch'][best]:.2f} at epoch "
-                f"{best + 1} of {epochs}, {trend}; test {run['test_f1']:.2f}, "
-                f"{run['dev_f1'] - run['test_f1']:.2f} below dev{cost}"
-            )
-    return lines
-
-
 def table(caption: str, columns: str, rows: List[List[Any]]) -> Dict[str, Any]:
     """A summary table; `columns` separated by "|"."""
     return {"caption": caption, "columns": columns.split("|"), "rows": rows}
@@ -148,30 +124,11 @@ def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """tagging.json's `summary`: `final`, the F1 table, the LM studies, the recipe search."""
+    """tagging.json's `summary`: `final`, the F1 table, the LM studies."""
     final, studies = results.get("final"), sorted(results.get("lm_finetune_study", {}).items())
     found = ([final_table(final)] if final else []) + [f1_table(results)]
     found += [lm_passes_table(results["lm_passes"])] if results.get("lm_passes") else []
-    found += [lm_finetune_table(task, study) for task, study in studies]
-    return found + ([recipe_table(results)] if results.get("recipe_search") else [])
-
-
-def recipe_table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """The recipe search: dev F1 only, each run against the config it changes."""
-    rows = [
-        [f"{baseline} (Adam, the configs' own recipe)"]
-        + [f"training_configs/tagging/{baseline}.jsonnet", results[baseline]["dev_f1_by_epoch"]]
-        for baseline in ("ner_vanilla_glove", "ner_ldnet_glove", "chunk_ldnet_glove")
-        if results.get(baseline)
-    ]
-    for name, run in sorted(results["recipe_search"].items()):
-        rows.append([name, run["config"], run["dev_f1_by_epoch"]])
-    caption = (
-        "Recipe search, dev F1 per epoch (NER: CoNLL-03 eng.testa; chunking: every 10th "
-        "sentence of CoNLL-00 train.txt, held out from training); the test file is never read "
-        "by these runs (`--dev-only`). Commands: recipe_search.<run>.command."
-    )
-    return table(caption, "run|config|dev F1 by epoch", rows)
+    return found + [lm_finetune_table(task, study) for task, study in studies]
 
 
 def verdict(value: float, goal: Optional[float]) -> Optional[str]:
@@ -210,7 +167,6 @@ def finish_results(results: Dict[str, Any]) -> None:
     if final:
         results["final"] = final
         results.update({key: record["mean"] for key, record in final.items()})
-        results["final_limits"] = limits(results)
     results["title"] = TITLE
     results["summary"] = tables(results)
 
