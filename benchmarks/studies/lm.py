@@ -28,7 +28,7 @@ import sys
 import tarfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import ROOT
@@ -75,14 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pretrain = "pretrain: the corpus folder, relative to the project root"
     parser.add_argument("--lm-data", default="runs/lm_data", help=pretrain)
     parser.add_argument("--epochs", type=int, default=5, help="pretrain: 250 batches each")
-    parser.add_argument("--directions", nargs="+", choices=DIRECTIONS, default=list(DIRECTIONS))
     more = "more_text: the pack (shipped vocabulary) and the run folders of the continued LMs"
     parser.add_argument("--more-text-pack", default=str(runs / "lm_pack_continue"), help=more)
     parser.add_argument("--more-text-runs", nargs="*", default=[], help=more)
 
 
 def pretrain(args: argparse.Namespace) -> None:
-    """Both directions (`--directions`) of `training_configs/lm/dense_lm_*.jsonnet` into
+    """Both directions of `training_configs/lm/dense_lm_*.jsonnet` into
     runs/lm_<direction> (`train_pair`, `--threads` each); the corpus is prepared into
     `--lm-data` first if it is not there."""
     data = args.lm_data  # relative to the project root, as the runs' saved configs have it
@@ -91,19 +90,14 @@ def pretrain(args: argparse.Namespace) -> None:
         subprocess.run(prepare, cwd=ROOT, check=True)
     env = {"LM_TRAIN_DATA_PATH": f"{data}/train.txt", "LM_VALIDATION_DATA_PATH": f"{data}/dev.txt"}
     config = "training_configs/lm/dense_lm_{}.jsonnet"
-    train_pair(config, ROOT / "runs" / "lm", args.epochs, env, args.threads, args.directions)
+    train_pair(config, ROOT / "runs" / "lm", args.epochs, env, args.threads)
 
 
 def train_pair(
-    config: str,
-    prefix: Path,
-    epochs: int,
-    env: Dict[str, str],
-    threads: int,
-    directions: Sequence[str] = DIRECTIONS,
+    config: str, prefix: Path, epochs: int, env: Dict[str, str], threads: int
 ) -> Dict[str, Path]:
     """`config.format(direction)` trained for `epochs` epochs (`trainer.num_epochs`) into
-    `<prefix>_<direction>` for each of `directions` side by side, `threads` each, with the
+    `<prefix>_<direction>` for both directions side by side, `threads` each, with the
     environment variables `env`; the archives by direction. A finished run is skipped (`trained`);
     any other is trained, or resumed with its saved `trainer.num_epochs` set to `epochs`, after
     a `<date> start` line in `<prefix>_<direction>.log`."""
@@ -129,7 +123,7 @@ def train_pair(
         allennlp.train(config.format(direction), out, log, num_epochs(epochs), env, threads)
         return out / "model.tar.gz"
 
-    return side_by_side(train, directions)
+    return side_by_side(train)
 
 
 def num_epochs(epochs: int) -> Dict[str, int]:
@@ -139,11 +133,11 @@ def num_epochs(epochs: int) -> Dict[str, int]:
     return {"trainer.num_epochs": epochs}
 
 
-def side_by_side(train: Callable[[str], Any], directions: Sequence[str] = DIRECTIONS) -> Dict:
-    """{direction: `train(direction)`} for each of `directions`, run at once in threads; a
-    failure is raised once every direction has ended."""
-    with ThreadPoolExecutor(max_workers=len(directions)) as pool:
-        return dict(zip(directions, pool.map(train, directions)))
+def side_by_side(train: Callable[[str], Any]) -> Dict:
+    """{direction: `train(direction)`} for both directions, run at once in threads; a failure is
+    raised once both have ended."""
+    with ThreadPoolExecutor(max_workers=len(DIRECTIONS)) as pool:
+        return dict(zip(DIRECTIONS, pool.map(train, DIRECTIONS)))
 
 
 def accelerated_stage(stage: int, direction: str) -> Dict[str, Any]:
