@@ -6,11 +6,12 @@ the same recipe on the shipped LMs at equal epochs: the one implementation of tw
 
 Stage `train` makes each LM pair, both directions side by side (every step skipped when its
 output exists), then trains the tagger on it in a subprocess (`tagging --lm-label <label>
---dev-only`); nothing with `--record-only`. Stage `record` rebuilds the study's section of
+--dev-only`). Stage `record` rebuilds the study's section of
 tagging.json from every finished run, so calls that train different pairs may run at once.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -48,17 +49,13 @@ def variant_study(
     section: Callable[[Results, argparse.Namespace, Optional[str]], Results],
     summary: Callable[[Results], List[Headline]],
 ) -> Study:
-    """A study of LM pairs writing tagging.json: stage `train` calls `train(args)` unless
-    `--record-only`; stage `record` merges `section(results, args, command)` into tagging.json,
-    `command` being this call's when it trained (None for `--record-only` or `--stage record`,
-    which measure nothing: the commands that trained the rows stay)."""
-
-    def run_train(args: argparse.Namespace) -> None:
-        if not args.record_only:
-            train(args)
+    """A study of LM pairs writing tagging.json: stage `train` calls `train(args)`; stage
+    `record` merges `section(results, args, command)` into tagging.json, `command` being this
+    call's when it trained (None for `--stage record`, which measures nothing: the commands that
+    trained the rows stay)."""
 
     def record(args: argparse.Namespace) -> None:
-        trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
+        trained_here = args.stages is None or "train" in args.stages
         command = command_line() if trained_here else None
         write_results(lambda results: section(results, args, command))
         print(f"{name}: tagging.json written")
@@ -67,11 +64,9 @@ def variant_study(
         add_arguments(parser)
         parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
         parser.add_argument("--threads", type=int, default=1, help="threads per process")
-        only = f"only (re)write {name} from finished runs"
-        parser.add_argument("--record-only", action="store_true", help=only)
 
     stages = [
-        Stage("train", run_train, "the LM pairs and their taggers (not --record-only)"),
+        Stage("train", train, "the LM pairs and their taggers"),
         Stage("record", record, "rebuild its section of tagging.json from the finished runs"),
     ]
     return Study(name, description, "tagging.json", stages, arguments, summary)
@@ -99,13 +94,14 @@ def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads:
     run_command(command, threads)
 
 
-def run_command(command: List[Any], threads: int) -> None:
-    """`command`, printed first, from the project root with `threads` OMP/MKL threads; a
-    failure stops the study."""
+def run_command(command: List[Any], threads: int, log: Optional[Path] = None) -> None:
+    """`command`, printed first, from the project root with `threads` OMP/MKL threads, its
+    output appended to `log` when given; a failure stops the study."""
     command = list(map(str, command))
     print("+", " ".join(command), flush=True)
-    if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
-        raise SystemExit(f"failed: {' '.join(command)}")
+    with open(log, "a") if log else contextlib.nullcontext() as output:
+        if subprocess.run(command, cwd=ROOT, env=thread_env(threads), stdout=output).returncode:
+            raise SystemExit(f"failed: {' '.join(command)}" + (f"; see {log}" if log else ""))
 
 
 # lm_passes: the LM pairs of `scripts/pretrain_lms_accelerated.py`, by size and passes
@@ -196,12 +192,8 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
         if not log.exists() or len(json.loads(log.read_text()).get("passes", [])) < passes:
             command = [PYTHON, LM_SCRIPT, "train", "--pack", pack_dir, "--direction", direction]
             command += ["--passes", passes, "--max-seconds", "1e9", *LM_SETTINGS, "--output", out]
-            command = list(map(str, command))
-            print("+", " ".join(command), flush=True)
             out.mkdir(parents=True, exist_ok=True)
-            with open(out / f"train_{direction}.log", "a") as handle:
-                if subprocess.run(command, env=thread_env(threads), stdout=handle).returncode:
-                    raise SystemExit(f"LM training failed; see {out}/train_{direction}.log")
+            run_command(command, threads, out / f"train_{direction}.log")
         if not archive.exists():
             command = [PYTHON, LM_SCRIPT, "archive", "--pack", pack_dir, "--direction", direction]
             command += ["--weights", out / f"lm_{direction}.th", "--output", archive]

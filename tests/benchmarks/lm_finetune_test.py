@@ -87,7 +87,7 @@ def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs(monkeypat
         ("shipped", "default", [90.0, 92.0, 93.0], 93.0),
     ]
     assert record["commands"] == ["python -m benchmarks lm_finetune x"]
-    # a later call adds its command once; --record-only (None) adds none
+    # a later call adds its command once; --stage record (None) adds none
     results["lm_finetune_study"] = {"chunk": record}
     again = study(None)
     assert again["commands"] == ["python -m benchmarks lm_finetune x"]

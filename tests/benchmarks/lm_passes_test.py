@@ -170,7 +170,7 @@ def test_the_headlines_are_the_committed_tables_late_means():
 
 
 def test_the_record_stage_adds_no_command(results):
-    args = argparse.Namespace(epochs=2, record_only=False, stages=["record"])
+    args = argparse.Namespace(epochs=2, stages=["record"])
     (record,) = [stage for stage in STUDY.stages if stage.name == "record"]
     record.run(args)
     assert load_results("tagging")["lm_passes"]["commands"] == []
