@@ -25,7 +25,6 @@ epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -87,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="OMP threads per training run")
     seed = "AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run and its "
     parser.add_argument("--seed", type=int, help=seed + "key: <run>_seed<N>")
-    label = "names the LMs of --forward-lm/--backward-lm in a study of other LMs (--dev-only)"
+    label = "the LMs of --forward-lm/--backward-lm in a study of other LMs (implies --dev-only)"
     parser.add_argument(
         "--lm-label", type=lm_label, help=f"{label}; the run and its key: <run>_lm-<label>"
     )
@@ -104,14 +103,6 @@ def lm_label(label: str) -> str:
     return label
 
 
-def checked(args: argparse.Namespace) -> None:
-    """Refuses an `--lm-label` without `--dev-only`: a study's taggers are compared on dev;
-    test F1 stays for the runs the results keys hold."""
-    if args.lm_label is not None and not args.dev_only:
-        print("python -m benchmarks tagging: error: --lm-label needs --dev-only", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def run_dir(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
     """The run's key (`run_key`) and its folder under runs/tagging/."""
     key = run_key(name, args.seed, args.lm_label)
@@ -120,17 +111,17 @@ def run_dir(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
 
 def train(args: argparse.Namespace) -> None:
     """Each of `--runs` trained (unless `--skip-train`)."""
-    checked(args)
     for name in [] if args.skip_train else args.runs:
         train_run(name, args)
 
 
 def record(args: argparse.Namespace) -> None:
-    """Each of `--runs` scored and merged into tagging.json (dev F1 only with `--dev-only`)."""
-    checked(args)
+    """Each of `--runs` scored and merged into tagging.json (dev F1 only with `--dev-only` or
+    `--lm-label`: a study's taggers are compared on dev; test F1 stays for the runs the results
+    keys hold)."""
     for name in args.runs:
         key, out = run_dir(name, args)
-        if args.dev_only or results_key(name) is None:
+        if args.dev_only or args.lm_label is not None or results_key(name) is None:
             result = training_record(key)
             result["config"] = f"training_configs/tagging/{config_name(name)}.jsonnet"
             result["best_dev_f1"] = max(result["dev_f1_by_epoch"], default=None)
