@@ -25,24 +25,19 @@ def run_key(name: str, seed: Optional[int], lm_label: Optional[str] = None) -> s
     return key if seed is None else f"{key}{SEED_SUFFIX}{seed}"
 
 
-# the F1 table's runs, in its order; each LD-Net run is compared with its no-LM run
-F1_TABLE_RUNS = (
-    "ner_vanilla ner_ldnet ner_vanilla_lm_init ner_ldnet_lm_init ner_vanilla_glove ner_ldnet_glove "
-    "ner_vanilla_glove_sgd ner_ldnet_glove_sgd chunk_vanilla chunk_ldnet chunk_ldnet_lm_init "
-    "chunk_vanilla_glove chunk_ldnet_glove chunk_vanilla_glove_sgd chunk_ldnet_glove_sgd"
-).split()
 TASK_NAMES = {"ner": "CoNLL-03 NER", "chunk": "CoNLL-00 chunking"}
 # goal on test F1: by task, and 91 for the LD-Net taggers with GloVe on NER
 F1_GOALS = {"ner": 90.0, "chunk": 95.0, "ner_ldnet_glove": 91.0, "ner_ldnet_glove_sgd": 91.0}
+# the F1 table's taggers, in its order (per task); each LD-Net run beside its no-LM run
 TAGGERS = {
     "vanilla": "no LM (char CNN + words)",
     "ldnet": "LD-Net features",
-    "ldnet_lm_init": "LD-Net features, words from the LM",
     "vanilla_lm_init": "no LM, words from the LM",
-    "ldnet_glove": "LD-Net features + GloVe 50d",
+    "ldnet_lm_init": "LD-Net features, words from the LM",
     "vanilla_glove": "no LM + GloVe 50d",
-    "ldnet_glove_sgd": "LD-Net features + GloVe 50d, LD-Net's SGD recipe",
+    "ldnet_glove": "LD-Net features + GloVe 50d",
     "vanilla_glove_sgd": "no LM + GloVe 50d, LD-Net's SGD recipe",
+    "ldnet_glove_sgd": "LD-Net features + GloVe 50d, LD-Net's SGD recipe",
 }
 
 
@@ -99,15 +94,15 @@ def table(caption: str, columns: str, rows: List[List[Any]]) -> Dict[str, Any]:
 def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
     """The F1 table: each run's test F1 against its goal and its matched no-LM run."""
     rows = []
-    for name in F1_TABLE_RUNS:
-        run, task = results.get(name), name.split("_")[0]
+    for task, tagger in ((task, tagger) for task in TASK_NAMES for tagger in TAGGERS):
+        name, run = f"{task}_{tagger}", results.get(f"{task}_{tagger}")
         if not run:
             continue
         baseline = results.get(name.replace("_ldnet", "_vanilla")) if "_ldnet" in name else None
         gain = round(run["test_f1"] - baseline["test_f1"], 2) if baseline else None
         wallclock = run.get("train_wallclock_s")
         rows.append(
-            [TASK_NAMES[task], TAGGERS[name.split("_", 1)[1]], run["epochs_trained"]]
+            [TASK_NAMES[task], TAGGERS[tagger], run["epochs_trained"]]
             + [round(run["dev_f1"], 2), round(run["test_f1"], 2), gain]
             + [F1_GOALS.get(name, F1_GOALS[task]), run.get("flops_per_token")]
             + [round(wallclock / 60, 1) if wallclock else None]
