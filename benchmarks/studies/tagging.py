@@ -18,8 +18,9 @@ of other LMs, see `lm_passes` and `lm_finetune`) it records dev F1 per epoch, ne
 
 `*_lm_init` runs take their word embeddings from the forward LM (exported once with `allennlp
 ldnet-export-word-vectors --lowercase`); `*_glove` runs add GloVe 6B 50d. Keys (F1 in percent):
-conll03_test_f1_<tagger>, conll00_test_f1_<tagger>, and per run `<run>.{test_f1, dev_f1,
-epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
+conll0{3,0}_test_f1_{ldnet,vanilla}, the mean over seeds of the final runs (`tagging_results`),
+and per run `<run>.{test_f1, dev_f1, epochs_trained, best_epoch, train_wallclock_s,
+flops_per_token}`.
 """
 
 import argparse
@@ -65,12 +66,6 @@ CORPUS = {"ner": "conll03", "chunk": "conll00"}
 def config_name(name: str) -> str:
     """The run's config under training_configs/tagging (the recipe search's under recipe/)."""
     return f"recipe/{name}" if RUN_NAMES.index(name) >= RECIPE_START else name
-
-
-def results_key(name: str) -> Optional[str]:
-    """The key of a run's test F1 (mean over seeds): `<corpus>_test_f1_<tagger>`."""
-    task, tagger = name.split("_", 1)
-    return None if name in DEV_ONLY else f"{CORPUS[task]}_test_f1_{tagger}"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +116,7 @@ def record(args: argparse.Namespace) -> None:
     keys hold)."""
     for name in args.runs:
         key, out = run_dir(name, args)
-        if args.dev_only or args.lm_label is not None or results_key(name) is None:
+        if args.dev_only or args.lm_label is not None or name in DEV_ONLY:
             result = training_record(key)
             result["config"] = f"training_configs/tagging/{config_name(name)}.jsonnet"
             result["best_dev_f1"] = max(result["dev_f1_by_epoch"], default=None)
@@ -137,15 +132,13 @@ def record(args: argparse.Namespace) -> None:
 
 
 def record_test(name: str, key: str, args: argparse.Namespace) -> None:
-    """A run's test F1 and its record; its results key too, unless it is a `--seed` run (which
-    adds a seed to its run's mean, `final`)."""
+    """A run's test F1 and its record (a `--seed` run adds a seed to its run's mean, `final`)."""
     result = {**training_record(key), **evaluate(name, args)}
     result["command"] = reproduce_command(name, args.seed, args.lm_label)
     if args.seed is not None:
         result["seed"] = args.seed
     print(f"[{key}] {json.dumps(result)}", flush=True)
-    updates = {} if args.seed is not None else {results_key(name): result["test_f1"]}
-    write_results({**updates, key: result, "command": COMMAND, "hardware": hardware()})
+    write_results({key: result, "command": COMMAND, "hardware": hardware()})
 
 
 def run_env(name: str, args: argparse.Namespace) -> Dict[str, str]:
