@@ -292,7 +292,7 @@ STUDY = Study(
     "test F1 (mean over seeds), FLOPs/token.",
     results_file="tagging.json",
     stages=[
-        Stage("train", train, "train, resume or --extend each of --runs (not with --skip-train)"),
+        Stage("train", train, "train or resume each of --runs (not with --skip-train)"),
         Stage("record", record, "test F1 (or, --dev-only, dev F1) of each run into tagging.json"),
     ],
     add_arguments=add_arguments,
