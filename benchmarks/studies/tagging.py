@@ -10,25 +10,22 @@ writes benchmarks/results/tagging.json (its derived keys: `tagging_results`).
     python -m benchmarks tagging --stage record --runs ner_ldnet   # = --skip-train
 
 Stage `train` trains each of `--runs` (a finished run is skipped, an interrupted one resumed with
-`--recover`, so a resumed run keeps the `--epochs` it was started with; `--extend` continues a
-finished run to more epochs). `train_wallclock_s` sums the wall-clock of a run's training
-processes, or AllenNLP's own epoch clock when that is larger (a process killed with its
-benchmark call records nothing).
+`--recover`, so a resumed run keeps the `--epochs` it was started with). `train_wallclock_s` is
+AllenNLP's own clock summed over a run's training processes (`harness.allennlp.training_seconds`).
 Stage `record` scores each run and merges its figures into tagging.json under a lock, so
 invocations may run side by side; with `--dev-only` (the recipe search, or `--lm-label`: a study
 of other LMs, see `lm_passes` and `lm_finetune`) it records dev F1 per epoch, never test.
 
 `*_lm_init` runs take their word embeddings from the forward LM (exported once with `allennlp
 ldnet-export-word-vectors --lowercase`); `*_glove` runs add GloVe 6B 50d. Keys (F1 in percent):
-conll03_test_f1_<tagger>, conll00_test_f1_<tagger>, and per run `<run>.{test_f1, dev_f1,
-epochs_trained, best_epoch, train_wallclock_s, flops_per_token}`.
+conll0{3,0}_test_f1_{ldnet,vanilla}, the mean over seeds of the final runs (`tagging_results`),
+and per run `<run>.{test_f1, dev_f1, epochs_trained, best_epoch, train_wallclock_s,
+flops_per_token}`.
 """
 
 import argparse
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -38,7 +35,6 @@ from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
 from benchmarks.harness.results import command_line
 from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
-from benchmarks.harness.timing import thread_env, wall_clock
 from benchmarks.studies.tagging_results import (
     FINAL,
     TASK_NAMES,
@@ -72,12 +68,6 @@ def config_name(name: str) -> str:
     return f"recipe/{name}" if RUN_NAMES.index(name) >= RECIPE_START else name
 
 
-def results_key(name: str) -> Optional[str]:
-    """The key of a run's test F1 (mean over seeds): `<corpus>_test_f1_<tagger>`."""
-    task, tagger = name.split("_", 1)
-    return None if name in DEV_ONLY else f"{CORPUS[task]}_test_f1_{tagger}"
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     lms = ROOT / "runs"
 
@@ -91,12 +81,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="OMP threads per training run")
     seed = "AllenNLP's random, numpy and torch seeds (default: AllenNLP's own); the run and its "
     parser.add_argument("--seed", type=int, help=seed + "key: <run>_seed<N>")
-    label = "names the LMs of --forward-lm/--backward-lm in a study of other LMs (--dev-only)"
+    label = "the LMs of --forward-lm/--backward-lm in a study of other LMs (implies --dev-only)"
     parser.add_argument(
         "--lm-label", type=lm_label, help=f"{label}; the run and its key: <run>_lm-<label>"
     )
     flag("--skip-train", "only evaluate trained runs (= --stage record)")
-    flag("--extend", "continue a finished run to --epochs (from its last checkpoint)")
     ship = "also write <run dir>/model_fp16.tar.gz as pretrained/ ships it (fp16, LMs by name)"
     flag("--ship", f"{ship} and record its test F1 (test_f1_fp16)")
     flag("--dev-only", "record dev F1 per epoch (recipe_search.<run>), never read test")
@@ -109,14 +98,6 @@ def lm_label(label: str) -> str:
     return label
 
 
-def checked(args: argparse.Namespace) -> None:
-    """Refuses an `--lm-label` without `--dev-only`: a study's taggers are compared on dev;
-    test F1 stays for the runs the results keys hold."""
-    if args.lm_label is not None and not args.dev_only:
-        print("python -m benchmarks tagging: error: --lm-label needs --dev-only", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def run_dir(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
     """The run's key (`run_key`) and its folder under runs/tagging/."""
     key = run_key(name, args.seed, args.lm_label)
@@ -125,24 +106,21 @@ def run_dir(name: str, args: argparse.Namespace) -> Tuple[str, Path]:
 
 def train(args: argparse.Namespace) -> None:
     """Each of `--runs` trained (unless `--skip-train`)."""
-    checked(args)
     for name in [] if args.skip_train else args.runs:
         train_run(name, args)
 
 
 def record(args: argparse.Namespace) -> None:
-    """Each of `--runs` scored and merged into tagging.json (dev F1 only with `--dev-only`)."""
-    checked(args)
+    """Each of `--runs` scored and merged into tagging.json (dev F1 only with `--dev-only` or
+    `--lm-label`: a study's taggers are compared on dev; test F1 stays for the runs the results
+    keys hold)."""
     for name in args.runs:
         key, out = run_dir(name, args)
-        if args.dev_only or results_key(name) is None:
+        if args.dev_only or args.lm_label is not None or name in DEV_ONLY:
             result = training_record(key)
             result["config"] = f"training_configs/tagging/{config_name(name)}.jsonnet"
             result["best_dev_f1"] = max(result["dev_f1_by_epoch"], default=None)
             result["command"] = reproduce_command(name, args.seed, args.lm_label) + " --dev-only"
-            history = out / "extended_from_epochs.json"
-            if history.exists():  # trained for these epochs, then continued (--extend)
-                result["extended_from_epochs"] = json.loads(history.read_text())
             print(f"[{key}] {json.dumps(result)}", flush=True)
             # runs on other LMs (--lm-label) are a study of the LMs, not a recipe choice
             section = "recipe_search" if args.lm_label is None else "lm_study"
@@ -154,15 +132,13 @@ def record(args: argparse.Namespace) -> None:
 
 
 def record_test(name: str, key: str, args: argparse.Namespace) -> None:
-    """A run's test F1 and its record; its results key too, unless it is a `--seed` run (which
-    adds a seed to its run's mean, `final`)."""
+    """A run's test F1 and its record (a `--seed` run adds a seed to its run's mean, `final`)."""
     result = {**training_record(key), **evaluate(name, args)}
     result["command"] = reproduce_command(name, args.seed, args.lm_label)
     if args.seed is not None:
         result["seed"] = args.seed
     print(f"[{key}] {json.dumps(result)}", flush=True)
-    updates = {} if args.seed is not None else {results_key(name): result["test_f1"]}
-    write_results({**updates, key: result, "command": COMMAND, "hardware": hardware()})
+    write_results({key: result, "command": COMMAND, "hardware": hardware()})
 
 
 def run_env(name: str, args: argparse.Namespace) -> Dict[str, str]:
@@ -186,12 +162,9 @@ def seed_overrides(seed: Optional[int]) -> Dict[str, int]:
 
 
 def train_run(name: str, args: argparse.Namespace) -> None:
-    """Trains (or resumes, or with `--extend` continues) the run; its wall-clock is added to
-    `<key>.wallclock.json` even when the training fails."""
+    """Trains (or resumes) the run."""
     key, out = run_dir(name, args)
     log = RUNS / f"{key}.train.log"
-    if (out / "model.tar.gz").exists() and args.epochs and args.extend:
-        extend(key, args.epochs)
     if trained(out):
         print(f"[{key}] already trained: {out / 'model.tar.gz'}")
         return
@@ -204,34 +177,7 @@ def train_run(name: str, args: argparse.Namespace) -> None:
         allennlp.run_allennlp(export, log)
     config = ROOT / "training_configs" / "tagging" / f"{config_name(name)}.jsonnet"
     print(f"[{key}] allennlp train {config} -s {out}  (log: {log})", flush=True)
-
-    def add_seconds(seconds: float) -> None:
-        clock = RUNS / f"{key}.wallclock.json"
-        clock.write_text(json.dumps({"seconds": (timed_seconds(key) or 0.0) + seconds}))
-
-    with wall_clock(add_seconds):
-        allennlp.train(config, out, log, overrides, run_env(name, args), threads=args.threads)
-
-
-def extend(key: str, epochs: int) -> None:
-    """Continues a finished run to `epochs` (`--extend`): its config.json gets the new
-    `trainer.num_epochs`, its archive and final metrics move aside, and `train_run` resumes it
-    from its last checkpoint (`--recover`); `extended_from_epochs` records the epochs it had."""
-    out = RUNS / key
-    config = json.loads((out / "config.json").read_text())
-    done = config["trainer"]["num_epochs"]
-    if done >= epochs:
-        return
-    if not list(out.glob(f"training_state_e{done}_*.th")):
-        raise SystemExit(f"[{key}] cannot extend: no checkpoint of epoch {done} in {out}")
-    print(f"[{key}] extending from {done} to {epochs} epochs", flush=True)
-    config["trainer"]["num_epochs"] = epochs
-    (out / "config.json").write_text(json.dumps(config, indent=4))
-    (out / "model.tar.gz").rename(out / f"model_{done}_epochs.tar.gz")
-    (out / "metrics.json").rename(out / f"metrics_{done}_epochs.json")
-    history = out / "extended_from_epochs.json"
-    earlier = json.loads(history.read_text()) if history.exists() else []
-    history.write_text(json.dumps(earlier + [done]))
+    allennlp.train(config, out, log, overrides, run_env(name, args), threads=args.threads)
 
 
 def test_f1(name: str, args: argparse.Namespace, archive: Path, output: Path) -> float:
@@ -256,7 +202,7 @@ def training_record(key: str) -> Dict[str, Any]:
         "epochs_trained": len(dev),
         # false: stopped before its last epoch (its best epoch may be archived all the same)
         "completed": (RUNS / key / "metrics.json").exists(),
-        "train_wallclock_s": train_wallclock(key),
+        "train_wallclock_s": training_seconds(RUNS / key),
     }
 
 
@@ -303,19 +249,6 @@ def ship(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     }
 
 
-def timed_seconds(key: str) -> Optional[float]:
-    """The wall-clock `train_run` timed for the run (`<key>.wallclock.json`), if any."""
-    clock = RUNS / f"{key}.wallclock.json"
-    return json.loads(clock.read_text())["seconds"] if clock.exists() else None
-
-
-def train_wallclock(key: str) -> Optional[float]:
-    """The wall-clock of the run's training: what `train_run` timed, or `training_seconds`
-    when that is larger (a call killed with its benchmark process records nothing)."""
-    candidates = [s for s in (timed_seconds(key), training_seconds(RUNS / key)) if s is not None]
-    return max(candidates) if candidates else None
-
-
 def reproduce_command(name: str, seed: Optional[int] = None, lm_label: Optional[str] = None) -> str:
     """The command that trains `name` as it was trained: epochs and LMs read from its config;
     an LM inside the project is named relative to its root (commands run from there)."""
@@ -331,51 +264,6 @@ def reproduce_command(name: str, seed: Optional[int] = None, lm_label: Optional[
             path = os.path.relpath(path, ROOT)
         command += f" --{direction}-lm {path}"
     return command
-
-
-SHIPPED_LMS = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in ("forward", "backward")}
-
-
-def lm_study_arguments(parser: argparse.ArgumentParser, section: str) -> None:
-    """The options the LM studies (`lm_passes`, `lm_finetune`) share."""
-    parser.add_argument("--epochs", type=int, default=8, help="tagger epochs")
-    parser.add_argument("--threads", type=int, default=1, help="threads per process")
-    parser.add_argument(
-        "--record-only", action="store_true", help=f"only (re)write {section} from finished runs"
-    )
-
-
-def recorded_command(args: argparse.Namespace) -> Optional[str]:
-    """An LM study's command when this invocation trained; None for `--record-only` or
-    `--stage record`, which measure nothing (the commands that trained the rows stay)."""
-    trained_here = not args.record_only and (args.stages is None or "train" in args.stages)
-    return command_line() if trained_here else None
-
-
-def with_command(commands: List[str], command: Optional[str]) -> List[str]:
-    """`commands` and `command` after them, once."""
-    return commands + ([command] if command and command not in commands else [])
-
-
-def train_on_lms(name: str, lm_label: str, archives: Dict, epochs: int, threads: int, seed=None):
-    """`python -m benchmarks tagging --runs <name> --lm-label <lm_label> --dev-only` on the LM
-    pair `archives` ({"forward": ..., "backward": ...}), in a subprocess: how the LM studies
-    train their taggers."""
-    command = [sys.executable, "-m", "benchmarks", "tagging", "--runs", name]
-    command += ["--lm-label", lm_label, "--epochs", str(epochs), "--dev-only"]
-    command += ["--threads", str(threads)] + (["--seed", str(seed)] if seed is not None else [])
-    for direction in ("forward", "backward"):  # relative to the root, as recorded commands are
-        command += [f"--{direction}-lm", os.path.relpath(archives[direction], ROOT)]
-    run_command(command, threads)
-
-
-def run_command(command: List[Any], threads: int) -> None:
-    """`command`, printed first, from the project root with `threads` OMP/MKL threads; a
-    failure stops the study."""
-    command = list(map(str, command))
-    print("+", " ".join(command), flush=True)
-    if subprocess.run(command, cwd=ROOT, env=thread_env(threads)).returncode:
-        raise SystemExit(f"failed: {' '.join(command)}")
 
 
 def summary(results: Dict[str, Any]) -> List[Headline]:
@@ -404,7 +292,7 @@ STUDY = Study(
     "test F1 (mean over seeds), FLOPs/token.",
     results_file="tagging.json",
     stages=[
-        Stage("train", train, "train, resume or --extend each of --runs (not with --skip-train)"),
+        Stage("train", train, "train or resume each of --runs (not with --skip-train)"),
         Stage("record", record, "test F1 (or, --dev-only, dev F1) of each run into tagging.json"),
     ],
     add_arguments=add_arguments,

@@ -1,15 +1,14 @@
 """
 tagging.json's derived keys, recomputed on every write (`write_results`): the headline keys as
-the mean over seeds (`final`), what limits each final run (`final_limits`), and the summary
-tables (`final`, the F1 table, the LM studies' sections, the recipe search). Shared by the
-studies that write tagging.json: `tagging`, `lm_passes` and `lm_finetune`.
+the mean over seeds (`final`) and the summary tables (`final`, the F1 table, and the LM studies'
+sections as `lm_variants` tabulates them). Shared by the studies that write tagging.json:
+`tagging`, `lm_passes` and `lm_finetune`.
 """
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from benchmarks.harness import results as results_files
 from benchmarks.harness.results import Updates
-from benchmarks.harness.study import Headline, headline
 
 RESULTS = "tagging"
 TITLE = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking"
@@ -26,24 +25,19 @@ def run_key(name: str, seed: Optional[int], lm_label: Optional[str] = None) -> s
     return key if seed is None else f"{key}{SEED_SUFFIX}{seed}"
 
 
-# the F1 table's runs, in its order; each LD-Net run is compared with its no-LM run
-F1_TABLE_RUNS = (
-    "ner_vanilla ner_ldnet ner_vanilla_lm_init ner_ldnet_lm_init ner_vanilla_glove ner_ldnet_glove "
-    "ner_vanilla_glove_sgd ner_ldnet_glove_sgd chunk_vanilla chunk_ldnet chunk_ldnet_lm_init "
-    "chunk_vanilla_glove chunk_ldnet_glove chunk_vanilla_glove_sgd chunk_ldnet_glove_sgd"
-).split()
 TASK_NAMES = {"ner": "CoNLL-03 NER", "chunk": "CoNLL-00 chunking"}
 # goal on test F1: by task, and 91 for the LD-Net taggers with GloVe on NER
 F1_GOALS = {"ner": 90.0, "chunk": 95.0, "ner_ldnet_glove": 91.0, "ner_ldnet_glove_sgd": 91.0}
+# the F1 table's taggers, in its order (per task); each LD-Net run beside its no-LM run
 TAGGERS = {
     "vanilla": "no LM (char CNN + words)",
     "ldnet": "LD-Net features",
-    "ldnet_lm_init": "LD-Net features, words from the LM",
     "vanilla_lm_init": "no LM, words from the LM",
-    "ldnet_glove": "LD-Net features + GloVe 50d",
+    "ldnet_lm_init": "LD-Net features, words from the LM",
     "vanilla_glove": "no LM + GloVe 50d",
-    "ldnet_glove_sgd": "LD-Net features + GloVe 50d, LD-Net's SGD recipe",
+    "ldnet_glove": "LD-Net features + GloVe 50d",
     "vanilla_glove_sgd": "no LM + GloVe 50d, LD-Net's SGD recipe",
+    "ldnet_glove_sgd": "LD-Net features + GloVe 50d, LD-Net's SGD recipe",
 }
 
 
@@ -92,30 +86,6 @@ def final_results(results: Dict[str, Any]) -> Dict[str, Any]:
     return final
 
 
-def limits(results: Dict[str, Any]) -> List[str]:
-    """What the final runs' own records say limits their F1, one line per key and seed: epochs
-    (was dev F1 still rising at the last epoch?), the dev-test gap, the cost of an epoch."""
-    lines = []
-    for key, record in results.get("final", {}).items():
-        for seed in record.get("test_f1_by_seed", {"default": None}):
-            name = record["run"] if seed == "default" else run_key(record["run"], int(seed))
-            run = results.get(name)
-            if not run:
-                continue
-            epochs, best = run["epochs_trained"], run["best_epoch"]
-            wallclock = run.get("train_wallclock_s")
-            trend = f"then no better for {epochs - 1 - best} more epoch(s)"
-            if best == epochs - 1:
-                trend = "its last epoch: dev F1 still rising when it stopped"
-            cost = f"; {wallclock / 60 / epochs:.1f} min per epoch on one core" if wallclock else ""
-            lines.append(
-                f"{key} ({name}): best dev F1 {run['dev_f1_by_epoch'][best]:.2f} at epoch "
-                f"{best + 1} of {epochs}, {trend}; test {run['test_f1']:.2f}, "
-                f"{run['dev_f1'] - run['test_f1']:.2f} below dev{cost}"
-            )
-    return lines
-
-
 def table(caption: str, columns: str, rows: List[List[Any]]) -> Dict[str, Any]:
     """A summary table; `columns` separated by "|"."""
     return {"caption": caption, "columns": columns.split("|"), "rows": rows}
@@ -124,15 +94,15 @@ def table(caption: str, columns: str, rows: List[List[Any]]) -> Dict[str, Any]:
 def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
     """The F1 table: each run's test F1 against its goal and its matched no-LM run."""
     rows = []
-    for name in F1_TABLE_RUNS:
-        run, task = results.get(name), name.split("_")[0]
+    for task, tagger in ((task, tagger) for task in TASK_NAMES for tagger in TAGGERS):
+        name, run = f"{task}_{tagger}", results.get(f"{task}_{tagger}")
         if not run:
             continue
         baseline = results.get(name.replace("_ldnet", "_vanilla")) if "_ldnet" in name else None
         gain = round(run["test_f1"] - baseline["test_f1"], 2) if baseline else None
         wallclock = run.get("train_wallclock_s")
         rows.append(
-            [TASK_NAMES[task], TAGGERS[name.split("_", 1)[1]], run["epochs_trained"]]
+            [TASK_NAMES[task], TAGGERS[tagger], run["epochs_trained"]]
             + [round(run["dev_f1"], 2), round(run["test_f1"], 2), gain]
             + [F1_GOALS.get(name, F1_GOALS[task]), run.get("flops_per_token")]
             + [round(wallclock / 60, 1) if wallclock else None]
@@ -148,30 +118,14 @@ def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """tagging.json's `summary`: `final`, the F1 table, the LM studies, the recipe search."""
+    """tagging.json's `summary`: `final`, the F1 table, the LM studies' tables."""
+    # imported here: lm_variants writes tagging.json through this module
+    from benchmarks.studies.lm_variants import lm_finetune_table, lm_passes_table
+
     final, studies = results.get("final"), sorted(results.get("lm_finetune_study", {}).items())
     found = ([final_table(final)] if final else []) + [f1_table(results)]
     found += [lm_passes_table(results["lm_passes"])] if results.get("lm_passes") else []
-    found += [lm_finetune_table(task, study) for task, study in studies]
-    return found + ([recipe_table(results)] if results.get("recipe_search") else [])
-
-
-def recipe_table(results: Dict[str, Any]) -> Dict[str, Any]:
-    """The recipe search: dev F1 only, each run against the config it changes."""
-    rows = [
-        [f"{baseline} (Adam, the configs' own recipe)"]
-        + [f"training_configs/tagging/{baseline}.jsonnet", results[baseline]["dev_f1_by_epoch"]]
-        for baseline in ("ner_vanilla_glove", "ner_ldnet_glove", "chunk_ldnet_glove")
-        if results.get(baseline)
-    ]
-    for name, run in sorted(results["recipe_search"].items()):
-        rows.append([name, run["config"], run["dev_f1_by_epoch"]])
-    caption = (
-        "Recipe search, dev F1 per epoch (NER: CoNLL-03 eng.testa; chunking: every 10th "
-        "sentence of CoNLL-00 train.txt, held out from training); the test file is never read "
-        "by these runs (`--dev-only`). Commands: recipe_search.<run>.command."
-    )
-    return table(caption, "run|config|dev F1 by epoch", rows)
+    return found + [lm_finetune_table(task, study) for task, study in studies]
 
 
 def verdict(value: float, goal: Optional[float]) -> Optional[str]:
@@ -210,7 +164,6 @@ def finish_results(results: Dict[str, Any]) -> None:
     if final:
         results["final"] = final
         results.update({key: record["mean"] for key, record in final.items()})
-        results["final_limits"] = limits(results)
     results["title"] = TITLE
     results["summary"] = tables(results)
 
@@ -219,93 +172,3 @@ def table_index(results: Dict[str, Any], caption: str) -> Optional[int]:
     """The index in `results["summary"]` of the table whose caption starts with `caption`."""
     tables = results.get("summary", [])
     return next((i for i, t in enumerate(tables) if t["caption"].startswith(caption)), None)
-
-
-def late_mean(dev: List[float], epochs: int) -> Optional[float]:
-    """Mean dev F1 over the second half of the first `epochs` epochs (less noisy than one)."""
-    late = dev[epochs // 2 : epochs]
-    return round(sum(late) / len(late), 2) if len(dev) >= epochs else None
-
-
-def lm_size(lms: Dict[str, Any]) -> str:
-    """`6x128`: an LM pair's dense layers x hidden size (the shipped 6x128 when not recorded)."""
-    return f"{lms.get('num_layers', 6)}x{lms.get('hidden_size', 128)}"
-
-
-def late_epochs(epochs: int) -> str:
-    return f"{epochs // 2 + 1}-{epochs}"
-
-
-def perplexities(lms: Dict[str, Any], key: str) -> List[float]:
-    return [lms[direction][key] for direction in ("forward", "backward")]
-
-
-def lm_passes_table(study: Dict[str, Any]) -> Dict[str, Any]:
-    """`lm_passes`: dev F1 against LM size, passes and epochs, with the LMs' training cost."""
-    epochs, rows = study["epochs"], []
-    for row in study["rows"]:
-        lms, dev, seconds = row["lms"], row["dev_f1_by_epoch"], row.get("train_wallclock_s")
-        rows.append(
-            [row["run"]]
-            + (["none", "none", None, None] if lms is None else [lm_size(lms), lms["passes"]])
-            + ([] if lms is None else [lms.get("cpu_hours"), perplexities(lms, "dev_perplexity")])
-            + [dev, dev[epochs - 1] if len(dev) >= epochs else None, late_mean(dev, epochs)]
-            + [seconds and round(seconds / row["epochs_trained"])]
-        )
-    caption = (
-        "Dev F1 (CoNLL-03 eng.testa) against LM size and passes: the final NER recipe on LMs of "
-        "the shipped vocabulary and of the shipped size (6 dense layers x 128) or another, that "
-        "saw 0 (initialised only) or more passes over the LM corpus, beside the shipped LMs' "
-        f"taggers and the no-LM taggers over the same first {epochs} epochs. LM CPU-hours: both "
-        "directions' training seconds on CPU, one thread each (the shipped LMs trained on a "
-        "GPU). LM dev perplexity on the LM corpus' held-out sentences. Tagger s/epoch: its "
-        "training wall-clock over its epochs (one thread; rows may come from different "
-        "machines). Commands: lm_passes.commands and each row's command."
-    )
-    columns = "run|LM size|LM passes|LM CPU-hours|LM dev perplexity (fwd, bwd)|dev F1 by epoch|"
-    columns += f"dev F1 at epoch {epochs}|mean dev F1, epochs {late_epochs(epochs)}|tagger s/epoch"
-    return table(caption, columns, rows)
-
-
-def lm_finetune_table(task: str, study: Dict[str, Any]) -> Dict[str, Any]:
-    """`lm_finetune_study.<task>`: the final recipe's dev F1 on LMs fine-tuned on the task's
-    training text against the shipped LMs, at equal epochs."""
-    epochs, lms = study["epochs"], study["lms"]
-    perplexity = {
-        "fine-tuned": perplexities(lms, "dev_perplexity_after"),
-        "shipped": perplexities(lms, "dev_perplexity_before"),
-    }
-    rows = [
-        [row["lms"], row["seed"], perplexity[row["lms"]], row["dev_f1_by_epoch"]]
-        + [row["best_dev_f1"], late_mean(row["dev_f1_by_epoch"], epochs)]
-        for row in study["rows"]
-    ]
-    data = "CoNLL-03 eng.testa" if task == "ner" else "the held-out tenth of CoNLL-00 train.txt"
-    fine_tuning = ", ".join(
-        f"{d}: epoch {lms[d]['best_epoch']} of {lms[d]['epochs']} kept, {lms[d]['seconds']} s"
-        for d in ("forward", "backward")
-    )
-    caption = (
-        f"{task}: {study['tagger']} on the shipped LMs and on the same LMs fine-tuned on the "
-        f"task's training text (ELMo's domain transfer; {fine_tuning}), dev F1 ({data}) over the "
-        f"same first {epochs} epochs, by seed. LM dev perplexity (fwd, bwd): on the task's dev "
-        f"text ({lms['dev_text']}). Commands: lm_finetune_study.{task}.commands and each row's "
-        "command."
-    )
-    columns = "LMs|seed|LM dev perplexity (fwd, bwd)|dev F1 by epoch|best dev F1|"
-    return table(caption, columns + f"mean dev F1, epochs {late_epochs(epochs)}", rows)
-
-
-def late_mean_headlines(
-    results: Dict[str, Any], caption: str, column: int, figure: Callable[[Dict, List], str]
-) -> List[Headline]:
-    """A headline per row of the summary table whose caption starts with `caption`: the row's
-    `column` (its late mean dev F1), named `figure(table, row)`."""
-    index = table_index(results, caption)
-    if index is None:
-        return []
-    table = results["summary"][index]
-    return [
-        headline(results, figure(table, row), f"summary[{index}].rows[{row_index}][{column}]")
-        for row_index, row in enumerate(table["rows"])
-    ]

@@ -15,7 +15,6 @@ import pytest
 
 from benchmarks.harness.results import load_results
 from benchmarks.studies import lm_variants as finetune
-from benchmarks.studies import tagging_results as bench
 from benchmarks.studies.lm_finetune import STUDY
 from ldnet_allennlp.tagging.dataset_readers import ValidatingConll2000DatasetReader
 from scripts.conll_to_lm_text import convert
@@ -87,7 +86,7 @@ def test_the_study_compares_fine_tuned_and_shipped_lms_at_equal_epochs(monkeypat
         ("shipped", "default", [90.0, 92.0, 93.0], 93.0),
     ]
     assert record["commands"] == ["python -m benchmarks lm_finetune x"]
-    # a later call adds its command once; --record-only (None) adds none
+    # a later call adds its command once; --stage record (None) adds none
     results["lm_finetune_study"] = {"chunk": record}
     again = study(None)
     assert again["commands"] == ["python -m benchmarks lm_finetune x"]
@@ -145,7 +144,7 @@ def test_the_report_table_puts_each_rows_perplexity_beside_its_dev_f1():
             },
         ],
     }
-    table = bench.lm_finetune_table("chunk", study)
+    table = finetune.lm_finetune_table("chunk", study)
     assert table["rows"] == [
         ["fine-tuned", "default", [88.11, 85.88], [1, 2, 3, 5], 5, 4.0],
         ["shipped", "default", [109.13, 108.32], [1, 2, 2, 3], 3, 2.5],
@@ -175,7 +174,7 @@ def test_the_headlines_are_the_committed_tables_late_means():
     lines = STUDY.summary(results)
     for task, study in results["lm_finetune_study"].items():
         expected = [
-            bench.late_mean(row["dev_f1_by_epoch"], study["epochs"]) for row in study["rows"]
+            finetune.late_mean(row["dev_f1_by_epoch"], study["epochs"]) for row in study["rows"]
         ]
         assert [line.value for line in lines if line.figure.startswith(f"{task}:")] == expected
 

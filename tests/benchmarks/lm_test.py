@@ -1,8 +1,7 @@
 """
-`python -m benchmarks lm` without real data: the report stage regenerates lm.json's derived keys
-byte for byte; the accelerated pre-training record is rebuilt from the committed stage logs; the
-throughput stage runs on a tiny corpus; the pretrain stage (allennlp stubbed) trains or resumes
-each direction after a start line in its log.
+`python -m benchmarks lm` without real data: the accelerated pre-training record is rebuilt from
+the committed stage logs; the throughput stage runs on a tiny corpus; the pretrain stage
+(allennlp stubbed) trains or resumes each direction after a start line in its log.
 """
 
 import json
@@ -20,13 +19,6 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 def committed():
     return json.loads((harness_results.RESULTS_DIR / "lm.json").read_text())
-
-
-def test_the_report_regenerates_the_derived_keys_byte_for_byte():
-    text = (harness_results.RESULTS_DIR / "lm.json").read_text()
-    results = json.loads(text)
-    lm.finish(results)
-    assert json.dumps(results, indent=2, sort_keys=True) + "\n" == text
 
 
 def test_the_accelerated_pretraining_record_comes_from_the_stage_logs():
@@ -58,7 +50,9 @@ def test_throughput_on_a_tiny_corpus(tmp_path, monkeypatch):
     runs = results["throughput_runs_tokens_per_sec"]
     assert {len(v) for kind in runs.values() for v in kind.values()} == {5}
     assert results["throughput_setup"]["rounds"] == 5
-    assert results["tokens_per_sec_dense"] > 0 and results["summary"][0]["rows"]
+    ratio = results["tokens_per_sec_dense"] / results["tokens_per_sec_allennlp_lstm"]
+    assert results["throughput_ratio_dense_over_allennlp_lstm"] == pytest.approx(ratio, rel=0.01)
+    assert results["title"] == committed()["title"]
     assert results["throughput_command"].startswith("python -m benchmarks lm --stage throughput")
     assert "python -m benchmarks lm --stage pretrained" in results["command"]
 

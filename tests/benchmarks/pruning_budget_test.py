@@ -152,36 +152,6 @@ def test_the_tagger_lr_override_leaves_the_masks_lr(tmp_path):
     )
 
 
-def test_the_summary_has_a_row_per_run_of_each_task():
-    row = {
-        "run": "ner_budget2",
-        "budget": 2,
-        "tagger_lr": None,
-        "epochs": 3,
-        "kept_layers_forward": [],
-        "kept_layers_backward": [4, 5],
-        "within_budget": True,
-        "dev_f1_loss": 0.8,
-        "test_f1_pruned": 89.6,
-        "test_f1_loss": 1.0,
-        "flops_ratio": 4.9,
-        "speedup_b32": 3.2,
-        "speedup_b1": 3.1,
-    }
-    longer = {**row, "run": "ner_budget2_lr0.006_ep10", "tagger_lr": 0.006, "epochs": 10}
-    results = {
-        "ner": {"rows": [row, longer], "chosen_run_on_dev": "ner_budget2_lr0.006_ep10"},
-        "hardware": {"cpu": "x"},
-    }
-    results["summary"] = bench.budget_table(results)  # a saved file holds its summary: not a task
-    table = bench.budget_table(results)
-    assert table["rows"] == [
-        ["ner", 2, "config's", 3, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, False],
-        ["ner", 2, 0.006, 10, "[] / [4, 5]", True, 0.8, 89.6, 1.0, 4.9, 3.2, 3.1, True],
-    ]
-    assert len(table["columns"]) == len(table["rows"][0])
-
-
 def test_runs_that_differ_in_tagger_lr_or_epochs_train_into_their_own_directories():
     assert bench.run_name("ner", 2, None, 3) == "ner_budget2"
     assert bench.run_name("ner", 2, 0.006, 3) == "ner_budget2_lr0.006"
@@ -210,6 +180,7 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     settings = {"dev_f1_unpruned": 94.0, "test_f1_unpruned": 90.0, "max_dev_loss": 0.3}
     # a row already saved by another call
     saved = {"ner": {"rows": [row("ner_budget2", 2)], "commands": ["first"]}}
+    saved["summary"] = {"rows": []}  # a table such a file may hold: no key of the study's
     (tmp_path / "pruning_budget.json").write_text(json.dumps(saved))
     bench.save_budgets("ner", settings, {"ner_budget4": row("ner_budget4", 4)}, "call a")
     bench.save_budgets(
@@ -228,7 +199,7 @@ def test_calls_side_by_side_keep_each_others_rows(tmp_path, monkeypatch):
     assert saved["ner"]["chosen_run_on_dev"] is None  # no row within max_dev_loss
     assert saved["ner"]["commands"] == ["first", "call a", "call b", "call d"]
     assert [r["run"] for r in saved["chunk"]["rows"]] == ["chunk_budget2"]
-    assert len(saved["summary"]["rows"]) == 5
+    assert "summary" not in saved  # the file's record is the rows
 
 
 @pytest.mark.parametrize(
@@ -371,9 +342,8 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     )
 
 
-def test_the_committed_figures_render_to_the_committed_table_and_headlines():
+def test_the_committed_figures_render_to_the_headlines():
     committed = harness_results.load_results("pruning_budget")
-    assert bench.budget_table(committed) == committed["summary"]
     headlines = {h.key: h for h in bench.BUDGET_STUDY.summary(committed)}
     for task in ("ner", "chunk"):
         chosen = committed[task]["chosen_run_on_dev"]
