@@ -4,6 +4,7 @@ The dense language models. Writes benchmarks/results/lm.json.
     python -m benchmarks lm --stage pretrain      # CPU pre-training into runs/lm_* (resumable)
     python -m benchmarks lm --stage throughput    # dense LM vs allennlp-models' LM, tokens/s
     python -m benchmarks lm --stage pretrained    # perplexity of the shipped pretrained/lm_*
+    python -m benchmarks lm --stage more_text --more-text-runs runs/lm_cpu_more
 
 - `pretrain`: the forward and backward LMs pre-trained on CPU into runs/lm_forward and
   runs/lm_backward (git-ignored), side by side with `--threads` each, ending with model.tar.gz
@@ -17,6 +18,8 @@ The dense language models. Writes benchmarks/results/lm.json.
   `scripts/pretrain_lms_accelerated.py train` logged per stage (committed under
   benchmarks/results/lm_pretraining/). The shipped LMs were trained by that script
   (pack/train/archive) on an accelerator.
+- `more_text` (`more_text`): the shipped LMs continued on the larger corpus by that script,
+  each run beside the shipped LMs, on the dev split and each source's held-out slice.
 """
 
 import argparse

@@ -12,7 +12,7 @@
 // 6 x 128 LMs 92.26 / 92.41. Passes, not size, move dev F1 in this range, so the size stays
 // 6 x 128: it is what the shipped 30-pass LMs have, and pruning has more to remove from it.
 // Corpus: scripts/prepare_lm_corpus.py (Reuters-21578, BBC, ABC, Brown, State of the Union:
-// ~5.9M tokens); WikiText-2 valid is scored separately (python -m benchmarks lm --stage ppl).
+// ~5.9M tokens); WikiText-2 valid is scored separately (python -m benchmarks lm --stage pretrained).
 //
 //   LM_TRAIN_DATA_PATH=runs/lm_data/train.txt LM_VALIDATION_DATA_PATH=runs/lm_data/dev.txt \
 //   allennlp train training_configs/lm/dense_lm_backward.jsonnet -s runs/lm_backward \
