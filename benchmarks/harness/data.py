@@ -6,8 +6,9 @@ set can be pointed elsewhere by its own variable.
 
 import os
 import platform
+from itertools import groupby
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # the shared data folder (never copied into the repo); configs read it through these variables
@@ -42,16 +43,18 @@ def data_path(variable: str, default: Union[str, Path], must_exist: bool = True)
     return path
 
 
+def read_conll(path: Union[str, Path]) -> List[Tuple[List[str], List[str]]]:
+    """(words, tags) of each sentence of a CoNLL file: the first and last columns of each run of
+    lines that are neither blank nor -DOCSTART-."""
+    rows = [line.split() for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    runs = groupby(rows, key=lambda parts: bool(parts) and parts[0] != "-DOCSTART-")
+    sentences = [list(run) for in_sentence, run in runs if in_sentence]
+    return [([parts[0] for parts in s], [parts[-1] for parts in s]) for s in sentences]
+
+
 def read_sentences(path: Union[str, Path]) -> List[List[str]]:
-    """The words of each sentence of a CoNLL file (first column; -DOCSTART- lines skipped)."""
-    sentences: List[List[str]] = [[]]
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if parts and parts[0] != "-DOCSTART-":
-            sentences[-1].append(parts[0])
-        elif sentences[-1]:
-            sentences.append([])
-    return [words for words in sentences if words]
+    """The words of each sentence of a CoNLL file (`read_conll`)."""
+    return [words for words, _ in read_conll(path)]
 
 
 def cpu_model() -> str:

@@ -116,13 +116,18 @@ def utc_date() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def run_record(command: Optional[str] = None, **extra: Any) -> Dict[str, Any]:
+def run_record(
+    command: Optional[str] = None, machine: Optional[Dict[str, Any]] = None, **extra: Any
+) -> Dict[str, Any]:
     """
     What a figure's file records about the run that produced it: `command` (by default the one
-    running), `date` (UTC) and `hardware`, plus any `extra` keys (e.g. `part="speed"`). A file
-    written by several runs keeps a list of them: `results.setdefault("commands",
-    []).append(run_record(...))`.
+    running), `date` (UTC) and `hardware` (by default `hardware()` now; given `machine`, the
+    `hardware()` taken at the run's start, with the load average now, at its end), plus any
+    `extra` keys (e.g. `part="speed"`). A file written by several runs keeps a list of them:
+    `results.setdefault("commands", []).append(run_record(...))`.
     """
-    record = {"command": command or command_line(), "date": utc_date(), "hardware": hardware()}
-    record.update(extra)
+    if machine is not None:
+        machine = dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()])
+    record = {"command": command or command_line(), "date": utc_date()}
+    record.update(hardware=machine or hardware(), **extra)
     return record

@@ -162,6 +162,17 @@ def interleaved(
     return timings
 
 
+def printed_rounds(label: str, show: Callable[[Any], str]) -> Callable[[int, Dict[str, Any]], None]:
+    """An `on_round` for `interleaved`: prints each counted round's samples (each as `show`
+    gives it) after `label`."""
+
+    def on_round(round_index: int, latest: Dict[str, Any]) -> None:
+        shown = ", ".join(f"{case} {show(sample)}" for case, sample in latest.items())
+        print(f"{label}, round {round_index + 1}: {shown}", flush=True)
+
+    return on_round
+
+
 @contextlib.contextmanager
 def wall_clock(record: Callable[[float], Any], clock: Callable[[], float] = time.perf_counter):
     """Calls `record` with the wall seconds of the `with` block, also when the block fails: the

@@ -25,6 +25,7 @@ from benchmarks.harness.data import ROOT, data_path, hardware
 from benchmarks.harness.results import command_line, load_results, utc_date, write_results
 from benchmarks.harness.runs import pin_settings
 from benchmarks.harness.study import Headline, Stage, Study, at_least, at_most, headline
+from benchmarks.harness.taggers import instance_batches
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies.distillation_pipeline import Pipeline, forward
 from benchmarks.studies.distillation_pipeline import speed as timed_speed
@@ -446,18 +447,6 @@ def speed_models(run: Run, timing_data: str) -> Dict[str, Tuple[Any, List[Any]]]
     return {"teacher": build(CONFIGS / "sst2_teacher.jsonnet", files["dev"]), "student": student}
 
 
-def tensorised(model, instances, count: int, batch_size: int) -> List[Dict[str, Any]]:
-    """The first `count` instances as `model`'s input tensors, in batches of `batch_size`."""
-    from allennlp.data import Batch
-
-    batches = []
-    for start in range(0, count, batch_size):
-        batch = Batch(instances[start : min(start + batch_size, count)])
-        batch.index_instances(model.vocab)
-        batches.append(batch.as_tensor_dict())
-    return batches
-
-
 def speed(run: Run) -> None:
     """Sentences/s of teacher vs student: the same process, sentences, warm-up and rounds for
     both, in the order teacher b64, student b64, teacher b1, student b1; at 1 and 2 threads."""
@@ -475,7 +464,8 @@ def speed(run: Run) -> None:
     cases, work = {}, {}
     for b in (64, 1):
         for name, (model, instances) in models.items():
-            cases[f"{name}_b{b}"] = forward([(model, tensorised(model, instances, counts[b], b))])
+            batches = instance_batches(model, instances[: counts[b]], b)
+            cases[f"{name}_b{b}"] = forward([(model, batches)])
             work[f"{name}_b{b}"] = counts[b]
     by_threads: Dict[str, float] = {}
     for threads in (1, 2):

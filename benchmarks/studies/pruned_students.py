@@ -30,6 +30,7 @@ from benchmarks.harness import allennlp
 from benchmarks.harness.data import CONLL00, CONLL03, ROOT, hardware
 from benchmarks.harness.results import command_line, load_results, run_record, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_least, at_most, headline
+from benchmarks.harness.taggers import span_f1
 from benchmarks.harness.timing import set_threads
 from benchmarks.studies.distillation_pipeline import Pipeline, forward, speed
 
@@ -236,11 +237,8 @@ def restricted_start(start: Path, out: Path) -> Dict[str, int]:
 
 
 def teacher_f1(archives: List[str], data_file: str) -> float:
-    """Span F1 (x100, as AllenNLP's `SpanBasedF1Measure`) of the ensemble's silver tags
-    (`silver_tags` of its averaged marginals) on a labelled file, read by the first archive's
-    validation reader."""
-    from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to_spans
-
+    """Span F1 (`span_f1`, BIOUL) of the ensemble's silver tags (`silver_tags` of its averaged
+    marginals) on a labelled file, read by the first archive's validation reader."""
     from ldnet_allennlp.distillation.tagging.teacher import CrfEnsembleTeacher, silver_tags
 
     teacher = CrfEnsembleTeacher(archives)
@@ -250,11 +248,8 @@ def teacher_f1(archives: List[str], data_file: str) -> float:
     for start in range(0, len(words), 64):
         marginals = teacher.marginals(words[start : start + 64])
         predicted += silver_tags(marginals, teacher.labels, teacher.label_encoding)
-    gold = [set(bioul_tags_to_spans(list(i["tags"].labels))) for i in instances]
-    found = [set(bioul_tags_to_spans(tags)) for tags in predicted]
-    both = sum(len(g & f) for g, f in zip(gold, found))
-    precision, recall = both / max(sum(map(len, found)), 1), both / max(sum(map(len, gold)), 1)
-    return 100 * 2 * precision * recall / max(precision + recall, 1e-12)
+    gold = [list(i["tags"].labels) for i in instances]
+    return span_f1(gold, predicted, "BIOUL", gold_encoding="BIOUL")
 
 
 def stage_teacher(args: argparse.Namespace) -> None:
@@ -331,7 +326,7 @@ def summary_table(args: argparse.Namespace, task: Dict[str, Any]) -> Dict[str, A
         "teachers": {f: task["teacher"][f"{f}_ensemble"] for f in ("test_f1", "dev_f1")},
         "unpruned": {f: manifest[args.task][f] for f in ("test_f1", "dev_f1")},
         "pruned": {
-            "test_f1": task.get("today_pruned_test_f1", manifest[f"{args.task}_pruned"]["test_f1"]),
+            "test_f1": manifest[f"{args.task}_pruned"]["test_f1"],
             "dev_f1": 100 * metrics["f1-measure-overall"],
         },
         "student": {
@@ -347,22 +342,10 @@ def summary_table(args: argparse.Namespace, task: Dict[str, Any]) -> Dict[str, A
 
 
 def stage_summary(args: argparse.Namespace) -> None:
-    """The task's table and headline keys for the student setting whose seeds are `--run`, its
-    dev F1 by setting, and the CPU-hours of every stage."""
+    """The task's table and headline keys for the student setting whose seeds are `--run`, and
+    its dev F1 by setting."""
     task, key = load_results(RESULTS)[args.task], KEYS[args.task]
     table = summary_table(args, task)
-    teachers = json.loads((ROOT / "pretrained" / "teachers" / "teachers.json").read_text())
-    cpu = {
-        "teacher_training_hours": sum(
-            allennlp.duration_seconds(teacher["training_wallclock"]) / 3600
-            for name, teacher in teachers.items()
-            if name.startswith(args.task)
-        ),
-        "transfer_set_hours": task["transfer_set"]["seconds"] / 3600,
-        "student_runs_hours": {
-            n: run["training_seconds"] / 3600 for n, run in task["runs"].items()
-        },
-    }
     chosen, same = task["runs"][args.run[0]], ("loss", "lr", "epochs", "weight", "seed")
     by_sentences = {
         str(run["transfer_sentences"]): run["best_dev_f1"]
@@ -381,8 +364,6 @@ def stage_summary(args: argparse.Namespace) -> None:
         ([args.task, "dev_f1_by_loss"], by_loss),
         ([args.task, "student_runs"], args.run),
         ([args.task, "table"], table),
-        ([args.task, "today_pruned_test_f1"], table["pruned"]["test_f1"]),
-        ([args.task, "cpu_hours"], cpu),
         ([f"{key}_test_f1_student"], table["student"]["test_f1"]),
         ([f"{key}_test_f1_teacher"], table["teachers"]["test_f1"]),
         ([f"{key}_flops_ratio_student_vs_pruned"], flops["student"] / flops["pruned"]),

@@ -26,7 +26,7 @@ from typing import Any, Dict, List
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT, hardware, read_sentences
-from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
+from benchmarks.harness.results import RESULTS_DIR, command_line, run_record, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline, lookup
 from benchmarks.harness.timing import thread_env
 
@@ -171,16 +171,13 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     options = ["--port", port, "--threads", args.server_threads, "--max-batch", args.max_batch]
     server = [ALLENNLP, "ldnet-serve", args.archive, *map(str, options), "--no-access-log"]
     machine = hardware(torch_threads=args.server_threads)  # the server's, set by --threads
-    started = utc_date()
     bodies = [{"sentence": " ".join(s)} for s in sentences]  # its words joined by spaces
     facts, warmup, phases = load_test(args, bodies, server, f"http://127.0.0.1:{port}")
-    machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     served_file = os.path.exists(args.archive)
     results: Dict[str, Any] = {
         "title": "Serving: allennlp ldnet-serve under load",
-        "command": command,
+        **run_record(command, machine),
         "commands": {"benchmark": command, "server": " ".join(["allennlp", *server[1:]])},
-        "hardware": machine,
         "settings": {  # what was served, the input, durations, threads
             "archive": os.path.relpath(args.archive, ROOT) if served_file else args.archive,
             "model": facts["name"],
@@ -201,7 +198,6 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             "connection each",
         },
         "phases": phases,
-        "started_at": started,
     }
     headline_keys(results, phases)
     output = Path(args.output)

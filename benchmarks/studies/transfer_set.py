@@ -16,8 +16,8 @@ import argparse
 from pathlib import Path
 from typing import Any, Dict, List
 
-from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.results import command_line, utc_date, write_results
+from benchmarks.harness.data import ROOT
+from benchmarks.harness.results import run_record, write_results
 from benchmarks.harness.study import Headline, Stage, Study, at_most, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies.distillation_pipeline import speed as timed_speed
@@ -77,9 +77,7 @@ def speed(args: argparse.Namespace) -> None:
         teacher_file = teacher_file.relative_to(ROOT)
     results = {
         "title": "Teacher labelling speed of distill-transfer-set: generated vs length-sorted rows",
-        "command": command_line(),
-        "date": utc_date(),
-        "hardware": hardware(),
+        **run_record(),
         "teacher": str(teacher_file),
         "rows": len(rows),
         "examples": len(examples),

@@ -91,11 +91,12 @@ def run_measure(tmp_path, monkeypatch, output) -> None:
 
 def test_a_run_writes_the_keys_of_the_committed_file(tmp_path, monkeypatch):
     """run() with the measurements stubbed: the figures are the medians of the rounds, and the
-    file has the committed file's keys (but the runtime_venv stage's)."""
+    file has the committed file's keys (but the runtime_venv stage's) and the run's date."""
     output = tmp_path / "export.json"
     run_measure(tmp_path, monkeypatch, output)
     results = json.loads(output.read_text())
-    assert set(results) == set(COMMITTED) - set(export.VENV_KEYS) - set(export_speed.KEYS) - RETIRED
+    written = set(COMMITTED) - set(export.VENV_KEYS) - set(export_speed.KEYS) - RETIRED
+    assert set(results) == written | {"date"}  # run_record's date, which the committed file lacks
     assert set(results["commands"]) == set(COMMITTED["commands"])
     for key in ("words_per_sec_runtime_b1", "words_per_sec_spacy_sm_b32", "cold_start_s_runtime"):
         assert results[key] == COMMITTED[key], key
@@ -162,7 +163,7 @@ def test_the_runtime_venv_stage_merges_its_figures_and_measure_keeps_them(tmp_pa
 
     run_measure(tmp_path, monkeypatch, output)
     rewritten = json.loads(output.read_text())
-    expected = set(COMMITTED) - set(export_speed.KEYS) - RETIRED | set(export.VENV_KEYS)
+    expected = set(COMMITTED) - set(export_speed.KEYS) - RETIRED | {*export.VENV_KEYS, "date"}
     assert set(rewritten) == expected
     assert all(rewritten[key] == results[key] for key in export.VENV_KEYS)
 
