@@ -56,18 +56,13 @@ def sick_split(name: str) -> str:
 
 
 def read_tsv(file_path: str) -> Tuple[str, List[str]]:
-    """
-    The header line and the data lines (line ends kept) of a TSV file; a `#column=value` suffix
-    keeps the rows whose `column` is `value`, as the `distillation_tsv` reader does.
-    """
-    path, _, selector = file_path.partition("#")
-    # lines are split at "\n" only (read_text makes "\r\n" one); each row gets its "\n"
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    header, rows = lines[0] + "\n", [line + "\n" for line in lines[1:] if line.strip()]
-    if selector:
-        column, value = selector.split("=", 1)
-        rows = [r for r in rows if cell(header, r, column) == value]
-    return header, rows
+    """The header line and the data lines of a TSV file, each ending in "\\n", as the
+    `distillation_tsv` reader reads them (`read_tsv_rows`: a `#column=value` suffix keeps the
+    rows whose `column` is `value`)."""
+    from ldnet_allennlp.distillation.classification.dataset_readers import distillation_readers
+
+    rows = [row for _, _, row in distillation_readers.read_tsv_rows(file_path)]
+    return "\t".join(rows[0]) + "\n", ["\t".join(row.values()) + "\n" for row in rows]
 
 
 def write_tsv(target: Path, header: str, rows: Sequence[str]) -> None:
@@ -279,7 +274,7 @@ class Task:
             env = {"SICK_DATA_PATH": sick_path()}  # the SICK configs' dev: its TRIAL rows
         self.pipe = run.pipeline(name, env)
 
-    def transfer_set(self, n_iter: int) -> Path:
+    def transfer_set(self, n_iter: Any) -> Path:
         return self.run_dir / "transfer" / f"{self.name}_aug_n{n_iter}.jsonl"
 
     def steps(self) -> None:
@@ -300,7 +295,6 @@ class Task:
         self.sizes.update({k: v for k, v in split.items() if k not in ("seed", "train_rows")})
         self.sizes["train_examples"] = split["train_rows"]
         results.setdefault("splits", {})[self.name] = split_note(self.name, self.args, split)
-        results[f"{self.prefix}_dev_split"] = self.files["dev"]
 
     def teacher(self) -> None:
         """Fine-tunes the teacher (best epoch on dev); its dev accuracy and what an epoch cost."""
@@ -374,18 +368,15 @@ class Task:
             results[f"{prefix}_dev_acc_{variant}"] = candidates[finals[variant]]["dev"]
         sizes["word_vectors"] = {v: candidates[finals[v]]["vectors"] for v in STUDENT_VARIANTS}
         by_n_iter = {
-            found["n_iter"]: found["dev"]
+            str(found["n_iter"]): found["dev"]
             for found in candidates.values()
             if found["variant"] == "distilled_aug"
             and found["vectors"] == sizes["word_vectors"]["distilled_aug"]
         }
-        chosen = candidates[finals["distilled_aug"]]["n_iter"]
-        results[f"{prefix}_dev_acc_distilled_aug_by_n_iter"] = {
-            str(n): by_n_iter[n] for n in by_n_iter
-        }
-        sizes["n_iter"], sizes["n_iter_compared"] = chosen, sorted(by_n_iter)
+        results[f"{prefix}_dev_acc_distilled_aug_by_n_iter"] = by_n_iter
+        sizes["n_iter"] = chosen = candidates[finals["distilled_aug"]]["n_iter"]
         sizes["transfer_set_rows_aug_by_n_iter"] = {  # also those of earlier invocations
-            str(n): count_rows(self.transfer_set(n)) for n in by_n_iter
+            n: count_rows(self.transfer_set(n)) for n in by_n_iter
         }
         sizes["transfer_set_rows_aug"] = sizes["transfer_set_rows_aug_by_n_iter"][str(chosen)]
         self.run.save()
