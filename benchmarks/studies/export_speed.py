@@ -33,6 +33,7 @@ operator type, and the nodes that take the most. All in µs per word, written un
 
 import argparse
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -202,10 +203,8 @@ def accuracy(args: argparse.Namespace) -> Dict[str, Any]:
     tags = {}
     for name in EXPORTS:
         tagger = Tagger(ROOT / args.speed_export_dir / name, threads=1)
-        outputs = []
-        for first in range(0, len(inputs), 32):
-            outputs += tagger.predict_batch_json(inputs[first : first + 32])
-        tags[name] = [output["tags"] for output in outputs]
+        batches = [inputs[first : first + 32] for first in range(0, len(inputs), 32)]
+        tags[name] = [out["tags"] for batch in batches for out in tagger.predict_batch_json(batch)]
     found: Dict[str, Any] = {}
     for name in EXPORTS:
         found[f"f1_{name}"] = span_f1([t for _, t in gold], tags[name], tagger.label_encoding)
@@ -229,12 +228,9 @@ def figures(timings) -> Dict[str, Any]:
     found: Dict[str, Any] = {
         f"runtime_vs_spacy_b{s}": ratio("default", "spacy_sm", s) for s in SIZES
     }
-    for path in [*CASES, "spacy_sm"]:
-        key = "runtime" if path == "default" else path
-        for size in SIZES:
-            found[f"words_per_sec_{key}_b{size}"] = timings.median(
-                f"{path}_b{size}", "words_per_sec"
-            )
+    for path, size in itertools.product([*CASES, "spacy_sm"], SIZES):
+        key = f"words_per_sec_{'runtime' if path == 'default' else path}_b{size}"
+        found[key] = timings.median(f"{path}_b{size}", "words_per_sec")
     found["levers"] = {
         lever: {f"b{size}": ratio(a, b, size) for size in SIZES} for lever, (a, b) in LEVERS.items()
     }
@@ -252,18 +248,10 @@ def speed(args: argparse.Namespace) -> None:
     manifest = json.loads((ROOT / "pretrained" / "MANIFEST.json").read_text())
     found["shipped_export_mb"] = manifest["ner_pruned_runtime"]["size_bytes"] / 1e6
     subsets = timing.batch_subsets(inputs)
-    found.update(
-        run_record(command, machine),
-        load_note=args.load_note,
-        exports=exports,
-        baseline_runtime_commit=args.baseline_runtime_commit,
-        rounds=args.rounds,
-        threads=1,
-        timed_words={f"b{s}": sum(len(x["tokens"]) for x in subsets[s]) for s in SIZES},
-        samples=timings.samples,
-        goal=GOAL,
-        goal_met=timing.goals_met(found, GOAL, SIGNS),
-    )
+    found.update(goal=GOAL, goal_met=timing.goals_met(found, GOAL, SIGNS), samples=timings.samples)
+    found.update(run_record(command, machine, load_note=args.load_note, exports=exports, threads=1))
+    found.update(baseline_runtime_commit=args.baseline_runtime_commit, rounds=args.rounds)
+    found["timed_words"] = {f"b{s}": sum(len(x["tokens"]) for x in subsets[s]) for s in SIZES}
     write_results(Path(args.output), {"runtime_speed": found})
     print({k: v for k, v in found.items() if k.startswith(("words_", "runtime_vs", "levers"))})
 
@@ -314,8 +302,8 @@ def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
     untimed steps back."""
     from ldnet_runtime import exported_tagger
 
-    untimed = {name: getattr(tagger, name) for name in ("tokens", "_result", "_indexers")}
-    untimed.update(session=tagger.session, _token_rows=tagger._token_rows)
+    steps = ("tokens", "_result", "_indexers", "session", "_token_rows")
+    untimed = {name: getattr(tagger, name) for name in steps}
     viterbi_tags = exported_tagger.viterbi_tags
 
     def timed_indexer(name: str, indexer: Any) -> Callable:
@@ -431,18 +419,13 @@ def profile(args: argparse.Namespace) -> None:
         steps = interleaved(cases, args.rounds, warmup=1, self_timed=True)
         restore()
         graph = {f"b{size}": graph_profile(tagger, subsets[size], size) for size in SIZES}
-    by_step = {}  # {case: {step: median µs per word}}
-    for case, samples in steps.samples.items():
-        by_step[case] = {s: round(steps.median(case, s), 4) for s in sorted(set().union(*samples))}
-    found = {
-        **run_record(machine=machine),
-        "runtime_commit": git_commit(),
-        "export": " ".join(export),
-        "threads": 1,
-        "rounds": args.rounds,
-        "us_per_word_by_step": by_step,
-        "graph_node_profile": graph,
+    by_step = {  # {case: {step: median µs per word}}
+        case: {s: round(steps.median(case, s), 4) for s in sorted(set().union(*samples))}
+        for case, samples in steps.samples.items()
     }
+    found = run_record(machine=machine, runtime_commit=git_commit(), export=" ".join(export))
+    found.update(threads=1, rounds=args.rounds, us_per_word_by_step=by_step)
+    found["graph_node_profile"] = graph
     # since: only runtime_profile.<key> changes, the file's other profiles stay
     since = {"runtime_profile": {}}
     write_results(Path(args.output), {"runtime_profile": {args.profile_key: found}}, since=since)

@@ -67,11 +67,6 @@ def variant_study(
     return Study(name, description, "tagging.json", stages, arguments, summary)
 
 
-def dev_f1(record: Results, epochs: int) -> List[float]:
-    """A tagger's dev F1 by epoch, its first `epochs` epochs."""
-    return record["dev_f1_by_epoch"][:epochs]
-
-
 def late_mean(dev: List[float], epochs: int) -> Optional[float]:
     """Mean dev F1 over the second half of the first `epochs` epochs (less noisy than one)."""
     late = dev[epochs // 2 : epochs]
@@ -270,18 +265,16 @@ def passes_section(results: Results, args: argparse.Namespace, command: Optional
             rows.append({"lms": passes_lms(lm_label), "run": key, **record})
     shipped = {"passes": SHIPPED_PASSES, "num_layers": SHIPPED_SIZE[0]}
     shipped.update(hidden_size=SHIPPED_SIZE[1], cpu_hours=None)  # trained on a GPU
-    lm_json = load_results("lm")
     for direction in DIRECTIONS:
-        log = lm_json[f"pretrain_accelerated_{direction}"]
+        log = load_results("lm")[f"pretrain_accelerated_{direction}"]
         shipped[direction] = {"dev_perplexity": log["best_dev_perplexity"]}
         shipped[direction]["tokens"] = log["tokens_seen"]
     kept = ("command", "epochs_trained", "train_wallclock_s")
     for run, lms in ((TAGGER, shipped), (NO_LM, None)):
         for name in seed_runs(results, run).values():
-            row = {"lms": lms, "run": name, "dev_f1_by_epoch": dev_f1(results[name], args.epochs)}
-            rows.append(
-                {**row, **{key: results[name][key] for key in kept if key in results[name]}}
-            )
+            record, row = results[name], {"lms": lms, "run": name}
+            row["dev_f1_by_epoch"] = record["dev_f1_by_epoch"][: args.epochs]
+            rows.append(row | {key: record[key] for key in kept if key in record})
 
     def order(row: Results) -> Tuple[int, ...]:
         lms = row["lms"]
@@ -392,7 +385,7 @@ def train_finetune(args: argparse.Namespace) -> None:
     lowest dev perplexity (`training_configs/tagging/lm_finetune_*.jsonnet`, `lm.train_pair`);
     the shipped LMs' perplexity on its dev text (`allennlp evaluate`, once); then the tagger on
     the fine-tuned LMs (`--lm-label ft`)."""
-    text = texts(task_of(args))
+    text = texts(args.task)
     variables = {
         "FORWARD_LM_ARCHIVE": str(SHIPPED_LMS["forward"]),
         "BACKWARD_LM_ARCHIVE": str(SHIPPED_LMS["backward"]),
@@ -434,7 +427,7 @@ def finetune_lms(task: str) -> Results:
 def finetune_section(results: Results, args: argparse.Namespace, command: Optional[str]) -> Results:
     """`lm_finetune_study.<task>`: the LMs' record (`finetune_lms`), and the taggers on the
     fine-tuned and on the shipped LMs (every seed) over the fine-tuned taggers' epochs."""
-    task, studied = task_of(args), results.get("lm_study", {})
+    task, studied = args.task, results.get("lm_study", {})
     tagger = TASKS[task][0]
     tuned = seed_runs(studied, run_key(tagger, None, FINETUNED))
     tuned = {seed: studied[run] for seed, run in tuned.items()}
@@ -442,7 +435,7 @@ def finetune_section(results: Results, args: argparse.Namespace, command: Option
     rows = []
     for which, runs in (("fine-tuned", tuned), ("shipped", shipped_runs(results, tagger))):
         for seed, record in sorted(runs.items()):
-            dev = dev_f1(record, epochs)
+            dev = record["dev_f1_by_epoch"][:epochs]
             best = max(dev) if dev else None
             rows.append({"lms": which, "seed": seed, "dev_f1_by_epoch": dev, "best_dev_f1": best})
             rows[-1]["command"] = record.get("command")
@@ -464,14 +457,8 @@ def shipped_runs(results: Results, tagger: str) -> Dict[str, Results]:
     return runs
 
 
-def task_of(args: argparse.Namespace) -> str:
-    if args.task is None:
-        raise SystemExit(f"lm_finetune: --task is required ({', '.join(TASKS)})")
-    return args.task
-
-
 def finetune_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--task", choices=list(TASKS), help="required by every stage")
+    parser.add_argument("--task", choices=list(TASKS), required=True)
     parser.add_argument("--seed", type=int, default=None, help="the tagger's seed (--seed N)")
     parser.add_argument("--lm-epochs", type=int, default=4, help="LM fine-tuning epochs")
 
