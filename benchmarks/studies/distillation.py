@@ -446,10 +446,8 @@ def speed(run: Run) -> None:
     models = speed_models(run, timing_data)
     for name, (model, _) in models.items():
         results[f"params_{name}"] = sum(p.numel() for p in model.parameters())
-    embedder = models["student"][0].text_field_embedder.parameters()
-    results["params_student_without_embeddings"] = results["params_student"] - sum(
-        p.numel() for p in embedder
-    )
+    embeddings = sum(p.numel() for p in models["student"][0].text_field_embedder.parameters())
+    results["params_student_without_embeddings"] = results["params_student"] - embeddings
     counts = {64: len(models["teacher"][1])}
     counts[1] = min(args.speed_b1_sentences, counts[64])
     cases, work = {}, {}

@@ -245,7 +245,6 @@ def passes_lms(lm_label: str) -> Results:
             "dev_perplexity": round(log["best_dev_perplexity"], 2),
             "tokens": sum(p["tokens"] for p in done),
             "seconds": round(sum(p["seconds"] for p in done), 1),
-            "tokens_per_sec": [p["tokens_per_sec"] for p in done],
             "device": log.get("device", "cpu"),
         }
     on_cpu = all(record[d]["device"] == "cpu" for d in DIRECTIONS)
@@ -412,13 +411,11 @@ def finetune_lms(task: str) -> Results:
         out = OUT / f"{task}_{direction}"
         before = json.loads((OUT / f"{task}_{direction}_before.json").read_text())
         metrics = json.loads((out / "metrics.json").read_text())
-        config = json.loads((out / "config.json").read_text())
         record[direction] = {
             "dev_perplexity_before": round(before["perplexity"], 2),
             "dev_perplexity_after": round(metrics["best_validation_perplexity"], 2),
             "best_epoch": metrics["best_epoch"] + 1,
             "epochs": metrics["epoch"] + 1,
-            "max_epochs": config["trainer"]["num_epochs"],
             "seconds": round(allennlp.duration_seconds(metrics["training_duration"]), 1),
         }
     return record

@@ -124,8 +124,6 @@ def measure(args: argparse.Namespace) -> None:
         phase2_dir=str(run.phase2),
         phase1_dir=str(run.phase1),
         hardware=hardware(),
-        pruned_archive_bytes=run.pruned.stat().st_size,
-        pruned_fp16_archive_bytes=run.pruned_fp16.stat().st_size,
     )
     f1, unpruned = run.task["f1_key"], run.phase1 / "model.tar.gz"
     archives = dict(unpruned=unpruned, pruned=run.pruned, pruned_fp16=run.pruned_fp16)
