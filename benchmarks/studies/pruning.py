@@ -130,21 +130,11 @@ def measure(args: argparse.Namespace) -> None:
     for name, archive in archives.items():
         result[f"{f1}_{name}"] = phase2.evaluated_f1(archive, args.task, "test", run.log)
     result["f1_loss"] = result[f"{f1}_unpruned"] - result[f"{f1}_pruned"]
-    if not args.no_speed:
+    if not args.no_speed:  # how it is timed: `pruning_phase2.speed`
         sentences = read_sentences(run.task["data"][run.task["test"]])
         timed = (unpruned, run.pruned, sentences, args.repeats, args.batch1_sentences)
-        result.update(phase2.speed(*timed, args.task == "ner"))
-    timing = (
-        "Timed: model forward incl. Viterbi on pre-indexed batches (batch 32: all test "
-        f"sentences; batch 1: the first {args.batch1_sentences}), one warm-up round, then the "
-        f"median of {args.repeats} interleaved rounds, with torch (and BLAS) threads set to 1 "
-        "(unsuffixed keys) and 2 (_threads2)."
-        + (" spaCy: tok2vec + ner over pre-tokenised Docs, batch 32." if args.task == "ner" else "")
-    )
-    result["notes"] = (
-        "Un-pruned = the phase-1 LD-Net tagger (all LM layers); pruned = phase 2 + ldnet-prune. "
-        + ("No timing in this run (--no-speed)." if args.no_speed else timing)
-    )
+        result.update(phase2.speed(*timed, args.task == "ner"), rounds=args.repeats)
+        result["batch1_sentences"] = args.batch1_sentences
     write_results(  # under the file's lock: the other task's run may save meanwhile
         results_path("pruning"),
         lambda current: merged_results(current, result, run.task, run.retrained),

@@ -224,7 +224,7 @@ def test_both_stages_train_prune_score_and_merge_once_per_invocation(tmp_path, m
     calls.clear()
     again = study("--speed-only", "--no-speed")
     assert [call[0] for call in calls] == []  # nothing trained, both archives there
-    assert again["speedup_b32"] == 3.0 and again["notes"].endswith("(--no-speed).")
+    assert again["speedup_b32"] == 3.0 and again["rounds"] == 5
     assert again["commands"] == [command + " --epochs 2", command + " --speed-only --no-speed"]
     assert again["command"] == again["commands"][-1]
     study("--epochs", "2")  # an invocation run again is kept once, and is this run's command
