@@ -108,13 +108,16 @@ def choose_rows(rows: Sequence[str], size: Optional[int], seed: int) -> List[str
     return [rows[i] for i in sorted(random.Random(seed).sample(range(len(rows)), size))]
 
 
+def positive(value: str) -> int:
+    """argparse type of the counts: train sizes, n_iter (0 would be the distilled student's)."""
+    if not value.isdigit() or int(value) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}")
+    return int(value)
+
+
 def train_size(value: str) -> Optional[int]:
     """argparse type of the train sizes: a positive number of rows, or `all` (None)."""
-    if value == "all":
-        return None
-    if not value.isdigit() or int(value) <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number or 'all', got {value!r}")
-    return int(value)
+    return None if value == "all" else positive(value)
 
 
 def task_files(task: str, run_dir: Path) -> Dict[str, str]:
@@ -488,9 +491,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--pair-train-size", type=train_size, default=None, help="SICK TRAIN pairs (all)")
     add("--teacher-epochs", type=int, default=2)
     add("--teacher-lr", type=float, default=5e-5)
-    add("--n-iter", type=int, nargs="+", default=[20], help="transfer-set sizes (chosen on dev)")
+    add(
+        "--n-iter",
+        type=positive,
+        nargs="+",
+        default=[20],
+        help="transfer-set sizes (chosen on dev)",
+    )
     add("--pair-teacher-epochs", type=int, default=3, help="SICK override")
-    add("--pair-n-iter", type=int, nargs="+", default=[8, 20], help="SICK override")
+    add("--pair-n-iter", type=positive, nargs="+", default=[8, 20], help="SICK override")
     add("--student-epochs", type=int, default=8)
     vectors = "students to train: random trained word vectors, and/or with a frozen GloVe 6B 50d "
     vectors += "channel (the better on dev is kept per student)"
@@ -501,15 +510,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
 
 
-def checked(args: argparse.Namespace) -> argparse.Namespace:
-    if min(args.n_iter + (args.pair_n_iter or [])) < 1:
-        raise SystemExit("--n-iter / --pair-n-iter: at least 1 (n_iter 0 is the distilled one)")
-    return args
-
-
 def split(args: argparse.Namespace) -> None:
     """Only the split files of both tasks (and their settings pinned)."""
-    run_dir = Path(checked(args).run_dir)
+    run_dir = Path(args.run_dir)
     pipe = Pipeline(run_dir, run_dir / "logs" / "split.log")
     for task in ("sst2", "sick"):
         pipe.step(f"{task}_split", lambda: split_once(task, args, run_dir))
@@ -522,7 +525,7 @@ def part(name: str):
     they wrote are replaced too)."""
 
     def run_part(args: argparse.Namespace) -> None:
-        run = Run(checked(args))
+        run = Run(args)
         results = run.results
         results.setdefault("splits", {})["keys"] = (
             "<p>_dev_acc_* = best accuracy on the dev split (SST-2: carved from train.tsv; "
