@@ -426,8 +426,7 @@ def finetune_section(results: Results, args: argparse.Namespace, command: Option
     fine-tuned and on the shipped LMs (every seed) over the fine-tuned taggers' epochs."""
     task, studied = args.task, results.get("lm_study", {})
     tagger = TASKS[task][0]
-    tuned = seed_runs(studied, run_key(tagger, None, FINETUNED))
-    tuned = {seed: studied[run] for seed, run in tuned.items()}
+    tuned = {s: studied[r] for s, r in seed_runs(studied, run_key(tagger, None, FINETUNED)).items()}
     epochs = min((len(r["dev_f1_by_epoch"]) for r in tuned.values()), default=0)
     rows = []
     for which, runs in (("fine-tuned", tuned), ("shipped", shipped_runs(results, tagger))):
