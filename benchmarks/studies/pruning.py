@@ -269,8 +269,7 @@ def score_budgets(args: argparse.Namespace) -> None:
     settings["max_dev_loss"] = args.max_dev_loss
     saved = load_results("pruning_budget").get(args.task, {}).get("rows", [])
     saved = {row["run"]: row for row in saved}
-    test = run.task["data"][run.task["test"]]
-    sentences = None if args.no_speed else read_sentences(test)
+    sentences = None if args.no_speed else read_sentences(run.task["data"][run.task["test"]])
     mine: Dict[str, Dict[str, Any]] = {}  # the rows this call measured
     for budget, name in run.names.items():
         found = phase2.run_figures(run.out / name, run.out / f"{name}_report.json")
