@@ -4,7 +4,8 @@ The dense language models. Writes benchmarks/results/lm.json.
     python -m benchmarks lm --stage pretrain      # CPU pre-training into runs/lm_* (resumable)
     python -m benchmarks lm --stage throughput    # dense LM vs allennlp-models' LM, tokens/s
     python -m benchmarks lm --stage pretrained    # perplexity of the shipped pretrained/lm_*
-    python -m benchmarks lm --stage more_text --more-text-runs runs/lm_cpu_more
+    python -m benchmarks lm --stage more_text --more-text-runs runs/lm_more_text_shipped \
+        runs/lm_cpu_more
 
 - `pretrain`: the forward and backward LMs pre-trained on CPU into runs/lm_forward and
   runs/lm_backward (git-ignored), side by side with `--threads` each, ending with model.tar.gz
@@ -28,7 +29,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Dict, List
@@ -44,7 +44,6 @@ from benchmarks.studies import lm_throughput
 RESULTS = "lm"
 DIRECTIONS = ("forward", "backward")
 PRETRAINING_LOGS = RESULTS_DIR / "lm_pretraining"
-LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
 STAGE_NOTES = {
     1: "from scratch, lr 0.002; corpus pack_stage1_2.json, which by mistake read CoNLL-00's "
     "train.txt as LM text (each token line a 3-word sentence: ~1.06M of its 7.73M tokens)",
@@ -78,9 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pretrain = "pretrain: the corpus folder, relative to the project root"
     parser.add_argument("--lm-data", default="runs/lm_data", help=pretrain)
     parser.add_argument("--epochs", type=int, default=5, help="pretrain: 250 batches each")
-    more = "more_text: the pack (shipped vocabulary) and the run folders of the continued LMs"
-    parser.add_argument("--more-text-pack", default=str(runs / "lm_pack_continue"), help=more)
-    parser.add_argument("--more-text-runs", nargs="*", default=[], help=more)
+    more = "more_text: the run folders of the LMs continued on the larger corpus"
+    parser.add_argument("--more-text-runs", nargs="+", default=[], help=more)
 
 
 def pretrain(args: argparse.Namespace) -> None:
@@ -200,31 +198,22 @@ def pretrained_lms(args: argparse.Namespace) -> Dict[str, Any]:
 
 def more_text(args: argparse.Namespace) -> Dict[str, Any]:
     """
-    The shipped LMs continued on the larger LM corpus (`scripts/pretrain_lms_accelerated.py
-    train --resume`, on a pack with the shipped vocabulary; docs/training.md): per run folder
-    of `--more-text-runs` and direction, what the script logged in `lm_<direction>.json` (its
+    LMs continued on the larger LM corpus by `scripts/pretrain_lms_accelerated.py train
+    --resume` (on a pack with the shipped vocabulary; docs/training.md): per run folder of
+    `--more-text-runs` and direction, what the script logged in `lm_<direction>.json` (its
     command, tokens seen, training hours, dev perplexity against tokens seen, the best LM's
-    perplexity on each held-out set), beside the shipped LM scored on the same sets by the
-    script itself (`--passes 0 --resume`, into `<pack>/../lm_more_text_shipped` once).
+    perplexity on each held-out set), and the first run's corpus. The shipped LMs' figures on
+    the same sets are a run of no passes (`train --passes 0 --resume <their weights.th>`).
     """
-    pack = Path(args.more_text_pack)
-    shipped = pack.parent / "lm_more_text_shipped"
-    runs = []
-    for direction in DIRECTIONS:
-        if not (shipped / f"lm_{direction}.json").exists():
-            start = shipped / f"shipped_{direction}.th"
-            shipped.mkdir(parents=True, exist_ok=True)
-            with tarfile.open(ROOT / "pretrained" / f"lm_{direction}.tar.gz") as archive:
-                start.write_bytes(archive.extractfile("weights.th").read())
-            score = ["--passes", "0", "--resume", str(start), "--output", str(shipped)]
-            command = [sys.executable, str(LM_SCRIPT), "train", "--pack", str(pack)]
-            subprocess.run(command + ["--direction", direction] + score, cwd=ROOT, check=True)
-        for folder in [shipped] + [Path(run) for run in args.more_text_runs]:
-            log = json.loads((folder / f"lm_{direction}.json").read_text())
-            runs.append(continued_run(folder, log))
-    facts = json.loads((pack / "pack.json").read_text())
+    folders = [Path(folder) for folder in args.more_text_runs]
+    logs = [
+        (folder, json.loads((folder / f"lm_{direction}.json").read_text()))
+        for folder in folders
+        for direction in DIRECTIONS
+    ]
+    facts = json.loads((ROOT / logs[0][1]["args"]["pack"] / "pack.json").read_text())
     corpus = {key: facts[key] for key in ("train_files", "train_tokens_with_boundaries")}
-    return {"more_text": {"pack": corpus, "runs": runs}}
+    return {"more_text": {"pack": corpus, "runs": [continued_run(*log) for log in logs]}}
 
 
 def continued_run(folder: Path, log: Dict[str, Any]) -> Dict[str, Any]:

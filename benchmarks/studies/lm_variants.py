@@ -27,11 +27,12 @@ from benchmarks.harness.data import CONLL00, CONLL03, ROOT
 from benchmarks.harness.results import command_line, load_results
 from benchmarks.harness.study import Headline, Stage, Study, headline
 from benchmarks.harness.timing import thread_env
-from benchmarks.studies.lm import DIRECTIONS, LM_SCRIPT, side_by_side, train_pair
+from benchmarks.studies.lm import DIRECTIONS, side_by_side, train_pair
 from benchmarks.studies.tagging_results import run_key, seed_runs, table, table_index, write_results
 from scripts.conll_to_lm_text import convert
 
 PYTHON = sys.executable
+LM_SCRIPT = ROOT / "scripts" / "pretrain_lms_accelerated.py"
 Results = Dict[str, Any]
 SHIPPED_LMS = {d: ROOT / "pretrained" / f"lm_{d}.tar.gz" for d in DIRECTIONS}
 

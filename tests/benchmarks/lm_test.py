@@ -89,7 +89,7 @@ def test_pretrain_trains_or_resumes_each_direction(tmp_path, monkeypatch):
     assert (tmp_path / "runs" / "lm_forward.log").read_text().split()[1] == "start"
 
 
-def test_more_text_records_each_run_beside_the_shipped_lms(tmp_path, monkeypatch):
+def test_more_text_records_each_run_from_its_logs(tmp_path):
     import argparse
 
     pack = tmp_path / "pack"
@@ -97,35 +97,31 @@ def test_more_text_records_each_run_beside_the_shipped_lms(tmp_path, monkeypatch
     facts = {"train_files": ["runs/lm_corpus_more/train.txt"], "train_tokens_with_boundaries": 9}
     (pack / "pack.json").write_text(json.dumps(dict(facts, vocab_size=5)))
 
-    def log(direction, start, passes, held_out):
+    def log(direction, passes, held_out, resume):
         args = {"command": "train", "pack": str(pack), "direction": direction, "lr": 0.0005}
-        args.update(fp16=True, recover=False, resume=None)
-        curve = [{"tokens_seen": 40, "seconds": 9.0, "dev_perplexity": start + 1}]
+        args.update(fp16=True, recover=False, resume=resume)
+        curve = [{"tokens_seen": 40, "seconds": 9.0, "dev_perplexity": 81.0}]
         return {
             "direction": direction, "args": args, "passes": passes, "device": "cpu",
-            "dev_perplexity_start": start, "best_dev_perplexity": start + 1, "curve": curve,
+            "dev_perplexity_start": 80.0, "best_dev_perplexity": 81.0, "curve": curve,
             "extra_dev_perplexity": held_out,
         }  # fmt: skip
 
-    shipped, run = tmp_path / "lm_more_text_shipped", tmp_path / "cont"
+    shipped, run = tmp_path / "shipped", tmp_path / "cont"
     for folder in (shipped, run):
         folder.mkdir()
+    passes = [{"tokens": 30, "seconds": 3600.0}, {"tokens": 12, "seconds": 1800.0}]
     for direction in lm.DIRECTIONS:
-        (shipped / f"lm_{direction}.json").write_text(
-            json.dumps(log(direction, 80.0, [], {"wikinews": 150.004}))
-        )
-        passes = [{"tokens": 30, "seconds": 3600.0}, {"tokens": 12, "seconds": 1800.0}]
+        shipped_log = log(direction, [], {"wikinews": 150.004}, "s.th")
+        (shipped / f"lm_{direction}.json").write_text(json.dumps(shipped_log))
         (run / f"lm_{direction}.json").write_text(
-            json.dumps(log(direction, 80.0, passes, {"wikinews": 130.456}))
+            json.dumps(log(direction, passes, {"wikinews": 130.456}, None))
         )
-    monkeypatch.setattr(lm.subprocess, "run", lambda *a, **k: pytest.fail("scored again"))
-    args = argparse.Namespace(more_text_pack=str(pack), more_text_runs=[str(run)])
+    args = argparse.Namespace(more_text_runs=[str(shipped), str(run)])
     record = lm.more_text(args)["more_text"]
     assert record["pack"] == facts
     rows = {(row["run"], row["direction"]): row for row in record["runs"]}
-    assert sorted(rows) == sorted(
-        (name, d) for name in ("lm_more_text_shipped", "cont") for d in lm.DIRECTIONS
-    )
+    assert list(rows) == [(name, d) for name in ("shipped", "cont") for d in lm.DIRECTIONS]
     continued = rows[("cont", "forward")]
     assert continued["tokens_seen"] == 42 and continued["hours"] == 1.5
     assert continued["held_out_perplexity"] == {"wikinews": 130.46}
@@ -133,7 +129,8 @@ def test_more_text_records_each_run_beside_the_shipped_lms(tmp_path, monkeypatch
         f"python scripts/pretrain_lms_accelerated.py train --pack {pack} --direction forward "
         "--lr 0.0005 --fp16"
     )
-    shipped_row = rows[("lm_more_text_shipped", "backward")]
+    shipped_row = rows[("shipped", "backward")]
     assert shipped_row["tokens_seen"] == 0 and shipped_row["held_out_perplexity"] == {
         "wikinews": 150.0
     }
+    assert shipped_row["command"].endswith("--direction backward --lr 0.0005 --fp16 --resume s.th")
