@@ -4,14 +4,12 @@ The `lm` study's training throughput stage: tokens/s of one full training step
 allennlp-models' `language_model` with a stacked `lstm` contextualizer whose parameter count
 matches our dense LSTM stack (same layers, hidden size solved for), same embedding size,
 vocabulary and batches, in one process. allennlp-models' LM uses its sampled softmax
-(`num_samples` 8192, as in its own LM configs); ours its adaptive softmax. Also the
-contextualizers alone (embedding + encoder, loss = sum of outputs), which isolates
-dense-vs-stacked LSTM cost from the softmax heads. Tokens = non-padding tokens, <S> and </S>
-included.
+(`num_samples` 8192, as in its own LM configs); ours its adaptive softmax. Tokens = non-padding
+tokens, <S> and </S> included.
 
 Timing (`harness.timing.interleaved`): `--warmup` batches per model first, then `--rounds`
-rounds of `--batches` fresh batches each, the models' order alternating between rounds (whole
-LM, then encoder only); tokens/s of the median round.
+rounds of `--batches` fresh batches each, the models' order alternating between rounds;
+tokens/s of the median round.
 """
 
 import argparse
@@ -21,9 +19,7 @@ import statistics
 from typing import Any, Dict, List
 
 from benchmarks.harness.data import ROOT, hardware
-from benchmarks.harness.timing import interleaved, set_threads
-
-KINDS = ("full", "encoder_only")
+from benchmarks.harness.timing import interleaved, printed_rounds, set_threads
 
 
 def lstm_parameters(input_size: int, hidden: int, layers: int) -> int:
@@ -93,54 +89,31 @@ def tokens(batch) -> int:
 
 def timed_rounds(
     args: argparse.Namespace, models: Dict[str, Any], batches: List[Dict]
-) -> Dict[str, Dict[str, List[float]]]:
-    """Tokens/s per round, `[kind][model]`: `--warmup` batches per model, then `--rounds`
-    interleaved rounds of `--batches` fresh batches, each a training step (Adam, lr 1e-3) on the
-    whole LM's loss or (`encoder_only`) on the sum of its contextualizer's outputs."""
+) -> Dict[str, List[float]]:
+    """Tokens/s per round, by model: `--warmup` batches per model, then `--rounds` interleaved
+    rounds of `--batches` fresh batches, each a training step (Adam, lr 1e-3) on the LM's loss."""
     import torch
 
     optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-3) for name, m in models.items()}
 
-    def loss(name: str, batch: Dict, kind: str):
-        model, source = models[name], batch["source"]
-        if kind == "full":
-            return model(**batch)["loss"]
-        mask = source["tokens"]["tokens"] != 0
-        if name == "dense":
-            return model.contextual_embeddings(source, mask).sum()
-        return model._contextualizer(model._text_field_embedder(source), mask).sum()
-
-    def steps(name: str, kind: str, batches: List[Dict]) -> None:
+    def steps(name: str, batches: List[Dict]) -> None:
         models[name].train()
         for batch in batches:
             optimizers[name].zero_grad()
-            loss(name, batch, kind).backward()
+            models[name](**batch)["loss"].backward()
             optimizers[name].step()
 
     def fresh(round_index: int) -> List[Dict]:
         return batches[args.warmup + round_index * args.batches :][: args.batches]
 
-    def order(round_index: int) -> List[str]:  # kinds in turn, the models alternating
-        names = list(models) if round_index % 2 == 0 else list(models)[::-1]
-        return [f"{kind}/{name}" for kind in KINDS for name in names]
-
-    def report(round_index: int, seconds: Dict[str, float]) -> None:
-        for case, elapsed in seconds.items():
-            rate = sum(map(tokens, fresh(round_index))) / elapsed
-            print(f"round {round_index} {case:>26}: {rate:8.0f} tokens/s")
-
-    warmup = {name: (lambda n=name: steps(n, "full", batches[: args.warmup])) for name in models}
-    cases = {
-        f"{kind}/{name}": (lambda i, n=name, k=kind: steps(n, k, fresh(i)))
-        for kind in KINDS
-        for name in models
-    }
+    warmup = {name: (lambda n=name: steps(n, batches[: args.warmup])) for name in models}
+    cases = {name: (lambda i, n=name: steps(n, fresh(i))) for name in models}
+    progress = printed_rounds("training seconds", lambda seconds: f"{seconds:.1f}")
     timings = interleaved(
-        cases, args.rounds, warmup=warmup, order=order, pass_round=True, on_round=report
+        cases, args.rounds, warmup=warmup, order="alternate", pass_round=True, on_round=progress
     )
     words = [sum(map(tokens, fresh(i))) for i in range(args.rounds)]
-    rates = {case: [w / s for w, s in zip(words, timings.values(case))] for case in cases}
-    return {kind: {name: rates[f"{kind}/{name}"] for name in models} for kind in KINDS}
+    return {name: [w / s for w, s in zip(words, timings.values(name))] for name in models}
 
 
 def throughput(args: argparse.Namespace) -> Dict[str, Any]:
@@ -191,25 +164,19 @@ def throughput(args: argparse.Namespace) -> Dict[str, Any]:
     return throughput_figures(runs, setup)
 
 
-def throughput_figures(runs: Dict[str, Dict[str, List[float]]], setup: Dict[str, Any]):
-    """lm.json's throughput keys from tokens/s per round (`runs[kind][model]`) and the set-up."""
-    median = {k: {n: statistics.median(v) for n, v in d.items()} for k, d in runs.items()}
-    figures = {
-        f"tokens_per_sec_{name}{'' if kind == 'full' else '_' + kind}": round(rate, 1)
-        for kind, rates in median.items()
-        for name, rate in rates.items()
-    }
-    ratio = median["full"]["dense"] / median["full"]["allennlp_lstm"]
+def throughput_figures(runs: Dict[str, List[float]], setup: Dict[str, Any]):
+    """lm.json's throughput keys from tokens/s per round (`runs[model]`) and the set-up."""
+    median = {name: statistics.median(rates) for name, rates in runs.items()}
     return {
-        **figures,
+        **{f"tokens_per_sec_{name}": round(rate, 1) for name, rate in median.items()},
         "throughput_note": (
             "Median over interleaved rounds, one torch thread (load averages under "
             "throughput_setup.hardware): absolute numbers depend on the load, the ratio is "
             "measured in one run."
         ),
-        "throughput_ratio_dense_over_allennlp_lstm": round(ratio, 3),
-        "throughput_runs_tokens_per_sec": {
-            k: {n: [round(x, 1) for x in v] for n, v in d.items()} for k, d in runs.items()
-        },
+        "throughput_ratio_dense_over_allennlp_lstm": round(
+            median["dense"] / median["allennlp_lstm"], 3
+        ),
+        "throughput_runs_tokens_per_sec": {n: [round(x, 1) for x in v] for n, v in runs.items()},
         "throughput_setup": setup,
     }

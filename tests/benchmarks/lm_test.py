@@ -48,7 +48,7 @@ def test_throughput_on_a_tiny_corpus(tmp_path, monkeypatch):
     main()
     results = json.loads((tmp_path / "lm.json").read_text())
     runs = results["throughput_runs_tokens_per_sec"]
-    assert {len(v) for kind in runs.values() for v in kind.values()} == {5}
+    assert set(runs) == {"dense", "allennlp_lstm"} and {len(v) for v in runs.values()} == {5}
     assert results["throughput_setup"]["rounds"] == 5
     ratio = results["tokens_per_sec_dense"] / results["tokens_per_sec_allennlp_lstm"]
     assert results["throughput_ratio_dense_over_allennlp_lstm"] == pytest.approx(ratio, rel=0.01)
