@@ -1,6 +1,6 @@
 """
 Where a tagger's inference time goes, per word, for an un-pruned and a pruned LD-Net tagger at
-batch 32 and batch 1, with 1 and 2 threads (`--threads`), on CoNLL-03 NER (eng.testb).
+batch 32 and batch 1, with one thread, on CoNLL-03 NER (eng.testb).
 
 Each archive's `forward` runs on pre-indexed tensor batches of the test sentences (tokenisation
 and indexing are not timed), `torch.no_grad()`, CPU. The clock is read around each component
@@ -85,11 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pruned", default="pretrained/ner_ldnet_pruned.tar.gz")
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     parser.add_argument("--batch1-sentences", type=int, default=300)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
 
 
 def profile(args: argparse.Namespace) -> Dict[str, Any]:
-    """µs per word by component of every configuration, per thread count, and the speed-ups."""
+    """µs per word by component of every configuration at one thread (keys `threads1_...`), and
+    the speed-ups."""
     sentences = read_sentences(CONLL03["CONLL03_TEST_DATA_PATH"])
     chosen = {32: sentences, 1: sentences[: args.batch1_sentences]}
     words = {size: sum(len(s) for s in chosen[size]) for size in chosen}
@@ -99,19 +99,18 @@ def profile(args: argparse.Namespace) -> Dict[str, Any]:
             model, batches = tensor_batches(Path(archive), chosen[size], size)
             cases[f"{model_name}_b{size}"] = profiled_case(model, batches, ComponentTimer(model))
     result: Dict[str, Any] = {"words_b32": words[32], "words_b1": words[1]}
-    for threads in args.threads:
-        # interleaved: machine noise hits every configuration alike
-        timings = interleaved(cases, args.rounds, threads=threads, self_timed=True)
-        for name in cases:
-            keys = {key for sample in timings.values(name) for key in sample}
-            n_words = words[int(name.split("_b")[1])]
-            result[f"threads{threads}_{name}_us_per_word"] = {
-                key: 1e6 * timings.median(name, key) / n_words for key in keys
-            }
-        for size in (32, 1):
-            unpruned = result[f"threads{threads}_unpruned_b{size}_us_per_word"]["total"]
-            pruned = result[f"threads{threads}_pruned_b{size}_us_per_word"]["total"]
-            result[f"threads{threads}_speedup_b{size}"] = unpruned / pruned
+    # interleaved: machine noise hits every configuration alike
+    timings = interleaved(cases, args.rounds, threads=1, self_timed=True)
+    for name in cases:
+        keys = {key for sample in timings.values(name) for key in sample}
+        n_words = words[int(name.split("_b")[1])]
+        result[f"threads1_{name}_us_per_word"] = {
+            key: 1e6 * timings.median(name, key) / n_words for key in keys
+        }
+    for size in (32, 1):
+        unpruned = result[f"threads1_unpruned_b{size}_us_per_word"]["total"]
+        pruned = result[f"threads1_pruned_b{size}_us_per_word"]["total"]
+        result[f"threads1_speedup_b{size}"] = unpruned / pruned
     return {**result, "unpruned_archive": str(args.unpruned), "pruned_archive": str(args.pruned)}
 
 

@@ -200,8 +200,8 @@ def speed(
     words/s of the phase-1 tagger (`unpruned`) and of the `pruned` one, the model's forward on
     pre-built tensor batches (batch 32: every sentence of `sentences`; batch 1: the first
     `batch1`), and with `spacy_too` of spaCy's NER pipeline; by `interleaved` (a warm-up round,
-    then the median of `repeats` rounds) at torch threads 1 (unsuffixed keys) and 2
-    (`_threads2`). With the speed-ups, and both taggers' FLOPs per token by component.
+    then the median of `repeats` rounds) at one torch thread. With the speed-ups, and both
+    taggers' FLOPs per token by component.
     """
     from ldnet_allennlp.tagging.flops import flops_breakdown
 
@@ -212,21 +212,19 @@ def speed(
             models[name] = model
             cases[f"{name}_b{size}"] = lambda _, m=model, b=batches: forward_seconds(m, b)
             words[f"{name}_b{size}"] = sum(len(s) for s in timed)
+    if spacy_too:
+        cases["spacy_sm"], words["spacy_sm"] = spacy_rounds(sentences)(repeats), words["pruned_b32"]
     result: Dict[str, Any] = {f"flops_breakdown_{n}": flops_breakdown(m) for n, m in models.items()}
     lm_flops = [result[f"flops_breakdown_{n}"]["lm"] for n in ("unpruned", "pruned")]
-    result.update(lm_flops_ratio=lm_flops[0] / lm_flops[1], threads=[1, 2], rounds=repeats)
+    result.update(lm_flops_ratio=lm_flops[0] / lm_flops[1], threads=[1], rounds=repeats)
     result.update(timed_words_b32=words["pruned_b32"], timed_words_b1=words["pruned_b1"])
-    spacy = spacy_rounds(sentences) if spacy_too else None
-    for threads, suffix in ((1, ""), (2, "_threads2")):
-        if spacy is not None:
-            cases["spacy_sm"], words["spacy_sm"] = spacy(repeats), words["pruned_b32"]
-        timings = interleaved(cases, repeats, threads=threads, pass_round=True)
-        rate = {name: timings.rate(name, words[name]) for name in cases}
-        result.update({f"words_per_sec_{name}{suffix}": r for name, r in rate.items()})
-        for size in ("b32", "b1"):
-            result[f"speedup_{size}{suffix}"] = rate[f"pruned_{size}"] / rate[f"unpruned_{size}"]
-        if spacy is not None:
-            result[f"pruned_vs_spacy_b32{suffix}"] = rate["pruned_b32"] / rate["spacy_sm"]
+    timings = interleaved(cases, repeats, threads=1, pass_round=True)
+    rate = {name: timings.rate(name, words[name]) for name in cases}
+    result.update({f"words_per_sec_{name}": r for name, r in rate.items()})
+    for size in ("b32", "b1"):
+        result[f"speedup_{size}"] = rate[f"pruned_{size}"] / rate[f"unpruned_{size}"]
+    if spacy_too:
+        result["pruned_vs_spacy_b32"] = rate["pruned_b32"] / rate["spacy_sm"]
     return result
 
 

@@ -98,7 +98,7 @@ def test_profile_takes_the_median_of_interleaved_rounds_per_word(monkeypatch, tm
 
     monkeypatch.setattr(study, "profiled_case", case)
     monkeypatch.setattr(study, "CONLL03", {"CONLL03_TEST_DATA_PATH": str(test_file)})
-    args = argparse.Namespace(batch1_sentences=1, threads=[1], rounds=5)
+    args = argparse.Namespace(batch1_sentences=1, rounds=5)
     args.unpruned, args.pruned = tmp_path / "unpruned", tmp_path / "pruned"
     result = study.profile(args)
     assert result["words_b32"] == 3 and result["words_b1"] == 2

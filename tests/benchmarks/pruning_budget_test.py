@@ -291,8 +291,6 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
         return {
             "speedup_b32": value,
             "speedup_b1": value,
-            "speedup_b32_threads2": value,
-            "speedup_b1_threads2": value,
             "words_per_sec_pruned_b32": 1000 * value,
             "words_per_sec_unpruned_b32": 1000,
         }
