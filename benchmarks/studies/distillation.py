@@ -316,8 +316,6 @@ class Task:
             text = json.loads(first_epoch.read_text())["training_duration"]
             seconds = allennlp.duration_seconds(text)
             self.sizes["teacher_seconds_epoch_0"] = round(seconds, 1)
-            per_1k = 1000 * seconds / self.sizes["train_examples"]
-            self.sizes["teacher_seconds_per_epoch_per_1k_train"] = round(per_1k, 1)
 
     def transfer_sets(self, n_iters: List[int]) -> None:
         """The augmented transfer set per n_iter (`allennlp ldnet-distill-transfer-set`) and the
@@ -463,9 +461,6 @@ def speed(run: Run) -> None:
     for threads in (1, 2):
         rates, _ = timed_speed(cases, work, args.rounds, threads)
         by_threads.update({f"{k}_threads{threads}": round(v, 1) for k, v in rates.items()})
-        for key in (f"b{b}_threads{threads}" for b in (1, 64)):
-            ratio = by_threads[f"student_{key}"] / by_threads[f"teacher_{key}"]
-            by_threads[f"student_speedup_{key}"] = round(ratio, 1)
     used = {key: max((1, 2), key=lambda t: by_threads[f"{key}_threads{t}"]) for key in cases}
     results.update(speed_by_threads=by_threads, speed_threads_used=used)
     for key, threads in used.items():
@@ -491,13 +486,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--pair-train-size", type=train_size, default=None, help="SICK TRAIN pairs (all)")
     add("--teacher-epochs", type=int, default=2)
     add("--teacher-lr", type=float, default=5e-5)
-    add(
-        "--n-iter",
-        type=positive,
-        nargs="+",
-        default=[20],
-        help="transfer-set sizes (chosen on dev)",
-    )
+    add("--n-iter", type=positive, nargs="+", default=[20], help="transfer-set sizes, on dev")
     add("--pair-teacher-epochs", type=int, default=3, help="SICK override")
     add("--pair-n-iter", type=positive, nargs="+", default=[8, 20], help="SICK override")
     add("--student-epochs", type=int, default=8)
