@@ -73,10 +73,6 @@ def write_tsv(target: Path, header: str, rows: Sequence[str]) -> None:
     os.replace(partial, target)
 
 
-def cell(header: str, row: str, column: str) -> str:
-    return row.rstrip("\n").split("\t")[header.rstrip("\n").split("\t").index(column)]
-
-
 def carve_dev(
     header: str, rows: Sequence[str], column: str, dev_size: int, seed: int
 ) -> Tuple[List[str], List[str]]:
@@ -86,7 +82,8 @@ def carve_dev(
     first in file order); the pool holds every row whose sentence is not in the dev (duplicates
     of a dev sentence go with it). Both keep file order: the same rows and seed, the same split.
     """
-    keys = [cell(header, row, column).strip() for row in rows]
+    index = header.rstrip("\n").split("\t").index(column)
+    keys = [row.rstrip("\n").split("\t")[index].strip() for row in rows]
     distinct = list(dict.fromkeys(keys))
     if not 0 < dev_size < len(distinct):
         raise SystemExit(f"dev size {dev_size}: must be between 1 and {len(distinct) - 1}")
