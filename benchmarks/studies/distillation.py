@@ -41,6 +41,7 @@ WORD_VECTORS = ("random", "glove")
 GAIN_GOAL = {"sst2": 4.0, "pair": 3.0}
 GAP_GOAL = 3.0
 SPEEDUP_GOAL = {1: 10.0, 64: 20.0}  # student / teacher sentences/s at batch 1, 64
+SPEED_SENTENCES = {64: 872, 1: 100}  # the speed stage's first test.tsv sentences, by batch size
 
 
 def sst2_dir() -> str:
@@ -308,10 +309,9 @@ class Task:
         self.pipe.train(f"{self.name}_teacher_finetune", config, teacher_dir, overrides)
         self.run.results[f"{self.prefix}_dev_acc_teacher"] = accuracy(teacher_dir)
         self.sizes["teacher_epochs"] = epochs
-        first_epoch = teacher_dir / "metrics_epoch_0.json"
-        if first_epoch.exists():  # what one teacher epoch costs (training + dev), to size a run
-            text = json.loads(first_epoch.read_text())["training_duration"]
-            seconds = allennlp.duration_seconds(text)
+        epochs = allennlp.epoch_metrics(teacher_dir)
+        if epochs:  # what one teacher epoch costs (training + dev), to size a run
+            seconds = allennlp.duration_seconds(epochs[0]["training_duration"])
             self.sizes["teacher_seconds_epoch_0"] = round(seconds, 1)
 
     def transfer_sets(self, n_iters: List[int]) -> None:
@@ -425,7 +425,7 @@ def speed_models(run: Run, timing_data: str) -> Dict[str, Tuple[Any, List[Any]]]
         params = Params.from_file(str(config))
         readers = [key for key in ("validation_dataset_reader", "dataset_reader") if key in params]
         reader = DatasetReader.from_params(params.pop(readers[0]))
-        instances = list(reader.read(timing_data))[: run.args.speed_sentences]
+        instances = list(reader.read(timing_data))[: SPEED_SENTENCES[64]]
         if config.name != "sst2_teacher.jsonnet" and vocabulary is not None:
             vocab = Vocabulary.from_files(str(vocabulary))
         else:  # labelled sentences, for the label namespace
@@ -447,7 +447,7 @@ def speed(run: Run) -> None:
     embeddings = sum(p.numel() for p in models["student"][0].text_field_embedder.parameters())
     results["params_student_without_embeddings"] = results["params_student"] - embeddings
     counts = {64: len(models["teacher"][1])}
-    counts[1] = min(args.speed_b1_sentences, counts[64])
+    counts[1] = min(SPEED_SENTENCES[1], counts[64])
     cases, work = {}, {}
     for b in (64, 1):
         for name, (model, instances) in models.items():
@@ -492,8 +492,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--student-word-vectors", nargs="+", choices=WORD_VECTORS, default=["random"], help=vectors)
     add("--seed", type=int, default=13)
     add("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
-    add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
-    add("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
 
 
 def split(args: argparse.Namespace) -> None:

@@ -125,7 +125,6 @@ def stage_transfer(args: argparse.Namespace) -> None:
         return
     figures = json.loads(pipe.log.read_text().strip().splitlines()[-1])  # the command's summary
     figures.update(wall_seconds=pipe.seconds[output.stem], teachers=teachers)
-    figures["path"] = "batched AllenNLP (ldnet_crf_tagger forward + crf_marginals), 1 thread"
     figures.update(command=command_line(), allennlp_command="allennlp " + " ".join(arguments))
     record(([args.task, "transfer_set"], {**figures, "hardware": hardware()}))
 
