@@ -142,10 +142,9 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         for a, b in zip(predictor.predict_batch_json(batch), runtime.predict_batch_json(batch)):
             same_tags += a["tags"] == b["tags"]
             same_outputs += a == b
-    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
-    paths["spacy_sm"] = timing.spacy_ner()
     unpruned_runtime = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
-    paths["runtime_unpruned"] = unpruned_runtime.predict_batch_json
+    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
+    paths.update(spacy_sm=timing.spacy_ner(), runtime_unpruned=unpruned_runtime.predict_batch_json)
     subsets = timing.batch_subsets(inputs)
     cold_runs = timing.cold_runs(args.export_dir, args.archive)
     return {
