@@ -41,6 +41,7 @@ WORD_VECTORS = ("random", "glove")
 GAIN_GOAL = {"sst2": 4.0, "pair": 3.0}
 GAP_GOAL = 3.0
 SPEEDUP_GOAL = {1: 10.0, 64: 20.0}  # student / teacher sentences/s at batch 1, 64
+SPEED_SENTENCES = {64: 872, 1: 100}  # the speed stage's first test.tsv sentences, by batch size
 
 
 def sst2_dir() -> str:
@@ -73,10 +74,6 @@ def write_tsv(target: Path, header: str, rows: Sequence[str]) -> None:
     os.replace(partial, target)
 
 
-def cell(header: str, row: str, column: str) -> str:
-    return row.rstrip("\n").split("\t")[header.rstrip("\n").split("\t").index(column)]
-
-
 def carve_dev(
     header: str, rows: Sequence[str], column: str, dev_size: int, seed: int
 ) -> Tuple[List[str], List[str]]:
@@ -86,7 +83,8 @@ def carve_dev(
     first in file order); the pool holds every row whose sentence is not in the dev (duplicates
     of a dev sentence go with it). Both keep file order: the same rows and seed, the same split.
     """
-    keys = [cell(header, row, column).strip() for row in rows]
+    index = header.rstrip("\n").split("\t").index(column)
+    keys = [row.rstrip("\n").split("\t")[index].strip() for row in rows]
     distinct = list(dict.fromkeys(keys))
     if not 0 < dev_size < len(distinct):
         raise SystemExit(f"dev size {dev_size}: must be between 1 and {len(distinct) - 1}")
@@ -311,13 +309,10 @@ class Task:
         self.pipe.train(f"{self.name}_teacher_finetune", config, teacher_dir, overrides)
         self.run.results[f"{self.prefix}_dev_acc_teacher"] = accuracy(teacher_dir)
         self.sizes["teacher_epochs"] = epochs
-        first_epoch = teacher_dir / "metrics_epoch_0.json"
-        if first_epoch.exists():  # what one teacher epoch costs (training + dev), to size a run
-            text = json.loads(first_epoch.read_text())["training_duration"]
-            seconds = allennlp.duration_seconds(text)
+        epochs = allennlp.epoch_metrics(teacher_dir)
+        if epochs:  # what one teacher epoch costs (training + dev), to size a run
+            seconds = allennlp.duration_seconds(epochs[0]["training_duration"])
             self.sizes["teacher_seconds_epoch_0"] = round(seconds, 1)
-            per_1k = 1000 * seconds / self.sizes["train_examples"]
-            self.sizes["teacher_seconds_per_epoch_per_1k_train"] = round(per_1k, 1)
 
     def transfer_sets(self, n_iters: List[int]) -> None:
         """The augmented transfer set per n_iter (`allennlp ldnet-distill-transfer-set`) and the
@@ -430,7 +425,7 @@ def speed_models(run: Run, timing_data: str) -> Dict[str, Tuple[Any, List[Any]]]
         params = Params.from_file(str(config))
         readers = [key for key in ("validation_dataset_reader", "dataset_reader") if key in params]
         reader = DatasetReader.from_params(params.pop(readers[0]))
-        instances = list(reader.read(timing_data))[: run.args.speed_sentences]
+        instances = list(reader.read(timing_data))[: SPEED_SENTENCES[64]]
         if config.name != "sst2_teacher.jsonnet" and vocabulary is not None:
             vocab = Vocabulary.from_files(str(vocabulary))
         else:  # labelled sentences, for the label namespace
@@ -452,7 +447,7 @@ def speed(run: Run) -> None:
     embeddings = sum(p.numel() for p in models["student"][0].text_field_embedder.parameters())
     results["params_student_without_embeddings"] = results["params_student"] - embeddings
     counts = {64: len(models["teacher"][1])}
-    counts[1] = min(args.speed_b1_sentences, counts[64])
+    counts[1] = min(SPEED_SENTENCES[1], counts[64])
     cases, work = {}, {}
     for b in (64, 1):
         for name, (model, instances) in models.items():
@@ -463,9 +458,6 @@ def speed(run: Run) -> None:
     for threads in (1, 2):
         rates, _ = timed_speed(cases, work, args.rounds, threads)
         by_threads.update({f"{k}_threads{threads}": round(v, 1) for k, v in rates.items()})
-        for key in (f"b{b}_threads{threads}" for b in (1, 64)):
-            ratio = by_threads[f"student_{key}"] / by_threads[f"teacher_{key}"]
-            by_threads[f"student_speedup_{key}"] = round(ratio, 1)
     used = {key: max((1, 2), key=lambda t: by_threads[f"{key}_threads{t}"]) for key in cases}
     results.update(speed_by_threads=by_threads, speed_threads_used=used)
     for key, threads in used.items():
@@ -491,13 +483,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--pair-train-size", type=train_size, default=None, help="SICK TRAIN pairs (all)")
     add("--teacher-epochs", type=int, default=2)
     add("--teacher-lr", type=float, default=5e-5)
-    add(
-        "--n-iter",
-        type=positive,
-        nargs="+",
-        default=[20],
-        help="transfer-set sizes (chosen on dev)",
-    )
+    add("--n-iter", type=positive, nargs="+", default=[20], help="transfer-set sizes, on dev")
     add("--pair-teacher-epochs", type=int, default=3, help="SICK override")
     add("--pair-n-iter", type=positive, nargs="+", default=[8, 20], help="SICK override")
     add("--student-epochs", type=int, default=8)
@@ -506,8 +492,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--student-word-vectors", nargs="+", choices=WORD_VECTORS, default=["random"], help=vectors)
     add("--seed", type=int, default=13)
     add("--rounds", type=int, default=MIN_ROUNDS, help="speed: timed rounds")
-    add("--speed-sentences", type=int, default=872, help="speed: at batch 64")
-    add("--speed-b1-sentences", type=int, default=100, help="speed: at batch 1")
 
 
 def split(args: argparse.Namespace) -> None:

@@ -14,7 +14,7 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
 
 from benchmarks.harness.allennlp import ALLENNLP
 from benchmarks.harness.data import CONLL03, ROOT
@@ -94,10 +94,12 @@ def run_export(command: List[str], folder: str, cwd: Path = ROOT, fresh: bool = 
     return ["allennlp" if command[0] == ALLENNLP else "python", *command[1:]]
 
 
-def export_tagger(archive: str, folder: str, fresh: bool = True) -> List[str]:
-    """`allennlp ldnet-export archive -o folder --fp32` (the graph whose tags are AllenNLP's),
-    into a fresh `folder` unless `fresh` is False; returns the command."""
-    command = [ALLENNLP, "ldnet-export", archive, "-o", folder, "--fp32"]
+def export_tagger(
+    archive: str, folder: str, options: Sequence[str] = ("--fp32",), fresh: bool = True
+) -> List[str]:
+    """`allennlp ldnet-export archive -o folder options` (by default `--fp32`: the graph whose
+    tags are AllenNLP's), into a fresh `folder` unless `fresh` is False; returns the command."""
+    command = [ALLENNLP, "ldnet-export", archive, "-o", folder, *options]
     return run_export(command, folder, fresh=fresh)
 
 

@@ -51,6 +51,7 @@ TASKS: Dict[str, Dict[str, Any]] = {
         # chunking's dev: the held-out tenth of train.txt, as the validation reader reads it
         "dev": paths.get("CONLL03_DEV_DATA_PATH") or paths["CONLL00_TRAIN_DATA_PATH"],
         "config": f"training_configs/tagging/student/{task}_pruned_student.jsonnet",
+        "key": prefix.lower(),  # the prefix of the task's headline keys
     }
     for task, prefix, paths in (("ner", "CONLL03", CONLL03), ("chunk", "CONLL00", CONLL00))
 }
@@ -62,9 +63,6 @@ EMBEDDINGS = {
         "text_field_embedder.token_embedder_token_characters._embedding._module.weight"
     ),
 }
-
-
-KEYS = {"ner": "conll03", "chunk": "conll00"}
 ROWS = ("teachers", "unpruned", "pruned", "student")  # of the table, as the speed run names them
 
 
@@ -125,7 +123,6 @@ def stage_transfer(args: argparse.Namespace) -> None:
         return
     figures = json.loads(pipe.log.read_text().strip().splitlines()[-1])  # the command's summary
     figures.update(wall_seconds=pipe.seconds[output.stem], teachers=teachers)
-    figures["path"] = "batched AllenNLP (ldnet_crf_tagger forward + crf_marginals), 1 thread"
     figures.update(command=command_line(), allennlp_command="allennlp " + " ".join(arguments))
     record(([args.task, "transfer_set"], {**figures, "hardware": hardware()}))
 
@@ -220,15 +217,13 @@ def restricted_start(start: Path, out: Path) -> Dict[str, int]:
         lines = (start / "vocabulary" / f"{namespace}.txt").read_text(encoding="utf-8")
         items = ["@@PADDING@@"] + lines.split("\n")[: -1 if lines.endswith("\n") else None]
         # the rows outside the training file's items, never padding (0) or OOV (1)
-        dropped_rows = {
-            i for i, item in enumerate(items) if i > 1 and item not in allowed[namespace]
-        }
-        keep = [i for i in range(len(items)) if i not in dropped_rows]
+        drop = {i for i, item in enumerate(items) if i > 1 and item not in allowed[namespace]}
+        keep = [i for i in range(len(items)) if i not in drop]
         state[key] = state[key][keep].clone()
         (partial / "vocabulary" / f"{namespace}.txt").write_text(
             "".join(items[i] + "\n" for i in keep[1:]), encoding="utf-8"
         )
-        dropped[namespace] = len(dropped_rows)
+        dropped[namespace] = len(drop)
     torch.save(state, partial / "best.th")
     shutil.copyfile(start / "config.json", partial / "config.json")
     shutil.rmtree(out, ignore_errors=True)
@@ -344,7 +339,7 @@ def summary_table(args: argparse.Namespace, task: Dict[str, Any]) -> Dict[str, A
 def stage_summary(args: argparse.Namespace) -> None:
     """The task's table and headline keys for the student setting whose seeds are `--run`, and
     its dev F1 by setting."""
-    task, key = load_results(RESULTS)[args.task], KEYS[args.task]
+    task, key = load_results(RESULTS)[args.task], TASKS[args.task]["key"]
     table = summary_table(args, task)
     chosen, same = task["runs"][args.run[0]], ("loss", "lr", "epochs", "weight", "seed")
     by_sentences = {
@@ -375,7 +370,7 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
     """Per task: the student against its goal, the teacher, and the four rows of the table."""
     lines = []
     for task, name, goal in (("ner", "CoNLL-03", 91.0), ("chunk", "CoNLL-00", 95.0)):
-        key = KEYS[task]
+        key = TASKS[task]["key"]
         if f"{key}_test_f1_student" not in results:  # stage summary writes every key at once
             continue
         figure = f"{name} test F1, pruned student (mean of seeds)"

@@ -20,6 +20,7 @@ RETIRED = {
     "notes",
     "cold_start_s_runtime_torch_installed",
     "export_bytes",
+    "eng_testb_sentences_with_identical_tags",
     "retired_keys_note",
 }
 
