@@ -343,6 +343,9 @@ def train(args) -> None:
         model.load_state_dict(torch.load(args.resume, map_location=device))
     output.mkdir(parents=True, exist_ok=True)
     log = {"direction": args.direction, "settings": settings, "args": vars(args), "passes": []}
+    # every process of the run, the first one's arguments first
+    earlier = [] if saved is None else saved.get("args_history", [saved["args"]])
+    log["args_history"] = earlier + [vars(args)]
     checkpoints = Checkpoints(
         model, dev_data, device, backward, output / f"lm_{args.direction}.th", args.fp16
     )
@@ -517,6 +520,7 @@ class Training:
     def save_state(self) -> None:
         state = {
             "args": vars(self.args),
+            "args_history": self.log["args_history"],
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "torch_rng": torch.get_rng_state(),

@@ -217,18 +217,14 @@ def more_text(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def continued_run(folder: Path, log: Dict[str, Any]) -> Dict[str, Any]:
-    """One direction's record of one run (`more_text`), from its log."""
-    settings = {k: v for k, v in log["args"].items() if k != "command" and v not in (None, False)}
-    flags = [
-        f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}") for k, v in settings.items()
-    ]
-    seconds = sum(entry["seconds"] for entry in log["passes"])
+    """One direction's record of one run (`more_text`), from its log: the command of each of
+    its processes (a run continued with `--recover` has several), first to last."""
     return {
         "run": folder.name,
         "direction": log["direction"],
-        "command": " ".join(["python scripts/pretrain_lms_accelerated.py train"] + flags),
+        "commands": [script_command(args) for args in log.get("args_history", [log["args"]])],
         "tokens_seen": sum(entry["tokens"] for entry in log["passes"]),
-        "hours": round(seconds / 3600, 2),
+        "hours": round(sum(entry["seconds"] for entry in log["passes"]) / 3600, 2),
         "device": log["device"],
         "dev_perplexity_start": round(log["dev_perplexity_start"], 2),
         "best_dev_perplexity": round(log["best_dev_perplexity"], 2),
@@ -237,6 +233,17 @@ def continued_run(folder: Path, log: Dict[str, Any]) -> Dict[str, Any]:
             name: round(value, 2) for name, value in log.get("extra_dev_perplexity", {}).items()
         },
     }
+
+
+def script_command(args: Dict[str, Any]) -> str:
+    """The `pretrain_lms_accelerated.py train` command line of a log's arguments."""
+    settings = {
+        k: v for k, v in args.items() if k != "command" and v is not None and v is not False
+    }
+    flags = [
+        f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}") for k, v in settings.items()
+    ]
+    return " ".join(["python scripts/pretrain_lms_accelerated.py train"] + flags)
 
 
 def measured(name: str, measure: Callable[[argparse.Namespace], Dict[str, Any]]) -> Callable:

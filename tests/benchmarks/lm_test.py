@@ -125,12 +125,19 @@ def test_more_text_records_each_run_from_its_logs(tmp_path):
     continued = rows[("cont", "forward")]
     assert continued["tokens_seen"] == 42 and continued["hours"] == 1.5
     assert continued["held_out_perplexity"] == {"wikinews": 130.46}
-    assert continued["command"] == (
+    assert continued["commands"] == [
         f"python scripts/pretrain_lms_accelerated.py train --pack {pack} --direction forward "
         "--lr 0.0005 --fp16"
-    )
+    ]
     shipped_row = rows[("shipped", "backward")]
     assert shipped_row["tokens_seen"] == 0 and shipped_row["held_out_perplexity"] == {
         "wikinews": 150.0
     }
-    assert shipped_row["command"].endswith("--direction backward --lr 0.0005 --fp16 --resume s.th")
+    assert shipped_row["commands"][0].endswith("backward --lr 0.0005 --fp16 --resume s.th")
+    # a recovered run: every process's command, the first one's first
+    recovered = log("forward", passes, {}, None)
+    recovered["args_history"] = [dict(recovered["args"], recover=False), dict(recovered["args"])]
+    recovered["args_history"][1].update(recover=True, stop_after_seconds=0)
+    commands = lm.continued_run(run, recovered)["commands"]
+    assert commands[0].endswith("--fp16")
+    assert commands[1].endswith("--fp16 --recover --stop-after-seconds 0")

@@ -223,6 +223,8 @@ def test_recover_continues_exactly_where_a_stop_left_off(pack_dir, tmp_path):
     assert {(p["tokens_seen"], p["dev_perplexity"]) for p in whole["curve"]} <= points
     log = json.loads((stopped / "lm_backward.json").read_text())
     assert log["best_dev_perplexity"] == min(p["dev_perplexity"] for p in state["curve"])
+    # the arguments of every process, the first one's first
+    assert [args["recover"] for args in log["args_history"]] == [False] + [True] * (processes - 1)
 
 
 def test_recover_refuses_a_missing_state_another_setting_and_an_overwrite(pack_dir, tmp_path):
