@@ -176,16 +176,26 @@ def conll_text(tmp_path):
     return path
 
 
+def script():
+    """The script as a module, so that the recovery tests run it in this process."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pretrain_lms_accelerated", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def train_state(pack_dir, out, *extra):
     """Trains 2 passes (saving the state after every batch); the state at the end."""
     import torch
 
-    output = run(
+    script().main([
         "train", "--pack", str(pack_dir), "--direction", "backward", "--passes", "2",
         "--batch-size", "24", "--eval-every-tokens", "100", "--save-state-every-seconds", "1e-9",
         "--output", str(out), *extra,
-    )  # fmt: skip
-    return torch.load(out / "training_state_backward.pt", weights_only=False), output
+    ])  # fmt: skip
+    return torch.load(out / "training_state_backward.pt", weights_only=False), None
 
 
 def test_recover_continues_exactly_where_a_stop_left_off(pack_dir, tmp_path):
@@ -231,20 +241,15 @@ def test_recover_refuses_a_missing_state_another_setting_and_an_overwrite(pack_d
     out = tmp_path / "out"
     base = ["train", "--pack", str(pack_dir), "--direction", "forward", "--passes", "1"]
     base += ["--batch-size", "24"]
-    process = subprocess.run(
-        [sys.executable, SCRIPT, *base, "--recover", "--output", str(out)],
-        cwd=PROJECT_ROOT, capture_output=True, text=True,
-    )  # fmt: skip
-    assert process.returncode != 0
-    assert f"no training state {out / 'training_state_forward.pt'}" in process.stderr
-    run(*base, "--stop-after-seconds", "0", "--output", str(out))
+    main = script().main
+    with pytest.raises(SystemExit) as refused:
+        main([*base, "--recover", "--output", str(out)])
+    assert f"no training state {out / 'training_state_forward.pt'}" in str(refused.value)
+    main([*base, "--stop-after-seconds", "0", "--output", str(out)])
     for extra, message in [
-        (["--lr", "0.01"], "--lr is 0.01, but"),
+        (["--lr", "0.01", "--recover"], "--lr is 0.01, but"),
         ([], "training_state_forward.pt exists: continue that run with --recover"),
     ]:
-        recover = ["--recover"] if extra else []
-        process = subprocess.run(
-            [sys.executable, SCRIPT, *base, *extra, *recover, "--output", str(out)],
-            cwd=PROJECT_ROOT, capture_output=True, text=True,
-        )  # fmt: skip
-        assert process.returncode != 0 and message in process.stderr, process.stderr
+        with pytest.raises(SystemExit) as refused:
+            main([*base, *extra, "--output", str(out)])
+        assert message in str(refused.value)
