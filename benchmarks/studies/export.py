@@ -37,14 +37,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from benchmarks.harness.data import ROOT, hardware
 from benchmarks.harness.results import RESULTS_DIR, command_line, run_record, write_results
 from benchmarks.harness.study import Headline, Stage, Study, headline
-from benchmarks.harness.timing import MIN_ROUNDS, set_threads
+from benchmarks.harness.timing import MIN_ROUNDS, set_threads, wall_clock
 from benchmarks.studies import export_speed
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE, goals_met, judged
@@ -127,9 +126,10 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
 
     from ldnet_runtime import Tagger
 
-    started = time.perf_counter()
-    export = timing.export_tagger(args.archive, args.export_dir)
-    export_seconds = time.perf_counter() - started
+    timed: List[float] = []
+    with wall_clock(timed.append):  # one export, not a speed figure
+        export = timing.export_tagger(args.archive, args.export_dir)
+    (export_seconds,) = timed
     unpruned = timing.export_tagger(args.unpruned_archive, args.unpruned_export_dir)
     loaded = load_archive(str((ROOT / args.archive).resolve()))
     predictor = Predictor.from_archive(loaded, "ldnet_tagger")
