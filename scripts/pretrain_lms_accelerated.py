@@ -434,11 +434,11 @@ class Training:
             self.rng.bit_generator.state = progress["rng"]  # the pass's batches, as drawn
             groups = batch_groups(self.lengths, args.batch_size, self.rng, True)
             stopped = self.train_pass(groups)
-            entry = self.end_of_pass(stopped)
-            if stopped or entry is None:
+            go_on = self.end_of_pass(stopped)
+            if not stopped and args.save_state_every_seconds:
+                self.save_state()  # every pass end, the last one included
+            if not go_on:
                 return
-            if args.save_state_every_seconds:
-                self.save_state()
 
     def train_pass(self, groups) -> bool:
         """Trains on `groups` from the saved position on; whether it stopped inside the pass."""
@@ -481,8 +481,8 @@ class Training:
         progress["pass_seconds"] += time.time() - pass_start
         return False
 
-    def end_of_pass(self, stopped: bool):
-        """Logs the pass (`partial` if stopped); None when no further pass should start."""
+    def end_of_pass(self, stopped: bool) -> bool:
+        """Logs the pass (`partial` if stopped); whether a further pass may start."""
         args, progress = self.args, self.progress
         seen = progress["seen"] + progress["tokens"]
         seconds = progress["pass_seconds"]
@@ -500,7 +500,7 @@ class Training:
         print(json.dumps(entry), flush=True)
         if stopped:  # after the stop's evaluation, so that `best` and the curve include it
             self.save_state()
-            return None
+            return False
         if entry["dev_perplexity"] >= progress["best_pass_end"]:  # halve the learning rate
             for group in self.optimizer.param_groups:
                 group["lr"] /= 2
@@ -509,9 +509,7 @@ class Training:
             {"pass": progress["pass"] + 1, "batch": 0, "tokens": 0, "nll": 0.0, "count": 0,
              "pass_seconds": 0.0, "seen": seen, "rng": self.rng.bit_generator.state}
         )  # fmt: skip
-        if time.time() - self.started + seconds > args.max_seconds:
-            return None
-        return entry
+        return time.time() - self.started + seconds <= args.max_seconds
 
     def seconds(self) -> float:
         """Seconds of training so far, over every recovered process."""

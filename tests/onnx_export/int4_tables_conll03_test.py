@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.studies.export_speed import read_conll, span_f1
+from benchmarks.harness.data import read_conll
+from benchmarks.harness.taggers import span_f1
 from ldnet_allennlp.onnx_export.commands.ldnet_export import export_from_args
 from ldnet_runtime import Tagger
 from ldnet_runtime.shipped_exports import pack_export

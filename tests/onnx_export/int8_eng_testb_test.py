@@ -15,7 +15,8 @@ import pytest
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from benchmarks.studies.export_speed import read_conll, span_f1
+from benchmarks.harness.data import read_conll
+from benchmarks.harness.taggers import span_f1
 from ldnet_allennlp.onnx_export.commands.ldnet_export import export_from_args
 from ldnet_allennlp.pretrained import manifest, pretrained_dir
 from ldnet_runtime import Tagger
