@@ -9,8 +9,11 @@ from typing import Any, Dict, List, Optional
 
 from benchmarks.harness import results as results_files
 from benchmarks.harness.results import Updates
+from benchmarks.studies.lm import DIRECTIONS
 
 RESULTS = "tagging"
+Results = Dict[str, Any]
+SHIPPED_SIZE = (6, 128)  # training_configs/lm/dense_lm_*.jsonnet: num_layers, hidden_size
 TITLE = "LD-Net tagging: CoNLL-03 NER and CoNLL-00 chunking"
 
 SEED_SUFFIX = "_seed"
@@ -117,11 +120,79 @@ def f1_table(results: Dict[str, Any]) -> Dict[str, Any]:
     return table(caption, columns, rows)
 
 
+def late_mean(dev: List[float], epochs: int) -> Optional[float]:
+    """Mean dev F1 over the second half of the first `epochs` epochs (less noisy than one)."""
+    late = dev[epochs // 2 : epochs]
+    return round(sum(late) / len(late), 2) if len(dev) >= epochs else None
+
+
+def late_epochs(epochs: int) -> str:
+    return f"{epochs // 2 + 1}-{epochs}"
+
+
+def perplexities(lms: Results, key: str) -> List[float]:
+    return [lms[direction][key] for direction in DIRECTIONS]
+
+
+def lm_passes_table(study: Results) -> Results:
+    """`lm_passes`: dev F1 against LM size, passes and epochs, with the LMs' training cost."""
+    epochs, rows = study["epochs"], []
+    for row in study["rows"]:
+        lms, dev, seconds = row["lms"], row["dev_f1_by_epoch"], row.get("train_wallclock_s")
+        if lms is None:
+            rows.append([row["run"], "none", "none", None, None])
+        else:  # the shipped size when not recorded
+            size = (lms.get("num_layers", SHIPPED_SIZE[0]), lms.get("hidden_size", SHIPPED_SIZE[1]))
+            rows.append([row["run"], "{}x{}".format(*size), lms["passes"], lms.get("cpu_hours")])
+            rows[-1].append(perplexities(lms, "dev_perplexity"))
+        rows[-1] += [dev, dev[epochs - 1] if len(dev) >= epochs else None, late_mean(dev, epochs)]
+        rows[-1].append(seconds and round(seconds / row["epochs_trained"]))
+    caption = (
+        "Dev F1 (CoNLL-03 eng.testa) against LM size and passes: the final NER recipe on LMs of "
+        "the shipped vocabulary and of the shipped size (6 dense layers x 128) or another, that "
+        "saw 0 (initialised only) or more passes over the LM corpus, beside the shipped LMs' "
+        f"taggers and the no-LM taggers over the same first {epochs} epochs. LM CPU-hours: both "
+        "directions' training seconds on CPU, one thread each (the shipped LMs trained on a "
+        "GPU). LM dev perplexity on the LM corpus' held-out sentences. Tagger s/epoch: its "
+        "training wall-clock over its epochs (one thread; rows may come from different "
+        "machines). Commands: lm_passes.commands and each row's command."
+    )
+    columns = "run|LM size|LM passes|LM CPU-hours|LM dev perplexity (fwd, bwd)|dev F1 by epoch|"
+    columns += f"dev F1 at epoch {epochs}|mean dev F1, epochs {late_epochs(epochs)}|tagger s/epoch"
+    return table(caption, columns, rows)
+
+
+def lm_finetune_table(task: str, study: Results) -> Results:
+    """`lm_finetune_study.<task>`: the final recipe's dev F1 on LMs fine-tuned on the task's
+    training text against the shipped LMs, at equal epochs."""
+    epochs, lms = study["epochs"], study["lms"]
+    perplexity = {
+        "fine-tuned": perplexities(lms, "dev_perplexity_after"),
+        "shipped": perplexities(lms, "dev_perplexity_before"),
+    }
+    rows = [
+        [row["lms"], row["seed"], perplexity[row["lms"]], row["dev_f1_by_epoch"]]
+        + [row["best_dev_f1"], late_mean(row["dev_f1_by_epoch"], epochs)]
+        for row in study["rows"]
+    ]
+    data = "CoNLL-03 eng.testa" if task == "ner" else "the held-out tenth of CoNLL-00 train.txt"
+    fine_tuning = ", ".join(
+        f"{d}: epoch {lms[d]['best_epoch']} of {lms[d]['epochs']} kept, {lms[d]['seconds']} s"
+        for d in DIRECTIONS
+    )
+    caption = (
+        f"{task}: {study['tagger']} on the shipped LMs and on the same LMs fine-tuned on the "
+        f"task's training text (ELMo's domain transfer; {fine_tuning}), dev F1 ({data}) over the "
+        f"same first {epochs} epochs, by seed. LM dev perplexity (fwd, bwd): on the task's dev "
+        f"text ({lms['dev_text']}). Commands: lm_finetune_study.{task}.commands and each row's "
+        "command."
+    )
+    columns = "LMs|seed|LM dev perplexity (fwd, bwd)|dev F1 by epoch|best dev F1|"
+    return table(caption, columns + f"mean dev F1, epochs {late_epochs(epochs)}", rows)
+
+
 def tables(results: Dict[str, Any]) -> List[Dict[str, Any]]:
     """tagging.json's `summary`: `final`, the F1 table, the LM studies' tables."""
-    # imported here: lm_variants writes tagging.json through this module
-    from benchmarks.studies.lm_variants import lm_finetune_table, lm_passes_table
-
     final, studies = results.get("final"), sorted(results.get("lm_finetune_study", {}).items())
     found = ([final_table(final)] if final else []) + [f1_table(results)]
     found += [lm_passes_table(results["lm_passes"])] if results.get("lm_passes") else []

@@ -15,6 +15,7 @@ import pytest
 
 from benchmarks.harness.results import load_results
 from benchmarks.studies import lm_variants as finetune
+from benchmarks.studies import tagging_results
 from benchmarks.studies.lm_finetune import STUDY
 from ldnet_allennlp.tagging.dataset_readers import ValidatingConll2000DatasetReader
 from scripts.conll_to_lm_text import convert
@@ -142,7 +143,7 @@ def test_the_report_table_puts_each_rows_perplexity_beside_its_dev_f1():
             },
         ],
     }
-    table = finetune.lm_finetune_table("chunk", study)
+    table = tagging_results.lm_finetune_table("chunk", study)
     assert table["rows"] == [
         ["fine-tuned", "default", [88.11, 85.88], [1, 2, 3, 5], 5, 4.0],
         ["shipped", "default", [109.13, 108.32], [1, 2, 2, 3], 3, 2.5],
@@ -172,7 +173,8 @@ def test_the_headlines_are_the_committed_tables_late_means():
     lines = STUDY.summary(results)
     for task, study in results["lm_finetune_study"].items():
         expected = [
-            finetune.late_mean(row["dev_f1_by_epoch"], study["epochs"]) for row in study["rows"]
+            tagging_results.late_mean(row["dev_f1_by_epoch"], study["epochs"])
+            for row in study["rows"]
         ]
         assert [line.value for line in lines if line.figure.startswith(f"{task}:")] == expected
 

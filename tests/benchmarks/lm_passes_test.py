@@ -93,7 +93,7 @@ def test_the_study_sits_beside_the_shipped_and_no_lm_taggers_at_equal_epochs(res
     assert shipped == lm_json["pretrain_accelerated_forward"]["best_dev_perplexity"]
     assert rows["ner_ldnet_glove_sgd"]["lms"]["cpu_hours"] is None  # trained on a GPU
 
-    table = study.lm_passes_table(record)
+    table = bench.lm_passes_table(record)
     assert table["columns"][6] == "dev F1 at epoch 2"
     by_run = {row[0]: row for row in table["rows"]}
     assert by_run["ner_ldnet_glove_sgd_lm-pass0"][1:] == [
@@ -122,9 +122,9 @@ def test_every_command_is_kept_and_the_report_shows_the_table(results):
 
 
 def test_the_late_mean_is_over_the_second_half_of_the_compared_epochs():
-    assert study.late_mean([1.0, 2.0, 3.0, 5.0], 4) == 4.0
-    assert study.late_mean([1.0, 2.0, 4.0], 2) == 2.0  # epochs 2-2 of the first 2
-    assert study.late_mean([1.0, 2.0, 3.0], 4) is None  # fewer epochs than compared
+    assert bench.late_mean([1.0, 2.0, 3.0, 5.0], 4) == 4.0
+    assert bench.late_mean([1.0, 2.0, 4.0], 2) == 2.0  # epochs 2-2 of the first 2
+    assert bench.late_mean([1.0, 2.0, 3.0], 4) is None  # fewer epochs than compared
 
 
 def test_sizes_are_labelled_and_packed_with_the_shipped_corpus(tmp_path, monkeypatch):
@@ -161,7 +161,7 @@ def test_the_headlines_are_the_committed_tables_late_means():
     lines = STUDY.summary(results)
     rows = {line.figure.split(": ")[1].split(" (")[0]: line.value for line in lines}
     late = {
-        row["run"]: study.late_mean(row["dev_f1_by_epoch"], 8)
+        row["run"]: bench.late_mean(row["dev_f1_by_epoch"], 8)
         for row in results["lm_passes"]["rows"]
     }
     assert rows == late
