@@ -38,8 +38,16 @@ the row of each id) and `character_table` (`namespace`, `min_padding_length`, `o
 the graph file of the character CNN, character ids `(1, num_words, num_chars)` int64 ->
 `(1, num_words, dim)`, for tokens outside the table).
 
-Versions: `format_version` 1 is every export without int4 tables; an export with int4 tables
-(`allennlp ldnet-export --int4-tables`) is version 2. This runtime reads both.
+A `word_table` of the LMs' input embeddings may have `sentence_boundaries`: the vectors of
+`<S>` and `</S>` (float32, two lists of `dim` numbers), which the runtime puts before and after
+each sentence, so that this input is
+`(batch, num_tokens + 2, dim)` (the biLM's sentence boundaries, which older exports put in
+inside the graph).
+
+Versions: `format_version` 1 is an export with neither int4 tables nor `sentence_boundaries`;
+one with int4 tables (`allennlp ldnet-export --int4-tables`) and no `sentence_boundaries` is
+version 2; one with `sentence_boundaries` is version 3, with or without int4 tables. This
+runtime reads all three.
 """
 
 import json
@@ -49,9 +57,11 @@ from typing import Any, Dict, Union
 import numpy as np
 
 FORMAT = "ldnet-export"
-FORMAT_VERSION = 1  # exports without int4 word tables
-INT4_TABLES_FORMAT_VERSION = 2  # exports with int4 word tables
-FORMAT_VERSIONS = (FORMAT_VERSION, INT4_TABLES_FORMAT_VERSION)  # the versions this runtime reads
+FORMAT_VERSION = 1  # exports without int4 word tables or sentence_boundaries
+INT4_TABLES_FORMAT_VERSION = 2  # exports with int4 word tables, without sentence_boundaries
+BOUNDARY_ROWS_FORMAT_VERSION = 3  # exports with sentence_boundaries
+# the versions this runtime reads
+FORMAT_VERSIONS = (FORMAT_VERSION, INT4_TABLES_FORMAT_VERSION, BOUNDARY_ROWS_FORMAT_VERSION)
 GRAPH_FILE = "model.onnx"
 TAGGER_FILE = "tagger.json"
 VOCABULARIES_FILE = "vocabularies.json"

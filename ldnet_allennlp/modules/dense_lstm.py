@@ -201,40 +201,6 @@ class DenseLSTMStack(torch.nn.Module, FromParams):
             pieces.append(padded * float_mask)
         return pieces
 
-    def forward_layers_unpacked(
-        self,
-        inputs: torch.Tensor,
-        mask: torch.BoolTensor,
-        layer_mask: Optional[torch.Tensor] = None,
-    ) -> List[torch.Tensor]:
-        """
-        `forward_layers` in eval mode, in the form that traces into an ONNX graph with dynamic
-        shapes (`onnx_export/emissions.py`): each LSTM runs left to right over the padded batch,
-        unpacked. A real position never reads a later one, so at real positions the result is
-        `forward_layers`'s up to float rounding (`tests/modules/dense_lstm_test.py` checks it);
-        no dropout and no layer dropout.
-
-        # Parameters
-
-        inputs : `torch.Tensor`, `(batch_size, num_tokens, input_size)`
-        mask : `torch.BoolTensor`, `(batch_size, num_tokens)`, left-aligned
-        layer_mask : `torch.Tensor`, optional, `(num_layers,)`; default: no layer masked
-
-        # Returns
-
-        `[x, z_0 h_0, ..., z_{L-1} h_{L-1}]` as `forward_layers` returns them, zero at padding.
-        """
-        float_mask = mask.unsqueeze(-1).to(inputs.dtype)
-        pieces = [inputs * float_mask]
-        layer_input = inputs
-        for i, lstm in enumerate(self.layers):
-            hidden = lstm(layer_input)[0]
-            if layer_mask is not None:
-                hidden = hidden * layer_mask[i]
-            pieces.append(hidden * float_mask)
-            layer_input = torch.cat([layer_input, hidden], dim=-1)
-        return pieces
-
     def forward(
         self,
         inputs: torch.Tensor,

@@ -5,17 +5,15 @@ word length are all dynamic. What `allennlp ldnet-export` exports.
 
 The tagger computes the same things with code that does not trace: its LSTMs
 (`PytorchSeq2SeqWrapper`, `DenseLSTMStack`) run on packed sequences, whose lengths a trace would
-freeze. Here:
-
-- sentence boundaries are put in and taken out as the dense biLM does it
-  (`modules/sentence_boundaries.py`, with `where` and slicing);
-- every LSTM runs unpacked, left to right over the padded batch (the dense LMs through
-  `DenseLSTMStack.forward_layers_unpacked`, the stack's own traceable form): a real position
-  never reads a later one, so its outputs are the packed LSTM's (up to float rounding); a
-  right-to-left LSTM (the backward LM, the word BiLSTM's reverse half) reads each sentence's
-  real positions reversed in place (`reverse_within_lengths`, as `dense_lstm.run_backward`
-  does), so padding never comes before a real position;
-- outputs at padding positions are zeroed as the originals zero them.
+freeze. Here every LSTM layer (each LM's, each layer of the word encoder with both directions)
+is one ONNX `LSTM` node (`_OnnxLstm`) with the sentences' lengths as its `sequence_lens`, which
+runs a right-to-left direction from each sentence's last position and leaves zeros past it: no
+reversals, no initial-state subgraphs, time-major in between (one transpose in and out of the
+LMs and of the encoder). In eager mode the same module runs torch's LSTM on packed sequences,
+so the exporter's check compares like with like. The biLM's sentence boundaries are put in
+(on ids, `modules/sentence_boundaries.py`) and taken out by slicing; the LM features are zeroed
+at padding as the tagger's are (the int8 graph quantises the projection's input over the whole
+batch).
 
 The parts, each built from the trained module's own weights (`EmissionNetwork.from_tagger`):
 `embedding` token embedders, `character_encoding` with a `cnn` encoder, `layer_selection`
@@ -33,15 +31,16 @@ depends on the word alone is taken out of the graph: an `embedding`'s rows, a
 `character_encoding`'s CNN output and the LMs' input embeddings (`layer_selection`,
 `dense_lm_scalar_mix`) are graph inputs, `(batch, num_tokens, dim)` float32 vectors, which the
 exporter computes once per word of the vocabularies (`word_parts`: the per-word network of each
-such input) and the runtime looks up; the LMs' sentence boundaries are then put in around the
-vectors inside the graph (`with_boundary_vectors`).
+such input) and the runtime looks up; the runtime also puts the vectors of `<S>` and `</S>`
+around each sentence of the LM input (`EmissionNetwork.boundary_vectors`, the indexer's
+`sentence_boundaries`), which is then `(batch, num_tokens + 2, dim)`.
 
 Embedding tables whose values are all exactly representable in float16 (those of archives
 written with `ldnet-prune --fp16`, and the shipped LMs) are stored in float16 and cast after the
 lookup: the same float32 values, half the file.
 """
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch.nn import functional
@@ -59,10 +58,8 @@ from ldnet_allennlp.lm.models.dense_language_model import DenseLanguageModel
 from ldnet_allennlp.lm.modules.dense_bilm import DenseBiLm
 from ldnet_allennlp.lm.token_embedders.layer_selection import LayerSelectionTokenEmbedder
 from ldnet_allennlp.lm.token_embedders.scalar_mix import DenseLMScalarMixEmbedder, masked_layer_norm
-from ldnet_allennlp.modules.sentence_boundaries import (
-    add_sentence_boundaries,
-    remove_sentence_boundaries,
-)
+from ldnet_allennlp.modules.dense_lstm import reverse_padded_sequence
+from ldnet_allennlp.modules.sentence_boundaries import add_sentence_boundaries
 from ldnet_runtime.export_format import MASK_INPUT
 
 SUPPORTED_EMBEDDERS = (
@@ -71,28 +68,137 @@ SUPPORTED_EMBEDDERS = (
 )
 
 
-class _ReverseSequence(torch.autograd.Function):
-    """`reverse_within_lengths`, traced as one ONNX `ReverseSequence` node."""
+# torch keeps an LSTM's gate blocks as (input, forget, cell, output), ONNX as (input, output,
+# forget, cell)
+ONNX_GATE_ORDER = (0, 3, 1, 2)
+
+
+def _run_lstm(lstm: torch.nn.LSTM, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """A one-layer, one-direction `lstm` over time-major `inputs` `(num_tokens, batch, dim)`,
+    packed by `lengths`: `(num_tokens, batch, hidden)`, zero past each length."""
+    packed = pack_padded_sequence(inputs, lengths.cpu(), enforce_sorted=False)
+    return pad_packed_sequence(lstm(packed)[0], total_length=inputs.size(0))[0]
+
+
+class _LstmNode(torch.autograd.Function):
+    """
+    One ONNX `LSTM` node over time-major inputs `(num_tokens, batch, dim)` with the sentences'
+    `lengths` `(batch,)` int32 as its `sequence_lens`: a right-to-left direction starts at each
+    sentence's last position, outputs past a length are zero, and the initial states are the
+    node's own zeros. The output, `(num_tokens, batch, num_directions * hidden)` or with
+    `batch_first` `(batch, num_tokens, num_directions * hidden)`, is the node's `Y` with one
+    `Squeeze` (one direction, time-major) or a `Transpose` and a `Reshape`.
+    """
 
     @staticmethod
-    def forward(ctx, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:  # type: ignore
-        positions = torch.arange(inputs.size(1), device=inputs.device).unsqueeze(0)
-        lengths = lengths.unsqueeze(1)
-        index = torch.where(positions < lengths, lengths - 1 - positions, positions)
-        return inputs.gather(1, index.unsqueeze(2).expand_as(inputs))
+    def forward(  # type: ignore
+        ctx, inputs, lengths, weights, recurrent, bias, lstms, direction, batch_first
+    ) -> torch.Tensor:
+        outputs = []
+        if direction in ("forward", "bidirectional"):
+            outputs.append(_run_lstm(lstms[0], inputs, lengths))
+        if direction in ("reverse", "bidirectional"):
+            # each sentence reversed in place (batch first), run left to right, put back
+            positions = torch.arange(inputs.size(0), device=inputs.device).unsqueeze(0)
+            mask = positions < lengths.unsqueeze(1)
+            reversed_inputs = reverse_padded_sequence(inputs.transpose(0, 1), mask)
+            hidden = _run_lstm(lstms[-1], reversed_inputs.transpose(0, 1), lengths)
+            hidden = reverse_padded_sequence(hidden.transpose(0, 1), mask)
+            outputs.append(hidden.transpose(0, 1))
+        output = torch.cat(outputs, dim=-1)
+        return output.transpose(0, 1) if batch_first else output
 
     @staticmethod
-    def symbolic(g, inputs, lengths):  # type: ignore
-        return g.op("ReverseSequence", inputs, lengths, batch_axis_i=0, time_axis_i=1)
+    def symbolic(  # type: ignore
+        g, inputs, lengths, weights, recurrent, bias, lstms, direction, batch_first
+    ):
+        hidden_size = lstms[0].hidden_size
+        y, _, _ = g.op(
+            "LSTM",
+            inputs,
+            weights,
+            recurrent,
+            bias,
+            lengths,
+            direction_s=direction,
+            hidden_size_i=hidden_size,
+            outputs=3,
+        )
+        if direction != "bidirectional" and not batch_first:
+            axis = g.op("Constant", value_t=torch.tensor([1], dtype=torch.long))
+            return g.op("Squeeze", y, axis)
+        y = g.op("Transpose", y, perm_i=[2, 0, 1, 3] if batch_first else [0, 2, 1, 3])
+        shape = g.op("Constant", value_t=torch.tensor([0, 0, -1], dtype=torch.long))
+        return g.op("Reshape", y, shape)
 
 
-def reverse_within_lengths(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+class _OnnxLstm(torch.nn.Module):
     """
-    `inputs` `(batch, num_tokens, dim)` with each row's first `lengths[b]` positions reversed
-    and the padding left where it is (`dense_lstm.reverse_padded_sequence`); its own inverse.
-    `lengths`: `(batch,)` int64. One `ReverseSequence` node in the graph.
+    One-layer LSTMs over the same inputs as one ONNX `LSTM` node (`_LstmNode`): `forward` (one
+    left-to-right LSTM), `reverse` (one right-to-left: it reads each sentence from its last
+    token, the output in the original order) or `bidirectional` (both, outputs concatenated).
+
+    # Parameters
+
+    lstms : `List[torch.nn.LSTM]`
+        One-layer, one-direction, `batch_first=False` LSTMs: one, or for
+        `bidirectional` the left-to-right one and the right-to-left one.
+    direction : `str`
+        `forward`, `reverse` or `bidirectional`.
     """
-    return _ReverseSequence.apply(inputs, lengths.long())
+
+    def __init__(self, lstms: List[torch.nn.LSTM], direction: str) -> None:
+        super().__init__()
+        self.lstms = lstms  # not submodules: the node's weights are the buffers below
+        self.direction = direction
+        for lstm in lstms:
+            lstm.requires_grad_(False)
+
+        def onnx_order(tensor: torch.Tensor) -> torch.Tensor:
+            blocks = tensor.detach().chunk(4, dim=0)
+            return torch.cat([blocks[i] for i in ONNX_GATE_ORDER], dim=0)
+
+        weights = [onnx_order(lstm.weight_ih_l0) for lstm in lstms]
+        recurrent = [onnx_order(lstm.weight_hh_l0) for lstm in lstms]
+        bias = [
+            (
+                torch.cat([onnx_order(lstm.bias_ih_l0), onnx_order(lstm.bias_hh_l0)])
+                if lstm.bias
+                else torch.zeros(8 * lstm.hidden_size)
+            )
+            for lstm in lstms
+        ]
+        self.register_buffer("weights", torch.stack(weights).clone())
+        self.register_buffer("recurrent", torch.stack(recurrent).clone())
+        self.register_buffer("bias", torch.stack(bias).clone())
+
+    def forward(
+        self, inputs: torch.Tensor, lengths: torch.Tensor, batch_first: bool = False
+    ) -> torch.Tensor:
+        """`inputs` `(num_tokens, batch, dim)`, `lengths` `(batch,)` int32 -> `(num_tokens,
+        batch, num_directions * hidden)`, or `(batch, num_tokens, ...)` with `batch_first`."""
+        return _LstmNode.apply(
+            inputs,
+            lengths,
+            self.weights,
+            self.recurrent,
+            self.bias,
+            self.lstms,
+            self.direction,
+            batch_first,
+        )
+
+
+def single_lstm(lstm: torch.nn.LSTM, layer: int, suffix: str = "") -> torch.nn.LSTM:
+    """Layer `layer` of `lstm` in one direction (`suffix` "" or "_reverse"), as a one-layer,
+    one-direction, time-major LSTM with the same weights."""
+    weight_ih = getattr(lstm, f"weight_ih_l{layer}{suffix}")
+    single = torch.nn.LSTM(weight_ih.size(1), lstm.hidden_size, bias=lstm.bias)
+    kinds = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if lstm.bias else ())
+    with torch.no_grad():
+        for kind in kinds:
+            getattr(single, f"{kind}_l0").copy_(getattr(lstm, f"{kind}_l{layer}{suffix}"))
+    return single.eval()
 
 
 def with_boundary_vectors(
@@ -191,41 +297,67 @@ class _CharacterCnn(torch.nn.Module):
         return output.reshape(batch, num_tokens, -1)
 
 
+class _DenseLstmNodes(torch.nn.Module):
+    """
+    A `DenseLSTMStack` in eval mode, time-major, each layer one ONNX `LSTM` node (`_OnnxLstm`,
+    `direction` `forward`, or `reverse` for a backward LM): inputs `(num_tokens, batch, dim)`
+    and the lengths `(batch,)` int32 -> `[x, z_0 h_0, ...]`, each `(num_tokens, batch, dim)`
+    in the original token order, the hidden layers zero past each length (what
+    `DenseLSTMStack.forward_layers`, or `dense_lstm.run_backward`, computes at real positions).
+
+    # Parameters
+
+    stack : `DenseLSTMStack`
+    layer_mask : `Sequence[float]`
+        What multiplies each layer (`z_i`; fixed).
+    direction : `str`
+        `forward` or `reverse`.
+    """
+
+    def __init__(self, stack: torch.nn.Module, layer_mask: Sequence[float], direction: str):
+        super().__init__()
+        self.nodes = torch.nn.ModuleList(
+            _OnnxLstm([single_lstm(lstm, 0)], direction) for lstm in stack.layers
+        )
+        self.layer_mask = [float(z) for z in layer_mask]
+        self.widths = [lstm.hidden_size for lstm in stack.layers]
+
+    def forward(self, inputs: torch.Tensor, lengths: torch.Tensor) -> List[torch.Tensor]:
+        pieces = [inputs]
+        layer_input = inputs
+        for node, z in zip(self.nodes, self.layer_mask):
+            hidden = node(layer_input, lengths)
+            if z != 1.0:
+                hidden = hidden * z
+            pieces.append(hidden)
+            layer_input = torch.cat([layer_input, hidden], dim=-1)
+        return pieces
+
+
 class _DenseLm(torch.nn.Module):
     """
-    One direction of a `DenseBiLm` (after any pruning): ids `(batch, num_tokens)` and their
-    mask -> the layers `[x, z_0 h_0, ...]`, each `(batch, num_tokens, dim)`, zero at padding, in
-    the original token order.
+    One direction of a `DenseBiLm` (after any pruning, its fixed layer masks applied): its word
+    embedding (`embedding`) and its layers over the embedded input (`layers`, a
+    `_DenseLstmNodes`, right to left for the backward LM).
     """
 
     def __init__(self, lm: DenseLanguageModel, layer_mask: torch.Tensor, where: str) -> None:
         super().__init__()
         self.embedding = _Table(lm.token_embedder(), f"{where}'s word embedding")
-        self.stack = lm.encoder
-        self.register_buffer("layer_mask", layer_mask.detach().float().clone())
-        self.backward = lm.direction == "backward"
-
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
-        return self.layers(self.embedding(ids), mask)
-
-    def layers(self, inputs: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
-        """The layers from the input embeddings `(batch, num_tokens, dim)` and their mask."""
-        if not self.backward:
-            return self.stack.forward_layers_unpacked(inputs, mask, self.layer_mask)
-        lengths = mask.sum(dim=1)
-        reversed_inputs = reverse_within_lengths(inputs, lengths)
-        layers = self.stack.forward_layers_unpacked(reversed_inputs, mask, self.layer_mask)
-        # the first layer is the inputs (zero at padding): no need to reverse them back
-        first = inputs * mask.unsqueeze(-1).to(inputs.dtype)
-        return [first] + [reverse_within_lengths(layer, lengths) for layer in layers[1:]]
+        direction = "reverse" if lm.direction == "backward" else "forward"
+        self.layers = _DenseLstmNodes(lm.encoder, layer_mask.tolist(), direction)
 
 
 class _BiLmLayers(torch.nn.Module):
     """
-    A `DenseBiLm` (after any pruning, its fixed layer masks applied): LM ids
-    `(batch, num_tokens)` -> per direction the layers `[x, z h for each kept layer]`, each
-    `(batch, num_tokens', dim)` and zero at padding, and their mask `(batch, num_tokens')`, where
-    `num_tokens' = num_tokens + 2` with the biLM's sentence boundaries, else `num_tokens`.
+    A `DenseBiLm` (after any pruning, its fixed layer masks applied), time-major: both LMs'
+    layers (`_DenseLm`) over the LM input and the sentence boundaries.
+
+    The LM input is the ids `(batch, num_tokens)`, the biLM's sentence boundaries put in here,
+    or with `from_vectors` both LMs' input embeddings side by side (`_WordVectors`), with the
+    boundaries already in place when the biLM adds them (`boundary_ids`: the runtime puts the
+    vectors of `<S>` and `</S>` before and after each sentence), `(batch,
+    num_tokens', dim)`, where `num_tokens' = num_tokens + 2` with boundaries, else `num_tokens`.
     """
 
     def __init__(self, bilm: DenseBiLm, where: str, from_vectors: bool = False) -> None:
@@ -240,48 +372,56 @@ class _BiLmLayers(torch.nn.Module):
         self.eos = int(bilm.eos_index)
         self.from_vectors = from_vectors
         self.forward_dim = self.forward_lm.embedding.weight.size(1)
-        with torch.no_grad():
-            boundaries = _WordVectors(self)(torch.tensor([self.bos, self.eos]))
-        self.register_buffer("bos_vector", boundaries[0].clone())
-        self.register_buffer("eos_vector", boundaries[1].clone())
+
+    @property
+    def boundary_ids(self) -> Optional[List[int]]:
+        """The ids of `<S>` and `</S>` when the input vectors carry the sentence boundaries."""
+        return [self.bos, self.eos] if self.from_vectors and self.add_sentence_boundaries else None
 
     def forward(
         self, inputs: torch.Tensor, mask: torch.Tensor
-    ) -> Tuple[List[torch.Tensor], List[torch.Tensor], torch.Tensor]:
+    ) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor], torch.Tensor]:
         """
-        `inputs`: LM ids `(batch, num_tokens)`, or with `from_vectors` their vectors
-        (`_WordVectors`, `(batch, num_tokens, dim)`); `mask`: `(batch, num_tokens)`.
+        `inputs` (the class docstring) and the `mask` `(batch, num_tokens)` -> the input
+        vectors of both LMs `(num_tokens', batch, dim)`, each LM's layers `[x, z h for each kept
+        layer]` `(num_tokens', batch, dim)`, and the LM lengths `(batch,)` int32.
         """
-        if not self.from_vectors:
+        lengths = mask.sum(dim=1, dtype=torch.int32)
+        if self.add_sentence_boundaries:
+            lengths = lengths + 2
+        if self.from_vectors:
+            vectors = inputs
+        else:
             ids = inputs
             if self.add_sentence_boundaries:
                 ids = add_sentence_boundaries(ids, self.bos, self.eos)
-            lm_mask = ids != 0
-            return self.forward_lm(ids, lm_mask), self.backward_lm(ids, lm_mask), lm_mask
-        vectors, lm_mask = inputs, mask
-        if self.add_sentence_boundaries:
-            vectors, lm_mask = with_boundary_vectors(
-                vectors, mask, self.bos_vector, self.eos_vector
+            vectors = torch.cat(
+                [self.forward_lm.embedding(ids), self.backward_lm.embedding(ids)], dim=-1
             )
+        vectors = vectors.transpose(0, 1)
         forward_inputs = vectors[..., : self.forward_dim]
         backward_inputs = vectors[..., self.forward_dim :]
         return (
-            self.forward_lm.layers(forward_inputs, lm_mask),
-            self.backward_lm.layers(backward_inputs, lm_mask),
-            lm_mask,
+            vectors,
+            self.forward_lm.layers(forward_inputs, lengths),
+            self.backward_lm.layers(backward_inputs, lengths),
+            lengths,
         )
 
-    def without_boundaries(self, tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """`(batch, num_tokens', dim)` -> `(batch, num_tokens, dim)`, zero at padding."""
+    def without_boundaries(self, tensor: torch.Tensor) -> torch.Tensor:
+        """`(num_tokens', batch, dim)` -> `(batch, num_tokens, dim)`."""
         if self.add_sentence_boundaries:
-            return remove_sentence_boundaries(tensor, mask)
-        return tensor * mask.unsqueeze(-1).to(tensor.dtype)
+            tensor = tensor[1:-1]
+        return tensor.transpose(0, 1)
 
 
 class _LayerSelection(torch.nn.Module):
     """
-    `layer_selection`: LM ids `(batch, num_tokens)` -> `r_t = ReLU(W_cr [h_t; h^r_t] + b_cr)`,
-    `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries.
+    `layer_selection`: the LM input (`_BiLmLayers`) -> `r_t = ReLU(W_cr [h_t; h^r_t] + b_cr)`,
+    `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries. The layers
+    are concatenated as `[x_fwd; x_bwd; hidden layers of the forward LM; of the backward LM]`,
+    the projection's input columns put in that order (one concatenation, the input vectors
+    whole).
     """
 
     def __init__(
@@ -289,17 +429,34 @@ class _LayerSelection(torch.nn.Module):
     ) -> None:
         super().__init__()
         self.bilm = _BiLmLayers(embedder.bilm, where, from_vectors)
-        self.projection = embedder.projection
+        projection = embedder.projection
+        # the tagger's projection reads [x_fwd; h_fwd ...; x_bwd; h_bwd ...]
+        forward_x = self.bilm.forward_dim
+        forward_all = forward_x + sum(self.bilm.forward_lm.layers.widths)
+        backward_x = projection.in_features - forward_all - sum(self.bilm.backward_lm.layers.widths)
+        order = [
+            *range(forward_x),
+            *range(forward_all, forward_all + backward_x),
+            *range(forward_x, forward_all),
+            *range(forward_all + backward_x, projection.in_features),
+        ]
+        self.projection = torch.nn.Linear(projection.in_features, projection.out_features)
+        with torch.no_grad():
+            self.projection.weight.copy_(projection.weight[:, order])
+            self.projection.bias.copy_(projection.bias)
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        forward_layers, backward_layers, _ = self.bilm(inputs, mask)
-        pieces = [self.bilm.without_boundaries(p, mask) for p in forward_layers + backward_layers]
-        return torch.relu(self.projection(torch.cat(pieces, dim=-1)))
+        vectors, forward_layers, backward_layers, _ = self.bilm(inputs, mask)
+        layers = torch.cat([vectors] + forward_layers[1:] + backward_layers[1:], dim=-1)
+        # zero at padding, as the tagger's: the int8 graph quantises the projection's input
+        # over the whole batch
+        layers = self.bilm.without_boundaries(layers) * mask.unsqueeze(-1).to(layers.dtype)
+        return torch.relu(self.projection(layers))
 
 
 class _ScalarMix(torch.nn.Module):
     """
-    `dense_lm_scalar_mix`: LM ids `(batch, num_tokens)` -> its first representation,
+    `dense_lm_scalar_mix`: the LM input (`_BiLmLayers`) -> its first representation,
     `(batch, num_tokens, output_dim)`: `γ · [Σ_j w_fj h_j_fwd ; Σ_j w_bj h_j_bwd]` over the layers
     the LMs keep (`LayerMaskedScalarMix`, with the weights `γ · w` fixed at export), each layer
     layer-normalised first with `do_layer_norm`, sentence boundaries removed (dropout is off at
@@ -341,7 +498,9 @@ class _ScalarMix(torch.nn.Module):
         return functional.pad(layer, (0, self.widths[row] - layer.size(-1)))
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        forward_layers, backward_layers, lm_mask = self.bilm(inputs, mask)
+        _, forward_layers, backward_layers, lengths = self.bilm(inputs, mask)
+        positions = torch.arange(forward_layers[0].size(0), device=mask.device).unsqueeze(1)
+        lm_mask = (positions < lengths.unsqueeze(0)).unsqueeze(-1)  # (num_tokens', batch, 1)
         mixed: Optional[torch.Tensor] = None
         for index in self.mixed:
             layer = torch.cat(
@@ -353,7 +512,7 @@ class _ScalarMix(torch.nn.Module):
             )
             if self.do_layer_norm:
                 elements = lm_mask.sum() * layer.size(-1)
-                layer = masked_layer_norm(layer, lm_mask.unsqueeze(-1), elements)
+                layer = masked_layer_norm(layer, lm_mask, elements)
             weight = torch.cat(
                 [
                     self.weights[0, index].expand(self.widths[0]),
@@ -362,7 +521,7 @@ class _ScalarMix(torch.nn.Module):
             )
             mixed = weight * layer if mixed is None else mixed + weight * layer
         assert mixed is not None
-        representation = self.bilm.without_boundaries(mixed, mask)
+        representation = self.bilm.without_boundaries(mixed)
         if self.projection is not None:
             representation = self.projection(representation)
         return representation
@@ -380,7 +539,8 @@ class _Lstm(torch.nn.Module):
     """
     A `PytorchSeq2SeqWrapper` over `torch.nn.LSTM` (the `lstm` encoder): `(batch, num_tokens,
     input_dim)` and the mask -> `(batch, num_tokens, output_dim)`, zero at padding; each layer
-    and direction one single-layer LSTM with the trained weights.
+    (both directions) one ONNX `LSTM` node with the sentences' lengths as its `sequence_lens`
+    (`_OnnxLstm`), time-major in between.
     """
 
     def __init__(self, wrapper: PytorchSeq2SeqWrapper, where: str) -> None:
@@ -394,39 +554,18 @@ class _Lstm(torch.nn.Module):
             )
         if lstm.proj_size:
             raise ConfigurationError(f"{where}: an LSTM with proj_size cannot be exported.")
-        directions = ["", "_reverse"] if lstm.bidirectional else [""]
-        self.layers = torch.nn.ModuleList()
-        for layer in range(lstm.num_layers):
-            weight_ih = getattr(lstm, f"weight_ih_l{layer}")
-            single = torch.nn.LSTM(
-                weight_ih.size(1),
-                lstm.hidden_size,
-                bias=lstm.bias,
-                batch_first=True,
-                bidirectional=lstm.bidirectional,
-            )
-            with torch.no_grad():
-                for suffix in directions:
-                    for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                        if hasattr(single, f"{kind}_l0{suffix}"):
-                            getattr(single, f"{kind}_l0{suffix}").copy_(
-                                getattr(lstm, f"{kind}_l{layer}{suffix}")
-                            )
-            self.layers.append(single)
+        suffixes = ["", "_reverse"] if lstm.bidirectional else [""]
+        direction = "bidirectional" if lstm.bidirectional else "forward"
+        self.layers = torch.nn.ModuleList(
+            _OnnxLstm([single_lstm(lstm, layer, suffix) for suffix in suffixes], direction)
+            for layer in range(lstm.num_layers)
+        )
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        # Packed: traced, each layer is one ONNX LSTM node (both directions) with the
-        # sentences' lengths as its `sequence_lens`, which runs each right-to-left half from
-        # the sentence's last token and leaves zeros at padding. The graph does not sort the
-        # sentences by length (onnxruntime's LSTM needs no order); torch does.
-        lengths = mask.sum(dim=1).cpu()
-        traced = torch.onnx.is_in_onnx_export()
-        output = inputs
-        for lstm in self.layers:
-            packed = pack_padded_sequence(output, lengths, batch_first=True, enforce_sorted=traced)
-            output = pad_packed_sequence(
-                lstm(packed)[0], batch_first=True, total_length=inputs.size(1)
-            )[0]
+        lengths = mask.sum(dim=1, dtype=torch.int32)
+        output = inputs.transpose(0, 1)
+        for i, layer in enumerate(self.layers):
+            output = layer(output, lengths, batch_first=i == len(self.layers) - 1)
         return output
 
 
@@ -559,7 +698,11 @@ class EmissionNetwork(torch.nn.Module):
                 with torch.no_grad():
                     vectors = self.word_parts[key](word_input)  # (1, 2, dim)
                 dim = vectors.size(-1)
-                tensors.append(mask.float().unsqueeze(-1).expand(2, 4, dim) * vectors[0, 0])
+                example = mask.float().unsqueeze(-1).expand(2, 4, dim) * vectors[0, 0]
+                boundaries = self.boundary_vectors(key)
+                if boundaries is not None:
+                    example = with_boundary_vectors(example, mask, *boundaries)[0]
+                tensors.append(example)
             elif kind == "character_encoding":
                 tensors.append(mask.long().unsqueeze(-1).expand(2, 4, num_chars).contiguous())
             elif kind == "glove_embedding":
@@ -567,6 +710,16 @@ class EmissionNetwork(torch.nn.Module):
             else:
                 tensors.append(mask.long())
         return tuple(tensors)
+
+    def boundary_vectors(self, key: str) -> Optional[torch.Tensor]:
+        """For an LM input from word vectors whose biLM adds sentence boundaries, the vectors
+        of `<S>` and `</S>` `(2, dim)`, which the runtime puts before and after each sentence
+        (the input is then `(batch, num_tokens + 2, dim)`); else None."""
+        bilm = getattr(self.parts[key], "bilm", None)
+        if bilm is None or bilm.boundary_ids is None:
+            return None
+        with torch.no_grad():
+            return self.word_parts[key](torch.tensor(bilm.boundary_ids))
 
     def word_part_example(self, key: str, num_chars: int) -> Tuple[torch.Tensor, torch.Tensor]:
         """The mask and input of two words `(1, 2, ...)`, to trace `word_parts[key]` with."""

@@ -288,9 +288,14 @@ def _write_folder(
     _write_json(staging / export_format.CRF_FILE, _crf(model))
     if any(spec["kind"] == "glove_embedding" for spec in inputs):
         _write_glove_index(staging)
+    boundaries = any("sentence_boundaries" in spec["indexer"] for spec in inputs)
     tagger = {
         "format": export_format.FORMAT,
-        "format_version": export_format.FORMAT_VERSION,
+        "format_version": (
+            export_format.BOUNDARY_ROWS_FORMAT_VERSION
+            if boundaries
+            else export_format.FORMAT_VERSION
+        ),
         "label_encoding": label_encoding,
         "spacy_model": SPACY_MODEL,
         "inputs": inputs,
@@ -320,6 +325,9 @@ def _table_specs(network: EmissionNetwork, inputs: List[Dict[str, Any]]) -> None
             )
         else:
             indexer.update(type="word_table", table=key)
+            boundaries = network.boundary_vectors(key)
+            if boundaries is not None:
+                indexer["sentence_boundaries"] = boundaries.tolist()
 
 
 def _write_word_tables(
@@ -610,13 +618,15 @@ def _write_graph(network: EmissionNetwork, inputs: List[Dict[str, Any]], path: P
     dynamic_axes = {export_format.MASK_INPUT: {0: "batch", 1: "num_tokens"}}
     for spec in inputs:
         axes = {0: "batch", 1: "num_tokens"}
+        if "sentence_boundaries" in spec["indexer"]:
+            axes[1] = "num_tokens_with_boundaries"
         if spec["indexer"]["type"] == "characters":
             axes[2] = "num_chars"
         dynamic_axes[spec["name"]] = axes
     dynamic_axes[export_format.LOGITS_OUTPUT] = {0: "batch", 1: "num_tokens"}
     with warnings.catch_warnings(), torch.no_grad():
-        # the TorchScript-based exporter's deprecation notice, and its note on LSTMs traced at
-        # a batch size above 1 (the initial states are zeros sized from the input here)
+        # the TorchScript-based exporter's deprecation notice, and the tracer's notes on the
+        # eager code inside each LSTM node (`emissions._LstmNode`, whose symbolic replaces it)
         warnings.simplefilter("ignore")
         torch.onnx.export(
             network,
@@ -812,7 +822,8 @@ def _quantize_word_tables(
     for description in tagger["word_tables"]["tables"].values():
         description["dtype"] = "int4" if int4_tables else "int8"
     if int4_tables:
-        tagger["format_version"] = export_format.INT4_TABLES_FORMAT_VERSION
+        version = max(tagger["format_version"], export_format.INT4_TABLES_FORMAT_VERSION)
+        tagger["format_version"] = version
     _write_json(staging / export_format.TAGGER_FILE, tagger)
     return sorted(tables)
 

@@ -282,18 +282,3 @@ def test_encoder_inside_allennlp_models():
     )
     output = classifier(tokens=tokens, label=torch.tensor([0, 1]))
     assert output["logits"].shape == (2, 2)
-
-
-def test_the_unpacked_form_is_forward_layers_at_real_positions():
-    """`forward_layers_unpacked` (traced by ldnet-export) against `forward_layers`."""
-    stack = make_stack()
-    stack.eval()
-    inputs, mask = make_batch()
-    layer_mask = torch.tensor([1.0, 0.5, 0.0, 2.0])
-    with torch.no_grad():
-        packed = stack.forward_layers(inputs, mask, layer_mask)
-        unpacked = stack.forward_layers_unpacked(inputs, mask, layer_mask)
-    assert len(packed) == len(unpacked) == LAYERS + 1
-    for want, got in zip(packed, unpacked):
-        assert got.shape == want.shape
-        assert torch.allclose(got, want, atol=1e-6)

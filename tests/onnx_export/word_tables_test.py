@@ -133,3 +133,26 @@ def test_a_missing_or_damaged_table_file_is_named(tmp_path):
     (broken / "word_network_token_characters.onnx").unlink()
     with pytest.raises(ExportFormatError, match="lacks word_network_token_characters.onnx"):
         Tagger(broken)
+
+
+def test_the_lm_table_puts_the_sentence_boundaries_around_each_sentence():
+    """With `sentence_boundaries`, the LM input is `<S>`, the tokens' rows, `</S>`, then zeros,
+    at batch 1 and above (the positions the biLM's `add_sentence_boundaries` gives them)."""
+    table = np.arange(12, dtype=np.float32).reshape(4, 3) + 1  # rows of ids 0..3
+    spec = {"namespace": "lm", "lowercase_tokens": False, "oov_id": 1}
+    bos, eos = [[-1.0, -2.0, -3.0], [7.5, 8.5, 9.5]]
+    indexer = WordTableIndexer({**spec, "sentence_boundaries": [bos, eos]}, list("pUab"), table)
+    plain = WordTableIndexer(spec, list("pUab"), table)
+    sentences = [["a", "b", "x"], ["b"]]
+    got = indexer(sentences, 3)
+    assert got.shape == (2, 5, 3) and got.dtype == np.float32
+    expected = np.zeros((2, 5, 3), dtype=np.float32)
+    expected[:, 0] = bos
+    expected[0, 1:4] = table[[2, 3, 1]]  # "x" is out of the vocabulary: the OOV row
+    expected[0, 4] = eos
+    expected[1, 1], expected[1, 2] = table[3], eos
+    assert np.array_equal(got, expected)
+    assert np.array_equal(indexer([["b"]], 1), expected[1:, :3])
+    without = np.zeros((2, 3, 3), dtype=np.float32)
+    without[0], without[1, 0] = table[[2, 3, 1]], table[3]
+    assert np.array_equal(plain(sentences, 3), without)
