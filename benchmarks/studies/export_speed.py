@@ -130,14 +130,14 @@ def git_archive(commit: str, paths: List[str], folder: Path) -> None:
 
 
 def make_exports(args: argparse.Namespace) -> Dict[str, str]:
-    """Every export of `EXPORTS` under `--speed-export-dir` that is not there yet; their
-    commands by name. Those of `EXPORTER_COMMITS` are made by that commit's code (its
-    `ldnet_allennlp` and `ldnet_runtime`, `git archive`d into runs/ and run from there)."""
+    """Every export of `EXPORTS` under `--speed-export-dir`; their commands by name. Those of
+    `EXPORTER_COMMITS` are made by that commit's code (its `ldnet_allennlp` and `ldnet_runtime`,
+    `git archive`d into runs/ and run from there), once; the others afresh, by this code."""
     commands = {}
     for name, options in EXPORTS.items():
         folder = f"{args.speed_export_dir}/{name}"
         if name not in EXPORTER_COMMITS:
-            command = timing.export_tagger(args.archive, folder, options, fresh=False)
+            command = timing.export_tagger(args.archive, folder, options, fresh=True)
             commands[name] = " ".join(command)
             continue
         commit = getattr(args, EXPORTER_COMMITS[name])
@@ -417,7 +417,7 @@ def profile(args: argparse.Namespace) -> None:
     """The `profile` stage (module docstring)."""
     from ldnet_runtime import Tagger
 
-    export = timing.export_tagger(args.archive, args.export_dir, [], fresh=False)
+    export = timing.export_tagger(args.archive, args.export_dir, [], fresh=True)
     subsets = timing.batch_subsets([{"tokens": words} for words in read_sentences(TEST_FILE)])
     tagger = Tagger(ROOT / args.export_dir, threads=1)
     machine = hardware()
