@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 ROOT = Path(__file__).resolve().parent.parent.parent
 # the shared data folder (never copied into the repo); configs read it through these variables
 DATA = Path(os.environ.get("LDNET_SHARED_DATA", ROOT.parent / "shared" / "data"))
+LM_DIRECTIONS = ("forward", "backward")  # the biLM's two LMs, in the order everything uses
 CONLL03 = {
     "CONLL03_TRAIN_DATA_PATH": str(DATA / "conll2003" / "eng.train"),
     "CONLL03_DEV_DATA_PATH": str(DATA / "conll2003" / "eng.testa"),

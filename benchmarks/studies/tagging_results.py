@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 from benchmarks.harness import results as results_files
 from benchmarks.harness.results import Updates
-from benchmarks.studies.lm import DIRECTIONS
+from benchmarks.harness.data import LM_DIRECTIONS as DIRECTIONS
 
 RESULTS = "tagging"
 Results = Dict[str, Any]

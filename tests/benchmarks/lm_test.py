@@ -117,7 +117,7 @@ def test_more_text_records_each_run_from_its_logs(tmp_path):
         (run / f"lm_{direction}.json").write_text(
             json.dumps(log(direction, passes, {"wikinews": 130.456}, None))
         )
-    args = argparse.Namespace(more_text_runs=[str(shipped), str(run)])
+    args = argparse.Namespace(more_text_runs=[str(shipped), str(run)], more_text_probes=[])
     record = lm.more_text(args)["more_text"]
     assert record["pack"] == facts
     rows = {(row["run"], row["direction"]): row for row in record["runs"]}
@@ -141,3 +141,33 @@ def test_more_text_records_each_run_from_its_logs(tmp_path):
     commands = lm.continued_run(run, recovered)["commands"]
     assert commands[0].endswith("--fp16")
     assert commands[1].endswith("--fp16 --recover --stop-after-seconds 0")
+
+
+def test_the_ner_probes_of_the_runs_by_hand(monkeypatch):
+    """`--more-text-probes FOLDER=LABEL`: a study run's dev F1 cut to 8 epochs and its mean over
+    epochs 5 to 8; `shipped`: the recipe's own runs, every seed; an unknown label is named."""
+    recipe = {"dev_f1_by_epoch": [80.0] * 4 + [90.0, 91.0, 92.0, 93.0, 99.0], "command": "c"}
+    tagging = {
+        "ner_ldnet_glove_sgd": recipe,
+        "ner_ldnet_glove_sgd_seed2": dict(recipe, dev_f1_by_epoch=[85.0] * 8),
+        "lm_study": {"ner_ldnet_glove_sgd_lm-more": {"dev_f1_by_epoch": [70.0] * 4 + [1.0] * 4}},
+    }
+    monkeypatch.setattr(lm, "load_results", lambda name: tagging if name == "tagging" else {})
+    probes = lm.ner_probes(["runs/lm_shipped=shipped", "runs/lm_more=more"])
+    assert [p["run"] for p in probes["lm_shipped"]] == [
+        "ner_ldnet_glove_sgd",
+        "ner_ldnet_glove_sgd_seed2",
+    ]
+    assert probes["lm_shipped"][0]["dev_f1_by_epoch"] == recipe["dev_f1_by_epoch"][:8]
+    assert probes["lm_shipped"][0]["late_mean_dev_f1"] == 91.5
+    assert probes["lm_shipped"][1]["late_mean_dev_f1"] == 85.0
+    assert probes["lm_more"] == [
+        {
+            "run": "ner_ldnet_glove_sgd_lm-more",
+            "command": None,
+            "dev_f1_by_epoch": [70.0] * 4 + [1.0] * 4,
+            "late_mean_dev_f1": 1.0,
+        }
+    ]
+    with pytest.raises(SystemExit, match="no lm_study.ner_ldnet_glove_sgd_lm-gone"):
+        lm.ner_probes(["runs/x=gone"])
