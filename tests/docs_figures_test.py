@@ -142,6 +142,35 @@ QUOTES = [
         "runtime_pruned_vs_unpruned_b32",
         one,
     ),
+    (
+        "training.md",
+        "perplexity {} on Wikipedia's held-out slice",
+        "lm",
+        "more_text.runs[run=lm_cpu_more_final].held_out_perplexity.wikipedia",
+        one,
+    ),
+    (
+        "training.md",
+        "(the shipped LMs: {})",
+        "lm",
+        "more_text.runs[run=lm_more_text_shipped].held_out_perplexity.wikipedia",
+        one,
+    ),
+    (
+        "training.md",
+        "is {} on them, against",
+        "lm",
+        "more_text.ner_probes.lm_cpu_more_final[run=ner_ldnet_glove_sgd_lm-cpu_more_final]"
+        ".late_mean_dev_f1",
+        two,
+    ),
+    (
+        "training.md",
+        "against {} and",
+        "lm",
+        "more_text.ner_probes.lm_more_text_shipped[run=ner_ldnet_glove_sgd].late_mean_dev_f1",
+        two,
+    ),
     ("pruning.md", "test F1 {} →", "pruning", "conll03_f1_unpruned", two),
     ("pruning.md", "test F1 90.66 → {})", "pruning", "conll03_f1_pruned", two),
     ("pruning.md", "4, {} →", "pruning", "conll00_f1_unpruned", two),
@@ -188,7 +217,7 @@ def lookup(results: Dict[str, Any], path: str) -> Any:
     """The value at a dotted `path`; a step `rows[run=x]` is the row of `rows` whose run is x."""
     value: Any = results
     for step in re.findall(r"\w+\[[^\]]*\]|\w+", path):  # dots inside [...] are a run's
-        match = re.fullmatch(r"(\w+)\[run=([\w.]+)\]", step)
+        match = re.fullmatch(r"(\w+)\[run=([\w.-]+)\]", step)
         if match:
             value = next(row for row in value[match[1]] if row["run"] == match[2])
         else:
