@@ -31,13 +31,15 @@ MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
 
 # The systems in export.json: (label, words/s key without its "_b1"/"_b32" end, the key naming
 # the archive timed, whose F1 the manifest has; None: no F1 measured here); a series is drawn
-# when export.json has its keys.
+# when export.json has its keys. These are the `measure` stage's exports (fp32: AllenNLP's tags).
 SPEED_SERIES = (
-    ("ner, ldnet_runtime", "words_per_sec_runtime_unpruned", "unpruned_archive"),
-    ("ner_pruned, ldnet_runtime", "words_per_sec_runtime", "archive"),
+    ("ner, ldnet_runtime, fp32", "words_per_sec_runtime_unpruned", "unpruned_archive"),
+    ("ner_pruned, ldnet_runtime, fp32", "words_per_sec_runtime", "archive"),
     ("ner_pruned, AllenNLP predictor", "words_per_sec_allennlp", "archive"),
     ("spaCy en_core_web_sm", "words_per_sec_spacy_sm", None),
 )
+# the default export (int8, word tables) of the `speed` stage, with its own eng.testb F1
+DEFAULT_EXPORT_SERIES = ("ner_pruned, ldnet_runtime, default export (int8)", "runtime_speed")
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
@@ -57,10 +59,16 @@ PruningRun = Tuple[str, Dict[str, numpy.ndarray], List[float]]
 
 
 def measured_speed_points(export: Json, manifest: Json) -> List[SpeedPoint]:
-    """The systems timed by the export study (`export.json`), in `SPEED_SERIES` order, each with
-    the `test_f1` of the first manifest entry whose `file` is its archive's name (else None)."""
+    """The systems timed by the export study (`export.json`): the default export of the speed
+    stage (`DEFAULT_EXPORT_SERIES`, with its F1), then `SPEED_SERIES` in order, each with the
+    `test_f1` of the first manifest entry whose `file` is its archive's name (else None)."""
     entries = [e for e in manifest.values() if isinstance(e, dict)]
     points = []
+    label, section = DEFAULT_EXPORT_SERIES
+    speed = export.get(section, {})
+    if {"words_per_sec_runtime_b1", "words_per_sec_runtime_b32"} <= speed.keys():
+        rates = speed["words_per_sec_runtime_b1"], speed["words_per_sec_runtime_b32"]
+        points.append(SpeedPoint(label, *rates, speed.get("f1_default_export")))
     for label, key, archive_key in SPEED_SERIES:
         b1, b32 = export.get(f"{key}_b1"), export.get(f"{key}_b32")
         if b1 is None or b32 is None or (archive_key and archive_key not in export):

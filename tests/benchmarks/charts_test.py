@@ -17,6 +17,11 @@ EXPORT = {
     "words_per_sec_allennlp_b32": 60.0,
     "words_per_sec_spacy_sm_b1": 30.0,
     "words_per_sec_spacy_sm_b32": 90.0,
+    "runtime_speed": {
+        "words_per_sec_runtime_b1": 300.0,
+        "words_per_sec_runtime_b32": 600.0,
+        "f1_default_export": 90.125,
+    },
 }
 MANIFEST = {
     "small": {"file": "small.tar.gz", "test_f1": 91.5, "kept_layers": {"forward": [0, 1, 2]}},
@@ -65,8 +70,9 @@ def write(folder, name, data):
 def test_measured_points_are_the_export_json_values_and_the_manifest_f1():
     points = charts.measured_speed_points(EXPORT, MANIFEST)
     assert [(p.label, p.words_per_sec_b1, p.words_per_sec_b32, p.f1) for p in points] == [
-        ("ner, ldnet_runtime", 50.0, 80.0, 91.5),
-        ("ner_pruned, ldnet_runtime", 200.0, 400.0, 90.25),
+        ("ner_pruned, ldnet_runtime, default export (int8)", 300.0, 600.0, 90.125),
+        ("ner, ldnet_runtime, fp32", 50.0, 80.0, 91.5),
+        ("ner_pruned, ldnet_runtime, fp32", 200.0, 400.0, 90.25),
         ("ner_pruned, AllenNLP predictor", 20.0, 60.0, 90.25),
         ("spaCy en_core_web_sm", 30.0, 90.0, None),  # no F1 measured: none is drawn
     ]
