@@ -184,6 +184,11 @@ class Tagger:
         """`predict_json({"sentence": sentence})`."""
         return self.predict_json({"sentence": sentence})
 
+    def forget_tokens(self) -> None:
+        """Forgets what it keeps per token (each word's rows, the character-CNN vectors of
+        words outside the tables), as a freshly loaded tagger: the next words are all new."""
+        self._token_rows.reset()
+
     # ------------------------------------------------------------------ the steps
 
     def tokens(self, json_dict: Any) -> List[str]:

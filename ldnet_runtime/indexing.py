@@ -31,6 +31,39 @@ from ldnet_runtime.glove import GloveLookup
 Sentences = Sequence[Sequence[str]]
 
 
+class GrowingRows:
+    """
+    Rows kept in one array that grows by doubling (so adding n rows copies O(n) rows over
+    time, not the whole array each time): `rows[:used]` are the rows so far, the first
+    `kept` of them (a table given at the start) never forgotten.
+
+    # Parameters
+
+    first : `np.ndarray`
+        `(kept, dim)`: the rows to start with (a table), or `(0, dim)`.
+    """
+
+    def __init__(self, first: np.ndarray) -> None:
+        self.rows = first
+        self.kept = self.used = len(first)
+
+    def add(self, new: np.ndarray) -> int:
+        """Appends `new` `(n, dim)`; returns the index of its first row."""
+        first, needed = self.used, self.used + len(new)
+        if needed > len(self.rows):
+            capacity = max(needed, self.kept + 2 * (len(self.rows) - self.kept), self.kept + 1024)
+            grown = np.empty((capacity,) + self.rows.shape[1:], dtype=self.rows.dtype)
+            grown[:first] = self.rows[:first]
+            self.rows = grown
+        self.rows[first:needed] = new
+        self.used = needed
+        return first
+
+    def forget(self) -> None:
+        """Forgets every row added after the first `kept` (the array keeps its size)."""
+        self.used = self.kept
+
+
 def put_tokens(output: np.ndarray, sentences: Sentences, values: Any) -> None:
     """
     `output[b, t] = values[i]` for the i-th token of the batch (sentence b's token t, the
@@ -215,7 +248,8 @@ class CharacterTableIndexer:
         self.network = network
         self.table_rows = len(words)
         self.rows = {word: row for row, word in enumerate(words)}
-        self.vectors = table  # the table's rows, then those of tokens outside it
+        # the table's rows, then those of tokens outside it
+        self.vectors = GrowingRows(table.astype(np.float32, copy=False))
         self.dim = table.shape[1]
 
     def token_rows(self, tokens: Sequence[str]) -> np.ndarray:
@@ -230,22 +264,21 @@ class CharacterTableIndexer:
 
     def reset(self) -> None:
         """Forgets the vectors computed for tokens outside the table."""
-        self.vectors = self.vectors[: self.table_rows]
+        self.vectors.forget()
         self.rows = {w: r for w, r in self.rows.items() if r < self.table_rows}
 
     def _add(self, tokens: List[str]) -> None:
         """Runs the network on `tokens` (not in `self.rows`) and keeps their vectors."""
-        if len(self.vectors) + len(tokens) > self.table_rows + self.CACHE_SIZE:
+        if self.vectors.used + len(tokens) > self.table_rows + self.CACHE_SIZE:
             self.reset()
         computed = self.network(self.characters([tokens], len(tokens)))[0]
-        first = len(self.vectors)
-        self.vectors = np.concatenate([self.vectors, computed.astype(np.float32)])
+        first = self.vectors.add(computed.astype(np.float32))
         self.rows.update((token, first + i) for i, token in enumerate(tokens))
 
     def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
         """The input array of the batch from its tokens' rows (`token_rows`), in token order."""
         output = np.zeros((len(sentences), num_tokens, self.dim), dtype=np.float32)
-        put_tokens(output, sentences, self.vectors[rows])
+        put_tokens(output, sentences, self.vectors.rows[rows])
         return output
 
     def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
@@ -293,7 +326,7 @@ class TokenRows:
     def __init__(self, indexers: Sequence[Any]) -> None:
         self.indexers = list(indexers)
         self._index: Dict[str, int] = {}  # token -> its row of `self._rows`
-        self._rows = np.zeros((0, len(self.indexers)), dtype=np.int64)
+        self._rows = GrowingRows(np.zeros((0, len(self.indexers)), dtype=np.int64))
 
     def __call__(self, tokens: Sequence[str]) -> np.ndarray:
         """`(len(tokens), len(indexers))` int64: each token's row for each indexer."""
@@ -302,22 +335,27 @@ class TokenRows:
         if -1 in found:
             new = list(dict.fromkeys(t for t, i in zip(tokens, found) if i == -1))
             if len(index) + len(new) > self.CACHE_SIZE:
-                self._index = index = {}
-                self._rows = self._rows[:0]
-                for indexer in self.indexers:
-                    indexer.reset()
+                self.reset()
+                index = self._index
                 new = list(dict.fromkeys(tokens))
             self._add(new)
             found = [index[token] for token in tokens]
-        return self._rows[found]
+        return self._rows.rows[found]
+
+    def reset(self) -> None:
+        """Forgets every token kept, and each indexer what it computed for tokens outside its
+        tables: as just loaded."""
+        self._index = {}
+        self._rows.forget()
+        for indexer in self.indexers:
+            indexer.reset()
 
     def _add(self, tokens: List[str]) -> None:
         """Looks up the rows of `tokens` (none of them kept yet) with each indexer."""
         columns = [
             np.asarray(indexer.token_rows(tokens), dtype=np.int64) for indexer in self.indexers
         ]
-        first = len(self._rows)
-        self._rows = np.concatenate([self._rows, np.stack(columns, axis=1)])
+        first = self._rows.add(np.stack(columns, axis=1))
         self._index.update((token, first + i) for i, token in enumerate(tokens))
 
 

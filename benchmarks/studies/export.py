@@ -37,6 +37,7 @@ import os
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -143,9 +144,19 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
         for a, b in zip(predictor.predict_batch_json(batch), runtime.predict_batch_json(batch)):
             same_tags += a["tags"] == b["tags"]
             same_outputs += a == b
-    unpruned_runtime = Tagger(ROOT / args.unpruned_export_dir, threads=args.threads)
-    paths = {"allennlp": predictor.predict_batch_json, "runtime": runtime.predict_batch_json}
-    paths.update(spacy_sm=timing.spacy_ner(), runtime_unpruned=unpruned_runtime.predict_batch_json)
+    warmup = timing.warmup_inputs()
+    paths = {
+        "allennlp": predictor.predict_batch_json,
+        "spacy_sm": timing.spacy_ner(),
+        # each round on a freshly loaded tagger: every word of the test text new to its caches
+        **{
+            name: timing.NewTextEachRound(partial(Tagger, ROOT / folder, args.threads), warmup)
+            for name, folder in (
+                ("runtime", args.export_dir),
+                ("runtime_unpruned", args.unpruned_export_dir),
+            )
+        },
+    }
     subsets = timing.batch_subsets(inputs)
     cold_runs = timing.cold_runs(args.export_dir, args.archive)
     return {

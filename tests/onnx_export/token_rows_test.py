@@ -2,7 +2,8 @@
 `TokenRows`: the rows of every word-level input of a token, found with one dict lookup once the
 token has been seen. The inputs it gives are exactly those of each indexer on its own, for words
 in the tables and outside them, before and after its cache starts again; each token is looked
-up by the indexers once.
+up by the indexers once. `GrowingRows` keeps the rows of new words without copying them all
+again at each batch; `Tagger.forget_tokens` is a freshly loaded tagger.
 """
 
 from pathlib import Path
@@ -12,7 +13,7 @@ import numpy as np
 
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_runtime import Tagger
-from ldnet_runtime.indexing import CharacterTableIndexer, TokenRows
+from ldnet_runtime.indexing import CharacterTableIndexer, GrowingRows, TokenRows
 from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
 SENTENCES = [
@@ -81,9 +82,38 @@ def test_the_cache_starts_again_with_the_indexers(tmp_path, monkeypatch):
     batches = [words[i : i + 5] for i in range(0, len(words), 5)]
     for batch in batches + batches[::-1]:
         assert len(runtime._token_rows._index) <= 12
-        assert len(characters.vectors) <= characters.table_rows + 12
+        assert characters.vectors.used <= characters.table_rows + 12
         alone = inputs_alone(fresh, [batch])
         by_rows = inputs_by_rows(runtime, [batch])
         for name in alone:
             assert np.array_equal(by_rows[name], alone[name]), name
     assert runtime.tag_tokens(batches) == fresh.tag_tokens(batches)
+
+
+def test_growing_rows_keep_what_was_added_and_forget_back_to_the_table():
+    """`GrowingRows`: rows added one batch after another are where `add` says, the array
+    grows by doubling (not at every batch), and `forget` goes back to the first rows."""
+    table = np.arange(6, dtype=np.float32).reshape(3, 2)
+    rows = GrowingRows(table)
+    firsts, sizes = [], set()
+    for i in range(600):
+        firsts.append(rows.add(np.full((5, 2), i, dtype=np.float32)))
+        sizes.add(len(rows.rows))
+    assert firsts == [3 + 5 * i for i in range(600)] and rows.used == 3 + 3000
+    assert np.array_equal(rows.rows[:3], table)
+    assert np.array_equal(rows.rows[3 + 5 * 17 : 3 + 5 * 18], np.full((5, 2), 17))
+    assert len(sizes) <= 4  # 3 + 1024, + 2048, + 4096: not one copy per batch
+    rows.forget()
+    assert rows.used == 3 and rows.add(np.ones((1, 2), dtype=np.float32)) == 3
+    assert np.array_equal(rows.rows[:3], table)
+
+
+def test_forget_tokens_gives_a_freshly_loaded_taggers_state(tmp_path):
+    runtime = tagger(tmp_path / "export")
+    (characters,) = [i for _, i in runtime._indexers if isinstance(i, CharacterTableIndexer)]
+    runtime.tag_tokens(SENTENCES)
+    assert characters.vectors.used > characters.table_rows  # words outside the table kept
+    runtime.forget_tokens()
+    assert characters.vectors.used == characters.table_rows
+    assert runtime._token_rows._index == {}
+    assert runtime.tag_tokens(SENTENCES) == tagger(tmp_path / "fresh").tag_tokens(SENTENCES)

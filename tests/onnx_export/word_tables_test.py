@@ -66,7 +66,7 @@ def check_every_word(tables: Tagger, network: Tagger) -> int:
     assert largest_difference(tables, network, sentences) < MAX_DIFFERENCE
     assert tables.tag_tokens(sentences) == network.tag_tokens(sentences)
     (indexer,) = [i for _, i in tables._indexers if isinstance(i, CharacterTableIndexer)]
-    rows = indexer.vectors[[indexer.rows[word] for word in words[:500]]]
+    rows = indexer.vectors.rows[[indexer.rows[word] for word in words[:500]]]
     alone = np.concatenate([indexer.network(indexer.characters([[w]], 1))[0] for w in words[:500]])
     assert np.abs(rows - alone).max() < 1e-5
     return len(words)
@@ -85,9 +85,9 @@ def test_words_outside_the_tables_run_through_the_network(tmp_path):
     assert largest_difference(tables, network, sentences) < MAX_DIFFERENCE
     assert tables.tag_tokens(sentences) == network.tag_tokens(sentences)
     assert all(indexer.rows[word] >= indexer.table_rows for word in OUTSIDE)  # computed, kept
-    computed = indexer.vectors.shape[0]
+    computed = indexer.vectors.used
     tables.tag_tokens(sentences)
-    assert indexer.vectors.shape[0] == computed  # each word ran through the network once
+    assert indexer.vectors.used == computed  # each word ran through the network once
 
 
 def test_the_shipped_pruned_tagger_tables_give_the_network_emissions(tmp_path):
