@@ -148,7 +148,7 @@ def measure(args: argparse.Namespace) -> Dict[str, Any]:
     paths = {
         "allennlp": predictor.predict_batch_json,
         "spacy_sm": timing.spacy_ner(),
-        # each round on a freshly loaded tagger: every word of the test text new to its caches
+        # each round on a freshly loaded tagger that has met eng.train's words, not eng.testb's
         **{
             name: timing.NewTextEachRound(partial(Tagger, ROOT / folder, args.threads), warmup)
             for name, folder in (

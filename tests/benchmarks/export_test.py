@@ -331,3 +331,9 @@ def test_a_runtime_path_meets_the_timed_text_as_new_each_round():
         (1, ["w"]), (1, ["t0", "t1"]), (1, ["t2"]),
     ]  # fmt: skip
     assert first["words_per_sec"] > 0 and second["words_per_sec"] > 0
+
+
+def test_the_warm_up_is_the_training_files_distinct_words(monkeypatch):
+    monkeypatch.setattr(export_timing, "read_sentences", lambda path: [["a", "b", "a"], ["c"]])
+    monkeypatch.setattr(export_timing, "WARMUP_WORDS_PER_LINE", 2)
+    assert export_timing.warmup_inputs() == [{"tokens": ["a", "b"]}, {"tokens": ["c"]}]
