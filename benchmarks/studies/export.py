@@ -17,7 +17,7 @@ tagged sentence, and whether the tags are identical on the whole of CoNLL-03 eng
    BLAS threads are all `--threads`. `export_timing.time_paths`: batch 1 on every 7th sentence of
    eng.testb, batch 32 on all; a warm-up call of each, then `--rounds` interleaved rounds; each
    round of the runtime on a freshly loaded tagger that has tagged the words of eng.train
-   (`export_timing.NewTextEachRound`; AllenNLP's vocabulary keeps nothing per token).
+   (`export_timing.NewTextEachRound`).
 4. Cold start (`export_timing.py`): a new Python process per run (`OMP_NUM_THREADS=--threads`),
    from its start to the first tagged sentence (`{"sentence": raw text}`, so spaCy is loaded as
    well), median of `--rounds` interleaved runs: the runtime in a process where torch and
