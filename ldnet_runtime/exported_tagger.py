@@ -269,6 +269,9 @@ class Tagger:
             logits, lengths = self.emissions(sentences)
             (path,) = viterbi_tags(logits, lengths, self.transitions)
             return [[names[tag] for tag in path]]
+        # the words new to the tagger are looked up once for the whole batch (one run of the
+        # character CNN for those outside its tables), not bucket by bucket
+        self._token_rows([token for tokens in sentences for token in tokens])
         buckets = length_buckets([len(tokens) for tokens in sentences], self.group_size)
         order = [i for bucket in buckets for i in bucket]
         lengths = [len(sentences[i]) for i in order]
