@@ -231,10 +231,13 @@ class Tagger:
             )
         return tokenizer
 
-    def emissions(self, sentences: Sequence[Sequence[str]]) -> Tuple[np.ndarray, List[int]]:
+    def emissions(
+        self, sentences: Sequence[Sequence[str]], rows: Optional[np.ndarray] = None
+    ) -> Tuple[np.ndarray, List[int]]:
         """
         The CRF's emissions of a batch of tokenised sentences: `(batch, num_tokens, num_tags)`
-        float32, and the sentences' lengths.
+        float32, and the sentences' lengths. `rows`: the tokens' `TokenRows`, in token order,
+        when the caller has them already.
         """
         lengths = [len(tokens) for tokens in sentences]
         num_tokens = max(lengths, default=0)
@@ -244,7 +247,8 @@ class Tagger:
             feeds = {MASK_INPUT: self._ones[:, :num_tokens]}
         else:
             feeds = {MASK_INPUT: np.arange(num_tokens)[None, :] < np.asarray(lengths)[:, None]}
-        rows = self._token_rows([token for tokens in sentences for token in tokens])
+        if rows is None:
+            rows = self._token_rows([token for tokens in sentences for token in tokens])
         column = 0
         for name, indexer in self._indexers:
             if name in self._word_level:
@@ -257,28 +261,30 @@ class Tagger:
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         """
-        The tags of a batch of tokenised, non-empty sentences, in their order. The graph runs on
-        buckets of up to `group_size` sentences of similar length (`length_buckets`): its LSTMs
-        compute every padded position (AllenNLP's, on packed sequences, skip them), so this
-        computes far less padding than one run on the whole batch, with the same tags. The
-        emissions of all buckets are then decoded together, in one batched Viterbi. One
-        sentence goes straight from the graph to the decoder.
+        The tags of a batch of tokenised, non-empty sentences, in their order. The rows of the
+        batch's words are found once for the whole batch (the words new to the tagger in one
+        lookup, one run of the character CNN for those outside its tables). The graph runs on
+        buckets of up to `group_size` sentences of similar length (`length_buckets`): a graph
+        run's LSTM steps span its longest sentence, so this runs far fewer steps than one run
+        on the whole batch, with the same tags. The emissions of all buckets are then decoded
+        together, in one batched Viterbi. One sentence goes straight from the graph to the
+        decoder.
         """
         names = self.tags
         if len(sentences) == 1:
             logits, lengths = self.emissions(sentences)
             (path,) = viterbi_tags(logits, lengths, self.transitions)
             return [[names[tag] for tag in path]]
-        # the words new to the tagger are looked up once for the whole batch (one run of the
-        # character CNN for those outside its tables), not bucket by bucket
-        self._token_rows([token for tokens in sentences for token in tokens])
+        rows = self._token_rows([token for tokens in sentences for token in tokens])
+        starts = np.cumsum([0] + [len(tokens) for tokens in sentences]).tolist()
         buckets = length_buckets([len(tokens) for tokens in sentences], self.group_size)
         order = [i for bucket in buckets for i in bucket]
         lengths = [len(sentences[i]) for i in order]
         emissions = np.zeros((len(order), max(lengths, default=0), len(self.tags)), np.float32)
         first = 0
         for bucket in buckets:
-            logits, _ = self.emissions([sentences[i] for i in bucket])
+            bucket_rows = np.concatenate([rows[starts[i] : starts[i + 1]] for i in bucket])
+            logits, _ = self.emissions([sentences[i] for i in bucket], bucket_rows)
             emissions[first : first + len(bucket), : logits.shape[1]] = logits
             first += len(bucket)
         tags: List[List[str]] = [[] for _ in sentences]

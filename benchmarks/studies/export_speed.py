@@ -360,8 +360,7 @@ def stage_case(tagger, inputs: Inputs, size: int, seconds: Dict[str, float]) -> 
 
     def case() -> Dict[str, float]:
         tagger.forget_tokens()
-        for first in range(0, len(warmup), 32):
-            tagger.predict_batch_json(warmup[first : first + 32])
+        timing.tag_in_batches(tagger.predict_batch_json, warmup)
         seconds.clear()
         start = time.perf_counter()
         for first in range(0, len(inputs), size):

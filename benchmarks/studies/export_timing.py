@@ -148,11 +148,16 @@ class NewTextEachRound:
 
     def start_round(self) -> None:
         self.predict = self.load().predict_batch_json
-        for first in range(0, len(self.warmup), 32):
-            self.predict(self.warmup[first : first + 32])
+        tag_in_batches(self.predict, self.warmup)
 
     def __call__(self, batch: Inputs) -> List[Any]:
         return self.predict(batch)
+
+
+def tag_in_batches(predict: Callable[[Inputs], Any], inputs: Inputs, size: int = 32) -> None:
+    """`predict` on `inputs` in batches of `size` (a warm-up: the outputs are dropped)."""
+    for first in range(0, len(inputs), size):
+        predict(inputs[first : first + size])
 
 
 def warmup_inputs() -> Inputs:

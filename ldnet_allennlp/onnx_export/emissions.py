@@ -201,25 +201,6 @@ def single_lstm(lstm: torch.nn.LSTM, layer: int, suffix: str = "") -> torch.nn.L
     return single.eval()
 
 
-def with_boundary_vectors(
-    vectors: torch.Tensor, mask: torch.Tensor, bos: torch.Tensor, eos: torch.Tensor
-) -> Tuple[torch.Tensor, torch.Tensor]:
-    """
-    `add_sentence_boundaries` on looked-up vectors: `vectors` `(batch, num_tokens, dim)` with
-    `bos` `(dim,)` put before each sentence and `eos` after it, `(batch, num_tokens + 2, dim)`,
-    and its mask `(batch, num_tokens + 2)`. `mask`: `(batch, num_tokens)`, left-aligned.
-    """
-    lengths = mask.sum(dim=1, keepdim=True)
-    positions = torch.arange(vectors.size(1) + 2, device=vectors.device).unsqueeze(0)
-    padded = functional.pad(vectors, (0, 0, 1, 1))
-    bounded = torch.where(
-        (positions == 0).unsqueeze(-1),
-        bos,
-        torch.where((positions == lengths + 1).unsqueeze(-1), eos, padded),
-    )
-    return bounded, positions < lengths + 2
-
-
 class _Table(torch.nn.Module):
     """
     An AllenNLP `Embedding` (its table and optional projection): ids `(...)` -> vectors
@@ -700,8 +681,11 @@ class EmissionNetwork(torch.nn.Module):
                 dim = vectors.size(-1)
                 example = mask.float().unsqueeze(-1).expand(2, 4, dim) * vectors[0, 0]
                 boundaries = self.boundary_vectors(key)
-                if boundaries is not None:
-                    example = with_boundary_vectors(example, mask, *boundaries)[0]
+                if boundaries is not None:  # <S> first, </S> after each sentence (4 and 2)
+                    bos, eos = boundaries
+                    example = functional.pad(example, (0, 0, 1, 1))
+                    example[:, 0] = bos
+                    example[0, 5] = example[1, 3] = eos
                 tensors.append(example)
             elif kind == "character_encoding":
                 tensors.append(mask.long().unsqueeze(-1).expand(2, 4, num_chars).contiguous())
