@@ -11,10 +11,10 @@ The same input and output as the predictor under `allennlp predict`:
   inclusive, spans in order; an empty sentence gives empty lists.
 
 A batch is indexed (`indexing.py`: one dict lookup per token finds the rows of every word-level
-input, `TokenRows`), run through the graph (`model.onnx`: the emissions; in
-groups of sentences of similar length) and decoded by the constrained Viterbi (`viterbi.py`), so
-the tags are AllenNLP's as long as the emissions are (onnxruntime's and torch's floats agree to
-about 1e-5; the exporter checks them).
+input, `TokenRows`, and each input is one `take` of those rows), run through the graph
+(`model.onnx`: the emissions; in groups of sentences of similar length) and decoded by the
+constrained Viterbi (`viterbi.py`), so the tags are AllenNLP's as long as the emissions are
+(onnxruntime's and torch's floats agree to about 1e-5; the exporter checks them).
 """
 
 from pathlib import Path
@@ -249,10 +249,11 @@ class Tagger:
             feeds = {MASK_INPUT: np.arange(num_tokens)[None, :] < np.asarray(lengths)[:, None]}
         if rows is None:
             rows = self._token_rows([token for tokens in sentences for token in tokens])
+        index = self._token_rows.padded(rows, lengths, num_tokens)
         column = 0
         for name, indexer in self._indexers:
             if name in self._word_level:
-                feeds[name] = indexer.gather(rows[:, column], sentences, num_tokens)
+                feeds[name] = indexer.gather_padded(index[:, :, column], lengths)
                 column += 1
             else:
                 feeds[name] = indexer(sentences, num_tokens)

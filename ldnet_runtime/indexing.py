@@ -19,6 +19,12 @@ would.
 - `character_table`: a token's row of the table of the character CNN's outputs for the words of
   the vocabularies; a token outside the table is indexed as by `characters` and run through
   the exported character CNN (`network`), once (its vector is kept).
+
+The word-level indexers (`single_id`, `dense_lm_tokens`, `word_table`, `character_table`,
+`glove_tokens`) give each token a row (`token_rows`), which `TokenRows` keeps per token. A
+batch's input is then one `take` from the indexer's rows (`gather_padded`) by the batch's
+`(batch, num_tokens)` rows, padded with `padding_row`: a row of zeros that each indexer's rows
+hold (`padded_rows`), so padding needs no second pass.
 """
 
 from pathlib import Path
@@ -76,6 +82,26 @@ def put_tokens(output: np.ndarray, sentences: Sentences, values: Any) -> None:
     output[np.arange(output.shape[1]) < lengths[:, None]] = values
 
 
+def padded_rows(
+    rows: np.ndarray, lengths: Sequence[int], num_tokens: int, padding: Any
+) -> np.ndarray:
+    """
+    `(batch, num_tokens, *rows.shape[1:])` int64: the tokens' rows `rows` (`(batch tokens,
+    ...)`, the sentences' tokens one after another) in place, `padding` after each sentence's
+    `lengths[b]` tokens (one sentence that fills `num_tokens`: a view of `rows`).
+    """
+    if len(lengths) == 1 and lengths[0] == num_tokens:
+        return rows[None]
+    index = np.empty((len(lengths), num_tokens) + rows.shape[1:], dtype=np.int64)
+    index[...] = padding
+    index[np.arange(num_tokens) < np.asarray(lengths)[:, None]] = rows
+    return index
+
+
+def _lengths(sentences: Sentences) -> List[int]:
+    return [len(tokens) for tokens in sentences]
+
+
 class SingleIdIndexer:
     """
     `single_id` and `dense_lm_tokens`: one id per token, looked up in a dict; the ids of the
@@ -105,12 +131,16 @@ class SingleIdIndexer:
         return ids
 
     token_rows = ids
+    padding_row = 0  # the id at padding
 
     def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
         """The input array of the batch from its tokens' ids (`token_rows`), in token order."""
-        output = np.zeros((len(sentences), num_tokens), dtype=np.int64)
-        put_tokens(output, sentences, rows)
-        return output
+        lengths = _lengths(sentences)
+        return self.gather_padded(padded_rows(rows, lengths, num_tokens, 0), lengths)
+
+    def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """The input array of the batch from its `(batch, num_tokens)` ids, padded."""
+        return np.ascontiguousarray(index)
 
     def reset(self) -> None:
         """Nothing is kept: the ids are the vocabulary's."""
@@ -166,7 +196,7 @@ class CharacterIndexer:
 class WordTableIndexer:
     """
     `word_table`: each token's id (as `SingleIdIndexer`) and that id's row of `table`, the
-    rows of the whole batch gathered at once and put in place by one masked assignment.
+    rows of the whole batch taken at once (`gather_padded`).
 
     # Parameters
 
@@ -180,28 +210,39 @@ class WordTableIndexer:
 
     def __init__(self, spec: Dict[str, Any], words: List[str], table: np.ndarray) -> None:
         self.ids = self.token_rows = SingleIdIndexer(spec, words).ids
-        self.table = table
         boundaries = spec.get("sentence_boundaries")
         # the vectors of <S> and </S>, put before and after each sentence, or None
         self.boundaries = None if boundaries is None else np.asarray(boundaries, np.float32)
+        # `table`, then a row of zeros (`padding_row`), then <S> and </S> (with boundaries)
+        extra = [np.zeros((1, table.shape[1]), np.float32)]
+        if self.boundaries is not None:
+            extra.append(self.boundaries.reshape(2, table.shape[1]))
+        self.rows = np.concatenate([np.asarray(table, np.float32)] + extra)
+        self.padding_row = len(table)
+        self.table = self.rows[: len(table)]
 
     def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
         """The input array of the batch from its tokens' ids (`token_rows`), in token order
         (after the `<S>` vector with `sentence_boundaries`, then the `</S>` vector)."""
+        lengths = _lengths(sentences)
+        index = padded_rows(rows, lengths, num_tokens, self.padding_row)
+        return self.gather_padded(index, lengths)
+
+    def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """
+        The input array of the batch from its `(batch, num_tokens)` ids, padded with
+        `padding_row`: `(batch, num_tokens, dim)`, or `(batch, num_tokens + 2, dim)` with the
+        `<S>` row first and the `</S>` row after each sentence.
+        """
         if self.boundaries is None:
-            output = np.zeros((len(sentences), num_tokens, self.table.shape[1]), dtype=np.float32)
-            put_tokens(output, sentences, self.table[rows])
-            return output
-        batch = len(sentences)
-        output = np.zeros((batch, num_tokens + 2, self.table.shape[1]), dtype=np.float32)
-        put_tokens(output[:, 1:], sentences, self.table[rows])
-        output[:, 0] = self.boundaries[0]
-        if batch == 1:
-            output[0, len(sentences[0]) + 1] = self.boundaries[1]
-        else:
-            lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=batch)
-            output[np.arange(batch), lengths + 1] = self.boundaries[1]
-        return output
+            return self.rows.take(index, axis=0)
+        batch, num_tokens = index.shape
+        framed = np.empty((batch, num_tokens + 2), dtype=np.int64)
+        framed[:, 0] = self.padding_row + 1
+        framed[:, 1:-1] = index
+        framed[:, -1] = self.padding_row
+        framed[np.arange(batch), np.asarray(lengths) + 1] = self.padding_row + 2
+        return self.rows.take(framed, axis=0)
 
     def reset(self) -> None:
         """Nothing is kept: the rows are the table's."""
@@ -248,8 +289,10 @@ class CharacterTableIndexer:
         self.network = network
         self.table_rows = len(words)
         self.rows = {word: row for row, word in enumerate(words)}
-        # the table's rows, then those of tokens outside it
-        self.vectors = GrowingRows(table.astype(np.float32, copy=False))
+        # the table's rows, a row of zeros (`padding_row`), then those of tokens outside it
+        self.padding_row = len(words)
+        zeros = np.zeros((1, table.shape[1]), np.float32)
+        self.vectors = GrowingRows(np.concatenate([np.asarray(table, np.float32), zeros]))
         self.dim = table.shape[1]
 
     def token_rows(self, tokens: Sequence[str]) -> np.ndarray:
@@ -277,9 +320,14 @@ class CharacterTableIndexer:
 
     def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
         """The input array of the batch from its tokens' rows (`token_rows`), in token order."""
-        output = np.zeros((len(sentences), num_tokens, self.dim), dtype=np.float32)
-        put_tokens(output, sentences, self.vectors.rows[rows])
-        return output
+        lengths = _lengths(sentences)
+        index = padded_rows(rows, lengths, num_tokens, self.padding_row)
+        return self.gather_padded(index, lengths)
+
+    def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """The input array `(batch, num_tokens, dim)` from its `(batch, num_tokens)` rows,
+        padded with `padding_row`."""
+        return self.vectors.rows.take(index, axis=0)
 
     def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
         rows = self.token_rows([token for tokens in sentences for token in tokens])
@@ -288,20 +336,43 @@ class CharacterTableIndexer:
 
 class GloveIndexer:
     """
-    `glove_tokens`: each token's GloVe row (`glove.GloveLookup`, -1 where GloVe lacks the word)
-    and its vector.
+    `glove_tokens`: each token's GloVe vector (`glove.GloveLookup`: of its lowercased form, the
+    tagger's unknown vector where GloVe lacks the word). `token_rows` keeps the vectors of the
+    tokens it is given, one row each, after a row of zeros (`padding_row`) and the unknown
+    vector, so that a batch's vectors are one `take` (`gather_padded`); `reset` forgets them.
     """
+
+    padding_row = 0
+    UNKNOWN_ROW = 1
 
     def __init__(self, spec: Dict[str, Any], export_dir: Path) -> None:
         self.lookup = GloveLookup(spec, export_dir)
-        self.token_rows = self.lookup.rows
+        unknown = self.lookup.unknown_vector.reshape(1, -1)
+        self.vectors = GrowingRows(np.concatenate([np.zeros_like(unknown), unknown]))
+
+    def token_rows(self, tokens: Sequence[str]) -> np.ndarray:
+        """Each token's row of `self.vectors`, where its GloVe vector is kept from now on."""
+        glove_rows = np.asarray(self.lookup.rows(tokens), dtype=np.int64)
+        known = glove_rows >= 0
+        rows = np.full(len(tokens), self.UNKNOWN_ROW, dtype=np.int64)
+        if known.any():
+            first = self.vectors.add(self.lookup.matrix[glove_rows[known]])
+            rows[known] = np.arange(first, first + int(known.sum()))
+        return rows
 
     def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
         """The input array of the batch from its tokens' rows (`token_rows`), in token order."""
-        return self.lookup.vectors_of_rows(rows, sentences, num_tokens)
+        lengths = _lengths(sentences)
+        return self.gather_padded(padded_rows(rows, lengths, num_tokens, 0), lengths)
+
+    def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """The input array `(batch, num_tokens, dim)` from its `(batch, num_tokens)` rows,
+        padded with `padding_row`."""
+        return self.vectors.rows.take(index, axis=0)
 
     def reset(self) -> None:
-        """Nothing to forget: the rows are GloVe's."""
+        """Forgets the vectors kept by `token_rows`."""
+        self.vectors.forget()
 
     def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
         return self.lookup.vectors(sentences, num_tokens)
@@ -318,13 +389,15 @@ class TokenRows:
     # Parameters
 
     indexers : `Sequence[Any]`
-        Indexers with `token_rows(tokens)`, `gather(rows, sentences, num_tokens)` and `reset()`.
+        Indexers with `token_rows(tokens)`, `padding_row`, `gather_padded(index, lengths)` and
+        `reset()`.
     """
 
     CACHE_SIZE = 200_000
 
     def __init__(self, indexers: Sequence[Any]) -> None:
         self.indexers = list(indexers)
+        self.padding = np.array([indexer.padding_row for indexer in self.indexers], np.int64)
         self._index: Dict[str, int] = {}  # token -> its row of `self._rows`
         self._rows = GrowingRows(np.zeros((0, len(self.indexers)), dtype=np.int64))
 
@@ -341,6 +414,11 @@ class TokenRows:
             self._add(new)
             found = [index[token] for token in tokens]
         return self._rows.rows[found]
+
+    def padded(self, rows: np.ndarray, lengths: Sequence[int], num_tokens: int) -> np.ndarray:
+        """`(batch, num_tokens, len(indexers))`: the rows of a batch's tokens (`rows`, from
+        `__call__`) in place, each indexer's `padding_row` after each sentence."""
+        return padded_rows(rows, lengths, num_tokens, self.padding)
 
     def reset(self) -> None:
         """Forgets every token kept, and each indexer what it computed for tokens outside its

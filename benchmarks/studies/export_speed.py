@@ -319,10 +319,10 @@ def clocked(seconds: Dict[str, float], name: str, function: Callable) -> Callabl
 
 def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
     """Wraps `tagger`'s steps in place so that their seconds add up in `seconds`: the input
-    checks, each indexer's calls (and its `gather` of the rows that `TokenRows` finds) as
-    `indexing_<name>`, the word rows' lookup (`TokenRows`) as `indexing_rows`, the session's
-    `run` as `graph`, `viterbi_tags`, the spans and the output dict. Returns what puts the
-    untimed steps back."""
+    checks, each indexer's calls (and its gather of the rows that `TokenRows` finds) as
+    `indexing_<name>`, the word rows' lookup and padding (`TokenRows`) as `indexing_rows`, the
+    session's `run` as `graph`, `viterbi_tags`, the spans and the output dict. Returns what puts
+    the untimed steps back."""
     from ldnet_runtime import exported_tagger
 
     steps = ("tokens", "_result", "_indexers", "session", "_token_rows")
@@ -331,8 +331,11 @@ def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
 
     def timed_indexer(name: str, indexer: Any) -> Callable:
         timed = clocked(seconds, f"indexing_{name}", indexer)
-        if hasattr(indexer, "gather"):
-            timed.gather = clocked(seconds, f"indexing_{name}", indexer.gather)
+        for method in ("gather", "gather_padded"):  # the rows' gather, by runtime version
+            if hasattr(indexer, method):
+                setattr(
+                    timed, method, clocked(seconds, f"indexing_{name}", getattr(indexer, method))
+                )
         return timed
 
     tagger.tokens = clocked(seconds, "input_checks", tagger.tokens)
@@ -341,6 +344,9 @@ def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
     tagger.session = SimpleNamespace(run=clocked(seconds, "graph", tagger.session.run))
     tagger._token_rows = clocked(seconds, "indexing_rows", tagger._token_rows)
     tagger._token_rows.reset = untimed["_token_rows"].reset  # `forget_tokens`, untimed
+    if hasattr(untimed["_token_rows"], "padded"):
+        padded = untimed["_token_rows"].padded
+        tagger._token_rows.padded = clocked(seconds, "indexing_rows", padded)
     exported_tagger.viterbi_tags = clocked(seconds, "viterbi", viterbi_tags)
 
     def restore() -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_runtime import Tagger
-from ldnet_runtime.indexing import CharacterTableIndexer, GrowingRows, TokenRows
+from ldnet_runtime.indexing import CharacterTableIndexer, GloveIndexer, GrowingRows, TokenRows
 from tests.onnx_export.conftest import FIXTURE_ARCHIVES
 
 SENTENCES = [
@@ -82,7 +82,7 @@ def test_the_cache_starts_again_with_the_indexers(tmp_path, monkeypatch):
     batches = [words[i : i + 5] for i in range(0, len(words), 5)]
     for batch in batches + batches[::-1]:
         assert len(runtime._token_rows._index) <= 12
-        assert characters.vectors.used <= characters.table_rows + 12
+        assert characters.vectors.used <= characters.vectors.kept + 12
         alone = inputs_alone(fresh, [batch])
         by_rows = inputs_by_rows(runtime, [batch])
         for name in alone:
@@ -111,9 +111,27 @@ def test_growing_rows_keep_what_was_added_and_forget_back_to_the_table():
 def test_forget_tokens_gives_a_freshly_loaded_taggers_state(tmp_path):
     runtime = tagger(tmp_path / "export")
     (characters,) = [i for _, i in runtime._indexers if isinstance(i, CharacterTableIndexer)]
+    assert characters.vectors.kept == characters.table_rows + 1  # and a row of zeros
     runtime.tag_tokens(SENTENCES)
-    assert characters.vectors.used > characters.table_rows  # words outside the table kept
+    assert characters.vectors.used > characters.vectors.kept  # words outside the table kept
     runtime.forget_tokens()
-    assert characters.vectors.used == characters.table_rows
+    assert characters.vectors.used == characters.vectors.kept
     assert runtime._token_rows._index == {}
     assert runtime.tag_tokens(SENTENCES) == tagger(tmp_path / "fresh").tag_tokens(SENTENCES)
+
+
+def test_the_glove_rows_keep_glove_vectors_and_are_forgotten(glove_tagger):
+    """`GloveIndexer` keeps each new token's vector once (the unknown vector for a word GloVe
+    lacks, zeros at padding): a padded batch's input is `GloveLookup.vectors`' own."""
+    runtime = Tagger(glove_tagger["export"], threads=1)
+    ((name, glove),) = [(n, i) for n, i in runtime._indexers if isinstance(i, GloveIndexer)]
+    assert glove.vectors.kept == 2  # zeros, then the unknown vector
+    sentences = [["Zanzibar", "Qqxzvw", "the"], ["The"], ["Qqxzvw", "Zanzibar"]]
+    got = inputs_by_rows(runtime, sentences)[name]
+    assert np.array_equal(got, glove.lookup.vectors(sentences, 3))
+    assert np.array_equal(got[1, 0], glove.lookup.matrix[glove.lookup.rows(["the"])[0]])
+    assert np.array_equal(got[0, 1], glove.lookup.unknown_vector) and not got[1, 1:].any()
+    assert glove.vectors.used == 2 + 3  # Zanzibar, the, The: one kept row each
+    runtime.forget_tokens()
+    assert glove.vectors.used == 2 and runtime._token_rows._index == {}
+    assert np.array_equal(inputs_by_rows(runtime, sentences[1:])[name][0, 0], got[1, 0])
