@@ -17,6 +17,7 @@ constrained Viterbi (`viterbi.py`), so the tags are AllenNLP's as long as the em
 (onnxruntime's and torch's floats agree to about 1e-5; the exporter checks them).
 """
 
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -198,7 +199,11 @@ class Tagger:
         where = getattr(json_dict, "where", "")
         if "tokens" in json_dict:
             tokens = json_dict["tokens"]
-            if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+            if (
+                not isinstance(tokens, list)
+                or not all(map(isinstance, tokens, repeat(str)))
+                or "" in tokens
+            ):
                 raise InputError(
                     f'{where}"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
                 )

@@ -350,14 +350,18 @@ class GloveIndexer:
         unknown = self.lookup.unknown_vector.reshape(1, -1)
         self.vectors = GrowingRows(np.concatenate([np.zeros_like(unknown), unknown]))
 
-    def token_rows(self, tokens: Sequence[str]) -> np.ndarray:
+    def token_rows(self, tokens: Sequence[str]) -> List[int]:
         """Each token's row of `self.vectors`, where its GloVe vector is kept from now on."""
-        glove_rows = np.asarray(self.lookup.rows(tokens), dtype=np.int64)
-        known = glove_rows >= 0
-        rows = np.full(len(tokens), self.UNKNOWN_ROW, dtype=np.int64)
-        if known.any():
-            first = self.vectors.add(self.lookup.matrix[glove_rows[known]])
-            rows[known] = np.arange(first, first + int(known.sum()))
+        glove_rows = self.lookup.rows(tokens)
+        known = [row for row in glove_rows if row >= 0]
+        row = self.vectors.add(self.lookup.matrix[known]) if known else 0
+        rows = []
+        for glove_row in glove_rows:
+            if glove_row < 0:
+                rows.append(self.UNKNOWN_ROW)
+            else:
+                rows.append(row)
+                row += 1
         return rows
 
     def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
