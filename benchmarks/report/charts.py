@@ -8,7 +8,9 @@ software name or date in the metadata).
   and spaCy's `en_core_web_sm` (`export.json`, batch 1 and 32), and apart from them the
   published figures of other taggers (`published_anchors.json`);
 - `f1_vs_layers.png`: test F1 against the LM layers left by pruning (`pruning_budget.json`);
-- `layer_masks.png`: the live LM layers at each epoch of the shipped pruning runs (`pruning.json`).
+- `layer_masks.png`: the live LM layers at each epoch of the shipped pruning runs (`pruning.json`);
+- `lm_more_text.png`: dev F1 by epoch of the final recipes on the LMs continued on more text
+  against the shipped LMs (`tagging.json`), with the LMs' held-out perplexities (`lm.json`).
 """
 
 import textwrap
@@ -43,6 +45,11 @@ DEFAULT_EXPORT_SERIES = ("ner_pruned, ldnet_runtime, default export (int8)", "ru
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
+# the LMs continued on more text: their `--lm-label` in tagging.json's `lm_study`, and the runs
+# of lm.json's `more_text.runs` whose held-out perplexities the caption gives (theirs, shipped)
+MORE_TEXT_LABEL = "more_text_final"
+MORE_TEXT_RUNS = ("lm_cpu_more_final", "lm_more_text_shipped")
+RECIPES = (("ner", "ner_ldnet_glove_sgd"), ("chunk", "chunk_ldnet_glove_sgd"))
 
 
 # one system timed here: words/s on one thread at batch 1 and 32, its CoNLL-03 test F1 (None
@@ -54,6 +61,8 @@ Anchor = namedtuple("Anchor", "name f1 words_per_sec hardware")
 # it is the run chosen on dev
 BudgetPoint = namedtuple("BudgetPoint", "run live_layers test_f1 epochs chosen")
 Json = Mapping[str, Any]  # a results file
+# a training run's dev F1 after each epoch, and whether its LMs are the continued ones
+DevCurve = namedtuple("DevCurve", "run dev_f1_by_epoch more_text")
 # a shipped pruning run: its title, `mask_states`, and the live layers after each epoch
 PruningRun = Tuple[str, Dict[str, numpy.ndarray], List[float]]
 
@@ -128,6 +137,35 @@ def pruning_runs(pruning: Json, manifest: Json) -> List[PruningRun]:
         title = pruning.get(f"{prefix}title", task).replace("LD-Net pruning: ", "")
         runs.append((title, mask_states(live, kept, num_layers), list(live)))
     return runs
+
+
+def more_text_curves(tagging: Json, task_run: str) -> List[DevCurve]:
+    """The dev F1 curves of the recipe `task_run` in tagging.json: on the shipped LMs (its runs
+    in `recipe_search`, one per seed) and on the continued LMs (its `lm_study` runs labelled
+    `MORE_TEXT_LABEL`), in that order, each sorted by run."""
+    curves = []
+    for section, more_text in (("recipe_search", False), ("lm_study", True)):
+        for run, record in sorted(tagging.get(section, {}).items()):
+            base, _, label = run.partition("_lm-")
+            same_recipe = base == task_run or base.startswith(task_run + "_seed")
+            if same_recipe and (label == MORE_TEXT_LABEL) == more_text:
+                curves.append(DevCurve(run, list(record["dev_f1_by_epoch"]), more_text))
+    return curves
+
+
+def more_text_caption(lm: Json) -> str:
+    """The held-out perplexities (forward LM) of `MORE_TEXT_RUNS` in lm.json, and on the old
+    corpus's dev split (their `best_dev_perplexity`: a run of no passes scores its weights
+    once), or "" without them."""
+    found = lm.get("more_text", {}).get("runs", [])
+    runs = {run["run"]: run for run in found if run["direction"] == "forward"}
+    if not all(name in runs for name in MORE_TEXT_RUNS):
+        return ""
+    ours, shipped = (runs[name]["held_out_perplexity"] for name in MORE_TEXT_RUNS)
+    pairs = [f"{name} {ours[name]:.1f} ({shipped[name]:.1f})" for name in sorted(ours)]
+    old = (runs[name]["best_dev_perplexity"] for name in MORE_TEXT_RUNS)
+    pairs.append("the old corpus's dev split {:.1f} ({:.1f})".format(*old))
+    return f"Forward LM perplexity, continued (shipped): {', '.join(pairs)}. (lm.json, more_text)"
 
 
 def save(figure: plt.Figure, path: Path, title: str, bottom: float = 0.0, **title_style) -> Path:
@@ -255,12 +293,33 @@ def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
     return save(figure, path, title, bottom=0.06, fontsize=10)
 
 
+def more_text_chart(tagging: Json, caption: str, path: Path) -> Path:
+    """Draws `lm_more_text.png`: dev F1 by epoch, one panel per task, the shipped LMs' runs in
+    grey, the continued LMs' in colour."""
+    figure, panels = plt.subplots(1, len(RECIPES), figsize=(10, 4.4), squeeze=False)
+    for axes, (task, run) in zip(panels[0], RECIPES):
+        for curve in more_text_curves(tagging, run):
+            epochs = range(1, len(curve.dev_f1_by_epoch) + 1)
+            style = dict(lw=2) if curve.more_text else dict(color="grey", lw=1, alpha=0.8)
+            label = ("continued LMs: " if curve.more_text else "shipped LMs: ") + curve.run
+            axes.plot(epochs, curve.dev_f1_by_epoch, marker=".", label=label, **style)
+        axes.set_title(f"{task}: {run}", fontsize=10)
+        axes.set(xlabel="epoch", ylabel="dev F1")
+        axes.set_ylim(bottom=91.0 if task == "ner" else 93.0)
+        axes.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize=7, loc="lower right")
+    figure.text(0.01, 0.01, caption, fontsize=7, va="bottom")
+    title = "Final recipes on the LMs continued on more text (benchmarks/results/tagging.json)"
+    return save(figure, path, title, bottom=0.05)
+
+
 def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:
     """Draws each chart whose results (under `results_dir`) are there into `out_dir`, with the
     taggers' test F1 from the manifest; returns chart name -> PNG path."""
-    export, published, budget, pruning = (
+    export, published, budget, pruning, tagging, lm = (
         load_results(name, Path(results_dir))
-        for name in ("export", "published_anchors", "pruning_budget", "pruning")
+        for name in ("export", "published_anchors", "pruning_budget", "pruning", "tagging", "lm")
     )
     manifest = load_results(Path(manifest_path))
     points, anchors = measured_speed_points(export, manifest), anchor_points(published)
@@ -275,4 +334,7 @@ def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> D
         drawn["f1_vs_layers"] = f1_vs_layers_chart(budget, tasks, out_dir / "f1_vs_layers.png")
     if runs:
         drawn["layer_masks"] = layer_masks_chart(runs, out_dir / "layer_masks.png")
+    if any(curve.more_text for _, run in RECIPES for curve in more_text_curves(tagging, run)):
+        caption = more_text_caption(lm)
+        drawn["lm_more_text"] = more_text_chart(tagging, caption, out_dir / "lm_more_text.png")
     return drawn

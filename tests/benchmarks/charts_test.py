@@ -141,7 +141,7 @@ def test_the_charts_are_drawn_from_small_json_and_the_same_json_gives_the_same_b
 
 def test_every_chart_is_drawn_from_the_committed_json(tmp_path):
     drawn = charts.render_charts(RESULTS_DIR, tmp_path)
-    assert sorted(drawn) == ["f1_vs_layers", "layer_masks", "speed_accuracy"]
+    assert sorted(drawn) == ["f1_vs_layers", "layer_masks", "lm_more_text", "speed_accuracy"]
     assert all(path.stat().st_size > 10_000 for path in drawn.values())
 
 
@@ -149,3 +149,49 @@ def test_the_committed_anchors_each_name_a_source_and_hardware():
     anchors = json.loads((RESULTS_DIR / "published_anchors.json").read_text())["anchors"]
     for anchor in anchors:
         assert anchor["source"] and anchor["hardware"] and 0 < anchor["conll03_test_f1"] < 100
+
+
+def test_the_more_text_chart_reads_the_recipes_curves_and_the_lms_perplexities(tmp_path):
+    tagging = {
+        "recipe_search": {
+            "ner_ldnet_glove_sgd": {"dev_f1_by_epoch": [90.0, 91.0]},
+            "ner_ldnet_glove_sgd_seed2": {"dev_f1_by_epoch": [90.5]},
+            "ner_vanilla_glove_sgd": {"dev_f1_by_epoch": [80.0]},
+        },
+        "lm_study": {
+            "ner_ldnet_glove_sgd_lm-more_text_final": {"dev_f1_by_epoch": [92.0, 93.0]},
+            "ner_ldnet_glove_sgd_lm-cpu_more_final": {"dev_f1_by_epoch": [1.0]},
+            "chunk_ldnet_glove_sgd_lm-more_text_final": {"dev_f1_by_epoch": [94.0]},
+        },
+    }
+    curves = charts.more_text_curves(tagging, "ner_ldnet_glove_sgd")
+    assert curves == [
+        charts.DevCurve("ner_ldnet_glove_sgd", [90.0, 91.0], False),
+        charts.DevCurve("ner_ldnet_glove_sgd_seed2", [90.5], False),
+        charts.DevCurve("ner_ldnet_glove_sgd_lm-more_text_final", [92.0, 93.0], True),
+    ]
+    run = {"direction": "forward", "held_out_perplexity": {"wikipedia": 100.04, "wikinews": 9.96}}
+    lm = {
+        "more_text": {
+            "runs": [
+                {**run, "run": "lm_cpu_more_final", "best_dev_perplexity": 95.0},
+                {**run, "direction": "backward", "run": "lm_cpu_more_final"},
+                {
+                    "run": "lm_more_text_shipped",
+                    "direction": "forward",
+                    "held_out_perplexity": {"wikipedia": 176.0, "wikinews": 154.6},
+                    "best_dev_perplexity": 86.7,
+                },
+            ]
+        }
+    }
+    assert charts.more_text_caption(lm) == (
+        "Forward LM perplexity, continued (shipped): wikinews 10.0 (154.6), wikipedia 100.0 "
+        "(176.0), the old corpus's dev split 95.0 (86.7). (lm.json, more_text)"
+    )
+    assert charts.more_text_caption({}) == ""
+    write(tmp_path, "tagging.json", tagging)
+    write(tmp_path, "lm.json", lm)
+    drawn = charts.render_charts(tmp_path, tmp_path / "out", tmp_path / "no_manifest.json")
+    assert list(drawn) == ["lm_more_text"]
+    assert drawn["lm_more_text"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
