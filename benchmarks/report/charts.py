@@ -28,6 +28,7 @@ import numpy  # noqa: E402
 from benchmarks.harness.data import LM_DIRECTIONS as DIRECTIONS  # noqa: E402
 from benchmarks.harness.data import ROOT  # noqa: E402
 from benchmarks.harness.results import load_results  # noqa: E402
+from benchmarks.studies.tagging_results import LM_LABEL_INFIX, SEED_SUFFIX  # noqa: E402
 
 MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
 
@@ -146,9 +147,8 @@ def more_text_curves(tagging: Json, task_run: str) -> List[DevCurve]:
     curves = []
     for section, more_text in (("recipe_search", False), ("lm_study", True)):
         for run, record in sorted(tagging.get(section, {}).items()):
-            base, _, label = run.partition("_lm-")
-            same_recipe = base == task_run or base.startswith(task_run + "_seed")
-            if same_recipe and (label == MORE_TEXT_LABEL) == more_text:
+            recipe, _, label = run.split(SEED_SUFFIX)[0].partition(LM_LABEL_INFIX)
+            if recipe == task_run and (label == MORE_TEXT_LABEL) == more_text:
                 curves.append(DevCurve(run, list(record["dev_f1_by_epoch"]), more_text))
     return curves
 

@@ -160,6 +160,7 @@ def test_the_more_text_chart_reads_the_recipes_curves_and_the_lms_perplexities(t
         },
         "lm_study": {
             "ner_ldnet_glove_sgd_lm-more_text_final": {"dev_f1_by_epoch": [92.0, 93.0]},
+            "ner_ldnet_glove_sgd_lm-more_text_final_seed2": {"dev_f1_by_epoch": [92.5]},
             "ner_ldnet_glove_sgd_lm-cpu_more_final": {"dev_f1_by_epoch": [1.0]},
             "chunk_ldnet_glove_sgd_lm-more_text_final": {"dev_f1_by_epoch": [94.0]},
         },
@@ -169,6 +170,7 @@ def test_the_more_text_chart_reads_the_recipes_curves_and_the_lms_perplexities(t
         charts.DevCurve("ner_ldnet_glove_sgd", [90.0, 91.0], False),
         charts.DevCurve("ner_ldnet_glove_sgd_seed2", [90.5], False),
         charts.DevCurve("ner_ldnet_glove_sgd_lm-more_text_final", [92.0, 93.0], True),
+        charts.DevCurve("ner_ldnet_glove_sgd_lm-more_text_final_seed2", [92.5], True),
     ]
     run = {"direction": "forward", "held_out_perplexity": {"wikipedia": 100.04, "wikinews": 9.96}}
     lm = {
