@@ -49,7 +49,7 @@ LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
 # the LMs continued on more text: their `--lm-label` in tagging.json's `lm_study`, and the runs
 # of lm.json's `more_text.runs` whose held-out perplexities the caption gives (theirs, shipped)
 MORE_TEXT_LABEL = "more_text_final"
-MORE_TEXT_RUNS = ("lm_cpu_more_final", "lm_more_text_shipped")
+MORE_TEXT_RUNS = ("lm_score_cpu_more_final", "lm_score_shipped")
 RECIPES = (("ner", "ner_ldnet_glove_sgd"), ("chunk", "chunk_ldnet_glove_sgd"))
 
 

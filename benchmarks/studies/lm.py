@@ -215,8 +215,9 @@ def more_text(args: argparse.Namespace) -> Dict[str, Any]:
     --resume` (on a pack with the shipped vocabulary; docs/training.md): per run folder of
     `--more-text-runs` and direction, what the script logged in `lm_<direction>.json` (its
     command, tokens seen, training hours, dev perplexity against tokens seen, the best LM's
-    perplexity on each held-out set), and the first run's corpus. The shipped LMs' figures on
-    the same sets are a run of no passes (`train --passes 0 --resume <their weights.th>`).
+    perplexity on each held-out set, the texts of those sets), and the first run's corpus. The
+    shipped LMs' figures on the same sets are a run of no passes (`train --passes 0 --resume
+    <their weights.th>`), as are any LMs' scores on a pack of more held-out sets.
     """
     folders = [Path(folder) for folder in args.more_text_runs]
     logs = [
@@ -287,7 +288,18 @@ def continued_run(folder: Path, log: Dict[str, Any]) -> Dict[str, Any]:
         "held_out_perplexity": {
             name: round(value, 2) for name, value in log.get("extra_dev_perplexity", {}).items()
         },
+        "held_out_files": held_out_files(ROOT / log["args"]["pack"]),
     }
+
+
+def held_out_files(pack: Path) -> Dict[str, str]:
+    """The texts a pack's held-out perplexities are of: `dev` (`best_dev_perplexity`), then
+    each of its `extra_dev` sets (`held_out_perplexity`); {} if the pack is gone."""
+    path = pack / "pack.json"
+    if not path.exists():
+        return {}
+    facts = json.loads(path.read_text())
+    return {"dev": facts["dev_file"], **facts.get("extra_dev", {})}
 
 
 def script_command(args: Dict[str, Any]) -> str:

@@ -176,10 +176,10 @@ def test_the_more_text_chart_reads_the_recipes_curves_and_the_lms_perplexities(t
     lm = {
         "more_text": {
             "runs": [
-                {**run, "run": "lm_cpu_more_final", "best_dev_perplexity": 95.0},
-                {**run, "direction": "backward", "run": "lm_cpu_more_final"},
+                {**run, "run": "lm_score_cpu_more_final", "best_dev_perplexity": 95.0},
+                {**run, "direction": "backward", "run": "lm_score_cpu_more_final"},
                 {
-                    "run": "lm_more_text_shipped",
+                    "run": "lm_score_shipped",
                     "direction": "forward",
                     "held_out_perplexity": {"wikipedia": 176.0, "wikinews": 154.6},
                     "best_dev_perplexity": 86.7,

@@ -95,7 +95,8 @@ def test_more_text_records_each_run_from_its_logs(tmp_path):
     pack = tmp_path / "pack"
     pack.mkdir()
     facts = {"train_files": ["runs/lm_corpus_more/train.txt"], "train_tokens_with_boundaries": 9}
-    (pack / "pack.json").write_text(json.dumps(dict(facts, vocab_size=5)))
+    held_out = {"dev_file": "d.txt", "extra_dev": {"wikinews": "w.txt"}}
+    (pack / "pack.json").write_text(json.dumps(dict(facts, vocab_size=5, **held_out)))
 
     def log(direction, passes, held_out, resume):
         args = {"command": "train", "pack": str(pack), "direction": direction, "lr": 0.0005}
@@ -125,6 +126,7 @@ def test_more_text_records_each_run_from_its_logs(tmp_path):
     continued = rows[("cont", "forward")]
     assert continued["tokens_seen"] == 42 and continued["hours"] == 1.5
     assert continued["held_out_perplexity"] == {"wikinews": 130.46}
+    assert continued["held_out_files"] == {"dev": "d.txt", "wikinews": "w.txt"}
     assert continued["commands"] == [
         f"python scripts/pretrain_lms_accelerated.py train --pack {pack} --direction forward "
         "--lr 0.0005 --fp16"
