@@ -309,9 +309,9 @@ def more_text_chart(tagging: Json, caption: str, path: Path) -> Path:
         axes.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize=7, loc="lower right")
-    figure.text(0.01, 0.01, caption, fontsize=7, va="bottom")
+    figure.text(0.01, 0.01, textwrap.fill(caption, 150), fontsize=7, va="bottom")
     title = "Final recipes on the LMs continued on more text (benchmarks/results/tagging.json)"
-    return save(figure, path, title, bottom=0.05)
+    return save(figure, path, title, bottom=0.08)
 
 
 def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:
