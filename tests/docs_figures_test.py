@@ -171,6 +171,34 @@ QUOTES = [
         "more_text.ner_probes.lm_more_text_shipped[run=ner_ldnet_glove_sgd].late_mean_dev_f1",
         two,
     ),
+    (
+        "training.md",
+        "CoNLL-03's own dev text {} (",
+        "lm",
+        "more_text.runs[run=lm_score_cpu_more_final].held_out_perplexity.conll03_dev",
+        one,
+    ),
+    (
+        "training.md",
+        "CoNLL-03's own dev text 107.0 ({})",
+        "lm",
+        "more_text.runs[run=lm_score_shipped].held_out_perplexity.conll03_dev",
+        one,
+    ),
+    (
+        "training.md",
+        "best dev F1 over 30 epochs is {}",
+        "tagging",
+        "lm_study.ner_ldnet_glove_sgd_lm-more_text_final.best_dev_f1",
+        two,
+    ),
+    (
+        "training.md",
+        "chunking's over 20 epochs is {}",
+        "tagging",
+        "lm_study.chunk_ldnet_glove_sgd_lm-more_text_final.best_dev_f1",
+        two,
+    ),
     ("pruning.md", "test F1 {} →", "pruning", "conll03_f1_unpruned", two),
     ("pruning.md", "test F1 90.66 → {})", "pruning", "conll03_f1_pruned", two),
     ("pruning.md", "4, {} →", "pruning", "conll00_f1_unpruned", two),
@@ -214,9 +242,10 @@ QUOTES = [
 
 
 def lookup(results: Dict[str, Any], path: str) -> Any:
-    """The value at a dotted `path`; a step `rows[run=x]` is the row of `rows` whose run is x."""
+    """The value at a dotted `path` (a step may hold dashes, as run keys do); a step `rows[run=x]`
+    is the row of `rows` whose run is x."""
     value: Any = results
-    for step in re.findall(r"\w+\[[^\]]*\]|\w+", path):  # dots inside [...] are a run's
+    for step in re.findall(r"\w+\[[^\]]*\]|[\w-]+", path):  # dots inside [...] are a run's
         match = re.fullmatch(r"(\w+)\[run=([\w.-]+)\]", step)
         if match:
             value = next(row for row in value[match[1]] if row["run"] == match[2])
