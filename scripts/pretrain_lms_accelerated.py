@@ -276,20 +276,28 @@ def evaluate(model, data, device, backward: bool) -> float:
 class Checkpoints:
     """
     The best LM so far by dev perplexity (kept in memory, and saved to `path`, in fp16 with
-    `fp16`), and every evaluation's point (`curve`: tokens seen, seconds, dev perplexity).
+    `fp16`), and every evaluation's point (`curve`: tokens seen, seconds, dev perplexity, and
+    with `held_out` (name -> data, `train --curve-held-out`) each of those sets' perplexity).
     """
 
-    def __init__(self, model, dev_data, device, backward: bool, path: Path, fp16: bool) -> None:
+    def __init__(
+        self, model, dev_data, device, backward: bool, path: Path, fp16: bool, held_out=None
+    ) -> None:
         self.model, self.dev_data, self.device, self.backward = model, dev_data, device, backward
-        self.path, self.fp16 = path, fp16
+        self.path, self.fp16, self.held_out = path, fp16, held_out or {}
         self.best, self.best_state, self.curve = float("inf"), None, []
 
     def evaluate(self, tokens_seen: int, seconds: float) -> float:
         """Dev perplexity now; saves the LM if it is the best so far."""
         perplexity = evaluate(self.model, self.dev_data, self.device, self.backward)
-        self.curve.append(
-            {"tokens_seen": tokens_seen, "seconds": round(seconds, 1), "dev_perplexity": perplexity}
-        )
+        point = {"tokens_seen": tokens_seen, "seconds": round(seconds, 1)}
+        point["dev_perplexity"] = perplexity
+        if self.held_out:
+            point["held_out_perplexity"] = {
+                name: evaluate(self.model, data, self.device, self.backward)
+                for name, data in self.held_out.items()
+            }
+        self.curve.append(point)
         if perplexity < self.best:
             self.best = perplexity
             self.save()
@@ -346,8 +354,9 @@ def train(args) -> None:
     # every process of the run, the first one's arguments first
     earlier = [] if saved is None else saved.get("args_history", [saved["args"]])
     log["args_history"] = earlier + [vars(args)]
+    held_out = extra_dev_sets(pack_dir) if args.curve_held_out else None
     checkpoints = Checkpoints(
-        model, dev_data, device, backward, output / f"lm_{args.direction}.th", args.fp16
+        model, dev_data, device, backward, output / f"lm_{args.direction}.th", args.fp16, held_out
     )
     if saved is not None:
         log["passes"], log["dev_perplexity_start"] = saved["passes"], saved["dev_perplexity_start"]
@@ -623,6 +632,11 @@ def main(argv=None) -> None:
     )
     t.add_argument("--eval-every-tokens", type=int, default=0, help="dev perplexity every N tokens")
     t.add_argument("--fp16", action="store_true", help="save the best LM in fp16")
+    t.add_argument(
+        "--curve-held-out",
+        action="store_true",
+        help="score the pack's other held-out sets (--extra-dev) at every dev evaluation too",
+    )
     t.add_argument(
         "--save-state-every-seconds",
         type=float,

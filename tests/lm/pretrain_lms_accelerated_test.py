@@ -128,7 +128,8 @@ def test_held_out_sets_curve_fp16_and_a_stop_inside_a_pass(tmp_path):
     out = tmp_path / "out"
     run(
         "train", "--pack", str(pack), "--direction", "forward", "--passes", "3",
-        "--batch-size", "4", "--eval-every-tokens", "40", "--fp16", "--output", str(out),
+        "--batch-size", "4", "--eval-every-tokens", "40", "--fp16", "--curve-held-out",
+        "--output", str(out),
     )  # fmt: skip
     log = json.loads((out / "lm_forward.json").read_text())
     state = torch.load(out / "lm_forward.th")
@@ -136,6 +137,10 @@ def test_held_out_sets_curve_fp16_and_a_stop_inside_a_pass(tmp_path):
     # the best of every evaluation, mid-pass ones included, is the one kept
     assert len(log["curve"]) > len(log["passes"]) == 3
     assert log["best_dev_perplexity"] == min(point["dev_perplexity"] for point in log["curve"])
+    # --curve-held-out: every point scores the held-out sets too (the dev text itself as dev)
+    for point in log["curve"]:
+        assert sorted(point["held_out_perplexity"]) == ["again", "conll"]
+        assert point["held_out_perplexity"]["again"] == pytest.approx(point["dev_perplexity"])
     seen = [point["tokens_seen"] for point in log["curve"]]
     assert seen == sorted(seen) and seen[-1] == sum(entry["tokens"] for entry in log["passes"])
     # the dev text itself, as a held-out set, scores the best LM's dev perplexity (in fp16)
@@ -157,6 +162,8 @@ def test_held_out_sets_curve_fp16_and_a_stop_inside_a_pass(tmp_path):
     )  # fmt: skip
     stopped = json.loads((tmp_path / "stop" / "lm_forward.json").read_text())
     assert len(stopped["passes"]) == 1 and stopped["passes"][0]["partial"] is True
+    # without --curve-held-out, a point is dev perplexity only
+    assert stopped["curve"] and all("held_out_perplexity" not in p for p in stopped["curve"])
     assert 0 < stopped["passes"][0]["tokens"] < log["passes"][0]["tokens"]
 
 
