@@ -206,6 +206,13 @@ QUOTES = [
         "lm_study.chunk_ldnet_glove_sgd_lm-more_text_final_seed2.best_dev_f1",
         two,
     ),
+    (
+        "training.md",
+        "is 94.10 and {} for the two seeds",
+        "tagging",
+        "lm_study.ner_ldnet_glove_sgd_lm-more_text_final_seed2.best_dev_f1",
+        two,
+    ),
     ("pruning.md", "test F1 {} →", "pruning", "conll03_f1_unpruned", two),
     ("pruning.md", "test F1 90.66 → {})", "pruning", "conll03_f1_pruned", two),
     ("pruning.md", "4, {} →", "pruning", "conll00_f1_unpruned", two),
