@@ -98,11 +98,25 @@ def padded_rows(
     return index
 
 
-def _lengths(sentences: Sentences) -> List[int]:
-    return [len(tokens) for tokens in sentences]
+class PaddedGather:
+    """
+    What the word-level indexers share: `gather`, the input array of a batch from its tokens'
+    rows (`token_rows`, in token order), is `gather_padded` of those rows padded with the
+    indexer's `padding_row` (`padded_rows`).
+    """
+
+    padding_row: int
+
+    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        lengths = [len(tokens) for tokens in sentences]
+        index = padded_rows(rows, lengths, num_tokens, self.padding_row)
+        return self.gather_padded(index, lengths)
+
+    def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        raise NotImplementedError
 
 
-class SingleIdIndexer:
+class SingleIdIndexer(PaddedGather):
     """
     `single_id` and `dense_lm_tokens`: one id per token, looked up in a dict; the ids of the
     whole batch are put in place by one masked assignment.
@@ -132,11 +146,6 @@ class SingleIdIndexer:
 
     token_rows = ids
     padding_row = 0  # the id at padding
-
-    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        """The input array of the batch from its tokens' ids (`token_rows`), in token order."""
-        lengths = _lengths(sentences)
-        return self.gather_padded(padded_rows(rows, lengths, num_tokens, 0), lengths)
 
     def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
         """The input array of the batch from its `(batch, num_tokens)` ids, padded."""
@@ -193,7 +202,7 @@ class CharacterIndexer:
         return output
 
 
-class WordTableIndexer:
+class WordTableIndexer(PaddedGather):
     """
     `word_table`: each token's id (as `SingleIdIndexer`) and that id's row of `table`, the
     rows of the whole batch taken at once (`gather_padded`).
@@ -219,14 +228,6 @@ class WordTableIndexer:
             extra.append(self.boundaries.reshape(2, table.shape[1]))
         self.rows = np.concatenate([np.asarray(table, np.float32)] + extra)
         self.padding_row = len(table)
-        self.table = self.rows[: len(table)]
-
-    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        """The input array of the batch from its tokens' ids (`token_rows`), in token order
-        (after the `<S>` vector with `sentence_boundaries`, then the `</S>` vector)."""
-        lengths = _lengths(sentences)
-        index = padded_rows(rows, lengths, num_tokens, self.padding_row)
-        return self.gather_padded(index, lengths)
 
     def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
         """
@@ -252,7 +253,7 @@ class WordTableIndexer:
         return self.gather(np.asarray(self.ids(flat), dtype=np.int64), sentences, num_tokens)
 
 
-class CharacterTableIndexer:
+class CharacterTableIndexer(PaddedGather):
     """
     `character_table`: each token's character-CNN output, its row of `table` where the token is
     one of the table's `words`, else computed by `network` from its character ids (as
@@ -318,12 +319,6 @@ class CharacterTableIndexer:
         first = self.vectors.add(computed.astype(np.float32))
         self.rows.update((token, first + i) for i, token in enumerate(tokens))
 
-    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        """The input array of the batch from its tokens' rows (`token_rows`), in token order."""
-        lengths = _lengths(sentences)
-        index = padded_rows(rows, lengths, num_tokens, self.padding_row)
-        return self.gather_padded(index, lengths)
-
     def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
         """The input array `(batch, num_tokens, dim)` from its `(batch, num_tokens)` rows,
         padded with `padding_row`."""
@@ -334,7 +329,7 @@ class CharacterTableIndexer:
         return self.gather(rows, sentences, num_tokens)
 
 
-class GloveIndexer:
+class GloveIndexer(PaddedGather):
     """
     `glove_tokens`: each token's GloVe vector (`glove.GloveLookup`: of its lowercased form, the
     tagger's unknown vector where GloVe lacks the word). `token_rows` keeps the vectors of the
@@ -363,11 +358,6 @@ class GloveIndexer:
                 rows.append(row)
                 row += 1
         return rows
-
-    def gather(self, rows: np.ndarray, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        """The input array of the batch from its tokens' rows (`token_rows`), in token order."""
-        lengths = _lengths(sentences)
-        return self.gather_padded(padded_rows(rows, lengths, num_tokens, 0), lengths)
 
     def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
         """The input array `(batch, num_tokens, dim)` from its `(batch, num_tokens)` rows,
