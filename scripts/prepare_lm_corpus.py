@@ -16,7 +16,9 @@ whole, case kept, double quotes written as `"`):
                           with or without --more-text
     OUTPUT/dev_wikinews.txt, OUTPUT/dev_wikipedia.txt
                           with --more-text: whole held-out documents of each new source (every
-                          100th document in reading order), for perplexity per source
+                          100th document in reading order), for perplexity per source;
+                          `--more-sources wikinews` reads Wikinews alone (its train documents
+                          join train.txt, and dev_wikipedia.txt is not written)
     OUTPUT/wikitext2_valid.txt, OUTPUT/wikitext2_test.txt
                           WikiText-2 valid/test, for perplexity only (never trained on)
     OUTPUT/report.json    counts per source (documents, sentences kept, sentences dropped and
@@ -53,6 +55,9 @@ Usage:
     python scripts/prepare_lm_corpus.py --data-dir /work/shared/data/lm_text --output runs/lm_data
     python scripts/prepare_lm_corpus.py --data-dir /work/shared/data/lm_text \\
         --more-text /work/shared/data/lm_text_more --output runs/lm_corpus_more
+    python scripts/prepare_lm_corpus.py --data-dir /work/shared/data/lm_text \\
+        --more-text /work/shared/data/lm_text_more --more-sources wikinews \\
+        --output runs/lm_corpus_news
 """
 
 import argparse
@@ -628,6 +633,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--data-dir", default="/work/shared/data/lm_text")
     parser.add_argument("--more-text", help="lm_text_more/ (Wikinews, Wikipedia), if wanted")
     parser.add_argument(
+        "--more-sources",
+        default=",".join(MORE_SOURCES),
+        help=f"the sources of --more-text to read, comma-separated (default: all of "
+        f"{', '.join(MORE_SOURCES)})",
+    )
+    parser.add_argument(
         "--conll-dir",
         help="the folder holding conll2003/eng.testa, eng.testb and conll2000/test.txt, kept "
         "out of the corpus (default: the folder holding --data-dir)",
@@ -649,6 +660,15 @@ def main(argv=None) -> dict:
         parser.error(f"--more-text {args.more_text} is not a directory")
     if args.gap_sample and not args.more_text:
         parser.error("--gap-sample samples Wikinews: set --more-text")
+    more_sources = [name.strip() for name in args.more_sources.split(",") if name.strip()]
+    unknown = sorted(set(more_sources) - set(MORE_SOURCES))
+    if unknown or not more_sources:
+        parser.error(
+            f"--more-sources {args.more_sources!r}: expected some of {', '.join(MORE_SOURCES)}"
+            + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+        )
+    if args.gap_sample and "wikinews" not in more_sources:
+        parser.error("--gap-sample samples Wikinews: keep it in --more-sources")
 
     start = time.time()
     os.makedirs(args.output, exist_ok=True)
@@ -679,7 +699,7 @@ def main(argv=None) -> dict:
         "train.txt": [sentence for sentence, kept in lm_text[num_dev:] if kept],
     }
     if args.more_text:
-        for name in MORE_SOURCES:
+        for name in [name for name in MORE_SOURCES if name in more_sources]:
             stats, train, splits[f"dev_{name}.txt"] = read_more_text(
                 name, args.more_text, args.more_dev_every, keep
             )
@@ -708,6 +728,9 @@ def main(argv=None) -> dict:
     report["seconds"] = round(time.time() - start, 1)
     report["data_dir"] = os.path.abspath(args.data_dir)
     report["more_text"] = args.more_text and os.path.abspath(args.more_text)
+    report["more_sources"] = (
+        [n for n in MORE_SOURCES if n in more_sources] if args.more_text else []
+    )
     report["conll_dir"] = conll_dir
     with open(os.path.join(args.output, "report.json"), "w") as out:
         json.dump(report, out, indent=2)

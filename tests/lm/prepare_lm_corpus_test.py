@@ -302,3 +302,43 @@ def test_the_labelled_gap_sample_matches_the_rule():
     assert measured["precision"] == round(counts["true_positives"] / flagged, 3)
     gaps_by_hand = counts["true_positives"] + counts["false_negatives"]
     assert measured["recall"] == round(counts["true_positives"] / gaps_by_hand, 3)
+
+
+def test_more_sources_reads_wikinews_alone(tmp_path):
+    """`--more-sources wikinews`: Wikinews' counts and files are those of reading both sources,
+    Wikipedia is not read (no counts, no dev file, none of its sentences in train.txt)."""
+    write_corpus(tmp_path / "lm_text")
+    both, alone = tmp_path / "both", tmp_path / "alone"
+    common = ["--data-dir", str(tmp_path / "lm_text"), "--more-text", str(MORE_TEXT)]
+    common += ["--more-dev-every", "2"]
+    report_both = prepare.main(common + ["--output", str(both)])
+    report = prepare.main(common + ["--output", str(alone), "--more-sources", "wikinews"])
+    assert sorted(report["sources"]) == sorted(set(report_both["sources"]) - {"wikipedia"})
+    assert report["sources"]["wikinews"] == report_both["sources"]["wikinews"]
+    assert report["more_sources"] == ["wikinews"]
+    assert report_both["more_sources"] == ["wikinews", "wikipedia"]
+    assert not (alone / "dev_wikipedia.txt").exists()
+    assert (alone / "dev_wikinews.txt").read_text() == (both / "dev_wikinews.txt").read_text()
+    train = set((alone / "train.txt").read_text().splitlines())
+    assert len(train) == 6 + 2  # lm_text's 6 train sentences and Wikinews' 2
+    assert "Tea is older than coffee ." not in train  # a Wikipedia sentence
+    assert "The city council approved the budget on Monday ." in train
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--more-sources", "wikibooks"], "unknown: wikibooks"),
+        (["--more-sources", ","], "expected some of wikinews, wikipedia"),
+        (["--more-sources", "wikipedia", "--gap-sample", "3"], "keep it in --more-sources"),
+    ],
+)
+def test_more_sources_refuses_what_it_cannot_read(tmp_path, capsys, flags, message):
+    write_corpus(tmp_path / "lm_text")
+    with pytest.raises(SystemExit):
+        prepare.main(
+            ["--data-dir", str(tmp_path / "lm_text"), "--more-text", str(MORE_TEXT)]
+            + ["--output", str(tmp_path / "out")]
+            + flags
+        )
+    assert message in capsys.readouterr().err
