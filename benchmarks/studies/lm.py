@@ -213,18 +213,20 @@ def more_text(args: argparse.Namespace) -> Dict[str, Any]:
     """
     LMs continued on the larger LM corpus by `scripts/pretrain_lms_accelerated.py train
     --resume` (on a pack with the shipped vocabulary; docs/training.md): per run folder of
-    `--more-text-runs` and direction, what the script logged in `lm_<direction>.json` (its
-    command, tokens seen, training hours, dev perplexity against tokens seen, the best LM's
-    perplexity on each held-out set, the texts of those sets), and the first run's corpus. The
+    `--more-text-runs` and direction it trained (one or both), what the script logged in
+    `lm_<direction>.json` (its command, tokens seen, training hours, dev perplexity against
+    tokens seen, the best LM's perplexity on each held-out set, the texts of those sets), and
+    the first run's corpus. The
     shipped LMs' figures on the same sets are a run of no passes (`train --passes 0 --resume
     <their weights.th>`), as are any LMs' scores on a pack of more held-out sets.
     """
     folders = [Path(folder) for folder in args.more_text_runs]
-    logs = [
-        (folder, json.loads((folder / f"lm_{direction}.json").read_text()))
-        for folder in folders
-        for direction in DIRECTIONS
-    ]
+    logs = []
+    for folder in folders:  # a run may train one direction only
+        paths = [folder / f"lm_{direction}.json" for direction in DIRECTIONS]
+        if not any(path.exists() for path in paths):
+            raise SystemExit(f"--more-text-runs {folder}: no lm_forward.json or lm_backward.json")
+        logs += [(folder, json.loads(path.read_text())) for path in paths if path.exists()]
     facts = json.loads((ROOT / logs[0][1]["args"]["pack"] / "pack.json").read_text())
     corpus = {key: facts[key] for key in ("train_files", "train_tokens_with_boundaries")}
     section = {"pack": corpus, "runs": [continued_run(*log) for log in logs]}

@@ -118,11 +118,17 @@ def test_more_text_records_each_run_from_its_logs(tmp_path):
         (run / f"lm_{direction}.json").write_text(
             json.dumps(log(direction, passes, {"wikinews": 130.456}, None))
         )
-    args = argparse.Namespace(more_text_runs=[str(shipped), str(run)], more_text_probes=[])
+    one_direction = tmp_path / "news"
+    one_direction.mkdir()
+    (one_direction / "lm_forward.json").write_text(json.dumps(log("forward", passes, {}, None)))
+    folders = [str(shipped), str(run), str(one_direction)]
+    args = argparse.Namespace(more_text_runs=folders, more_text_probes=[])
     record = lm.more_text(args)["more_text"]
     assert record["pack"] == facts
     rows = {(row["run"], row["direction"]): row for row in record["runs"]}
-    assert list(rows) == [(name, d) for name in ("shipped", "cont") for d in lm.DIRECTIONS]
+    assert list(rows) == [(name, d) for name in ("shipped", "cont") for d in lm.DIRECTIONS] + [
+        ("news", "forward")
+    ]
     continued = rows[("cont", "forward")]
     assert continued["tokens_seen"] == 42 and continued["hours"] == 1.5
     assert continued["held_out_perplexity"] == {"wikinews": 130.46}
@@ -143,6 +149,10 @@ def test_more_text_records_each_run_from_its_logs(tmp_path):
     commands = lm.continued_run(run, recovered)["commands"]
     assert commands[0].endswith("--fp16")
     assert commands[1].endswith("--fp16 --recover --stop-after-seconds 0")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SystemExit, match="empty: no lm_forward.json or lm_backward.json"):
+        lm.more_text(argparse.Namespace(more_text_runs=[str(empty)], more_text_probes=[]))
 
 
 def test_the_ner_probes_of_the_runs_by_hand(monkeypatch):
