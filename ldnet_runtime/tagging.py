@@ -20,6 +20,7 @@ from ldnet_runtime.shipped_exports import (
     is_export_dir,
     is_shipped_name,
 )
+from ldnet_runtime.unicode_text import lone_surrogate
 
 DEFAULT_MODEL = "ner_pruned"
 FULL_MODEL = "ner"
@@ -138,8 +139,26 @@ def mark_spans(tokens: Sequence[str], spans: List[Dict[str, Any]]) -> str:
 
 
 def sentences_of(args: argparse.Namespace) -> List[str]:
-    """The sentences of the command line, else the non-blank lines of standard input."""
-    return args.sentences or [line.strip() for line in sys.stdin if line.strip()]
+    """
+    The sentences of the command line, else the non-blank lines of standard input. A sentence
+    with bytes that are not UTF-8 (which Python reads as lone surrogates, U+DC80 to U+DCFF) is a
+    `ValueError` naming its argument or line.
+    """
+    if args.sentences:
+        return [utf8_text(s, f"argument {i + 1}") for i, s in enumerate(args.sentences)]
+    lines = [(number, line.strip()) for number, line in enumerate(sys.stdin, 1)]
+    return [utf8_text(line, f"line {number} of standard input") for number, line in lines if line]
+
+
+def utf8_text(text: str, where: str) -> str:
+    """`text`, unless it holds a lone surrogate: a `ValueError` naming `where`."""
+    problem = lone_surrogate([text], item=None)
+    if problem:
+        raise ValueError(
+            f"{where} is not UTF-8 text: {problem}, which is how Python reads a byte that is not "
+            "UTF-8; give the text in UTF-8"
+        )
+    return text
 
 
 def tag_with_runtime(export_dir: str, sentences: List[str]) -> None:

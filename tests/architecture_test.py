@@ -221,6 +221,7 @@ def test_only_the_documented_parts_import_the_runtime_and_never_its_commands():
     assert documented == {
         "ldnet_allennlp.onnx_export",
         "ldnet_allennlp.tagging.commands.ldnet_tag",
+        "ldnet_allennlp.tagging.predictors.ldnet_tagger_predictor",
         "ldnet_allennlp.serving",
     }
     importers = {

@@ -37,6 +37,14 @@ BAD_TAGGER_INPUTS = [
     ({"tokens": [["a"]]}, '"tokens" must be a list of non-empty strings'),
     ({"sentence": None}, '"sentence" must be a string'),
     ({"sentence": ["a", "b"]}, '"sentence" must be a string'),
+    (
+        {"tokens": ["Paris", "\ud83d", "\ude00"]},  # the halves of 😀 as two tokens
+        '"tokens" must be Unicode text, but token 1\'s character 0 is U+D83D, a lone surrogate',
+    ),
+    (
+        {"sentence": "Paris \ud800"},
+        '"sentence" must be Unicode text, but character 6 is U+D800, a lone surrogate',
+    ),
 ]
 BAD_CLASSIFIER_INPUTS = [
     ({"text": "a film"}, "needs 'sentence' or 'premise' and 'hypothesis'"),
@@ -45,6 +53,10 @@ BAD_CLASSIFIER_INPUTS = [
     ({"sentence": None}, '"sentence" must be a non-empty string'),
     ({"sentence": 5}, '"sentence" must be a non-empty string'),
     ({"premise": "a", "hypothesis": ""}, '"hypothesis" must be a non-empty string'),
+    (
+        {"premise": "a", "hypothesis": "b\udfff"},
+        '"hypothesis" must be Unicode text, but character 1 is U+DFFF, a lone surrogate',
+    ),
 ]
 
 
@@ -78,13 +90,13 @@ def test_lines_that_are_not_json_objects(which, line, message, request):
 
 @pytest.mark.parametrize("inputs, message", BAD_TAGGER_INPUTS)
 def test_tagger_inputs_of_the_wrong_shape(tagger, inputs, message):
-    with pytest.raises(ConfigurationError, match=message):
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
         tagger.predict_json(inputs)
 
 
 @pytest.mark.parametrize("inputs, message", BAD_CLASSIFIER_INPUTS)
 def test_classifier_inputs_of_the_wrong_shape(classifier, inputs, message):
-    with pytest.raises(ConfigurationError, match=message):
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
         classifier.predict_json(inputs)
 
 

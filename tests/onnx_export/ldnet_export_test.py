@@ -257,6 +257,8 @@ def test_bad_export_folders_are_refused(fixture_exports, glove_tagger, tmp_path)
         {"sentence": 3},
         {"text": "no key"},
         ["not", "an", "object"],
+        {"tokens": ["Bonn", "\ud800"]},  # a lone surrogate, as json.loads reads "\ud800"
+        {"sentence": "Kohl \udc00 met"},
     ],
 )
 def test_bad_inputs_get_the_predictors_message(fixture_exports, bad):

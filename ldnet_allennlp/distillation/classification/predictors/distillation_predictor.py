@@ -13,6 +13,7 @@ from allennlp.predictors.predictor import Predictor
 from ldnet_allennlp.tagging.predictors.ldnet_tagger_predictor import (
     input_line_prefix,
     load_json_object,
+    refuse_lone_surrogates,
 )
 
 
@@ -57,4 +58,5 @@ def _text(json_dict: JsonDict, key: str) -> str:
         raise ConfigurationError(
             f'{input_line_prefix(json_dict)}"{key}" must be a non-empty string, got {text!r:.100}'
         )
+    refuse_lone_surrogates(json_dict, key, [text])
     return text
