@@ -43,7 +43,7 @@ import time
 import types
 from collections import Counter
 from pathlib import Path
-from typing import Iterator, List
+from typing import Dict, Iterator, List
 
 import numpy as np
 import torch
@@ -348,7 +348,7 @@ def train(args) -> None:
     saved = recovered_state(args, output)
     if args.resume and saved is None:
         # a state dict saved in fp16 (to travel) is copied into the fp32 parameters
-        model.load_state_dict(torch.load(args.resume, map_location=device))
+        model.load_state_dict(lm_weights(args.resume, device))
     output.mkdir(parents=True, exist_ok=True)
     log = {"direction": args.direction, "settings": settings, "args": vars(args), "passes": []}
     # every process of the run, the first one's arguments first
@@ -552,6 +552,17 @@ class Training:
         self.progress.update(saved["progress"])
 
 
+def lm_weights(path: str, device) -> Dict[str, torch.Tensor]:
+    """
+    The LM's state dict in `path`: a state dict (an LM archive's `weights.th`, what `train`
+    keeps), or a run's training state (`training_state_<direction>.pt`: its last weights,
+    where a stopped run left off).
+    """
+    saved = torch.load(path, map_location=device)
+    is_state = isinstance(saved, dict) and {"model", "optimizer", "progress"} <= set(saved)
+    return saved["model"] if is_state else saved
+
+
 # ------------------------------------------------------------------------------------ archive
 
 
@@ -575,7 +586,7 @@ def archive(args) -> None:
     dtype = torch.float16 if args.fp16 else torch.float32
     weights = {
         key: value.to(dtype) if value.is_floating_point() else value
-        for key, value in torch.load(args.weights, map_location="cpu").items()
+        for key, value in lm_weights(args.weights, "cpu").items()
     }
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -623,7 +634,11 @@ def main(argv=None) -> None:
     t.add_argument("--batch-size", type=int, default=128)
     t.add_argument("--lr", type=float, default=0.002)
     t.add_argument("--seed", type=int, default=13)
-    t.add_argument("--resume", help="a state dict to start from (an LM archive's weights.th)")
+    t.add_argument(
+        "--resume",
+        help="a state dict to start from (an LM archive's weights.th), or a run's training "
+        "state (its last weights)",
+    )
     t.add_argument(
         "--stop-after-seconds",
         type=float,
@@ -651,7 +666,11 @@ def main(argv=None) -> None:
     t.add_argument("--output", required=True)
     a = commands.add_parser("archive")
     a.add_argument("--pack", required=True)
-    a.add_argument("--weights", required=True)
+    a.add_argument(
+        "--weights",
+        required=True,
+        help="the LM's state dict, or a run's training state (its last weights)",
+    )
     a.add_argument("--direction", choices=sorted(LM_CONFIG), required=True)
     a.add_argument("--train-data-path")
     a.add_argument("--validation-data-path", default="runs/lm_data/dev.txt")

@@ -260,3 +260,35 @@ def test_recover_refuses_a_missing_state_another_setting_and_an_overwrite(pack_d
         with pytest.raises(SystemExit) as refused:
             main([*base, *extra, "--output", str(out)])
         assert message in str(refused.value)
+
+
+def test_a_training_state_gives_its_last_weights_to_archive_and_resume(pack_dir, tmp_path):
+    """`archive --weights` and `train --resume` take a run's training state as its last weights
+    (the model in it), as they take a state dict."""
+    import torch
+
+    state, _ = train_state(pack_dir, tmp_path / "run", "--stop-after-seconds", "0")
+    state_file = tmp_path / "run" / "training_state_backward.pt"
+    module = script()
+    weights = module.lm_weights(str(state_file), "cpu")
+    assert weights.keys() == state["model"].keys()
+    assert all(torch.equal(weights[k], state["model"][k]) for k in weights)
+    plain = tmp_path / "plain.th"
+    torch.save(state["model"], plain)
+    again = module.lm_weights(str(plain), "cpu")
+    assert all(torch.equal(again[k], state["model"][k]) for k in again)
+    archive = tmp_path / "lm_backward.tar.gz"
+    module.main([
+        "archive", "--pack", str(pack_dir), "--direction", "backward", "--weights",
+        str(state_file), "--output", str(archive),
+    ])  # fmt: skip
+    model = load_archive(str(archive)).model
+    archived = model.state_dict()
+    assert all(torch.equal(archived[k], state["model"][k]) for k in state["model"])
+    resumed = tmp_path / "resumed"
+    module.main([
+        "train", "--pack", str(pack_dir), "--direction", "backward", "--passes", "0",
+        "--resume", str(state_file), "--output", str(resumed),
+    ])  # fmt: skip
+    kept = torch.load(resumed / "lm_backward.th")
+    assert all(torch.equal(kept[k], state["model"][k]) for k in state["model"])
