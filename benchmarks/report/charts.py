@@ -10,7 +10,8 @@ software name or date in the metadata).
 - `f1_vs_layers.png`: test F1 against the LM layers left by pruning (`pruning_budget.json`);
 - `layer_masks.png`: the live LM layers at each epoch of the shipped pruning runs (`pruning.json`);
 - `lm_more_text.png`: dev F1 by epoch of the final recipes on the LMs continued on more text
-  against the shipped LMs (`tagging.json`), with the LMs' held-out perplexities (`lm.json`).
+  against the shipped LMs (`tagging.json`), with the LMs' held-out perplexities, and the LMs'
+  perplexity on CoNLL-03's dev text against the tokens a continuation has seen (`lm.json`).
 """
 
 import textwrap
@@ -51,6 +52,7 @@ LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
 MORE_TEXT_LABEL = "more_text_final"
 MORE_TEXT_RUNS = ("lm_score_cpu_more_final", "lm_score_shipped")
 RECIPES = (("ner", "ner_ldnet_glove_sgd"), ("chunk", "chunk_ldnet_glove_sgd"))
+CONLL_HELD_OUT = "conll03_dev"  # the held-out set of CoNLL-03's dev text (eng.testa)
 
 
 # one system timed here: words/s on one thread at batch 1 and 32, its CoNLL-03 test F1 (None
@@ -64,6 +66,9 @@ BudgetPoint = namedtuple("BudgetPoint", "run live_layers test_f1 epochs chosen")
 Json = Mapping[str, Any]  # a results file
 # a training run's dev F1 after each epoch, and whether its LMs are the continued ones
 DevCurve = namedtuple("DevCurve", "run dev_f1_by_epoch more_text")
+# an LM's perplexity on CoNLL-03's dev text: a continuation's at each evaluation (millions of
+# tokens seen), or one level for a run of no passes (`tokens` None)
+PerplexityCurve = namedtuple("PerplexityCurve", "run direction tokens perplexities")
 # a shipped pruning run: its title, `mask_states`, and the live layers after each epoch
 PruningRun = Tuple[str, Dict[str, numpy.ndarray], List[float]]
 
@@ -166,6 +171,45 @@ def more_text_caption(lm: Json) -> str:
     old = (runs[name]["best_dev_perplexity"] for name in MORE_TEXT_RUNS)
     pairs.append("the old corpus's dev split {:.1f} ({:.1f})".format(*old))
     return f"Forward LM perplexity, continued (shipped): {', '.join(pairs)}. (lm.json, more_text)"
+
+
+def conll_perplexity_curves(lm: Json) -> List[PerplexityCurve]:
+    """The runs of lm.json's `more_text` that scored CoNLL-03's dev text (`CONLL_HELD_OUT`): a
+    run that trained with `--curve-held-out`, the points of its curve that have it; a run of no
+    passes, its one score (a level). In lm.json's order."""
+    curves = []
+    for run in lm.get("more_text", {}).get("runs", []):
+        points = [
+            (point["tokens_seen"] / 1e6, point["held_out_perplexity"][CONLL_HELD_OUT])
+            for point in run.get("curve", [])
+            if CONLL_HELD_OUT in point.get("held_out_perplexity", {})
+        ]
+        if run.get("tokens_seen") and points:
+            tokens, perplexities = (list(values) for values in zip(*points))
+            curves.append(PerplexityCurve(run["run"], run["direction"], tokens, perplexities))
+        elif not run.get("tokens_seen") and CONLL_HELD_OUT in run.get("held_out_perplexity", {}):
+            level = [run["held_out_perplexity"][CONLL_HELD_OUT]]
+            curves.append(PerplexityCurve(run["run"], run["direction"], None, level))
+    return curves
+
+
+def draw_conll_perplexity(axes: plt.Axes, curves: Sequence[PerplexityCurve]) -> None:
+    """Each continuation's curve (forward solid, backward dashed), each level a grey line."""
+    colours = iter(plt.get_cmap("tab10").colors)
+    colour_of: Dict[str, Any] = {}
+    for curve in curves:
+        style = "-" if curve.direction == "forward" else "--"
+        label = f"{curve.run} ({curve.direction})"
+        if curve.tokens is None:
+            shade = colour_of.setdefault(curve.run, str(0.25 + 0.3 * (len(colour_of) % 2)))
+            axes.axhline(curve.perplexities[0], color=shade, ls=style, lw=1, label=label)
+            continue
+        colour = colour_of.setdefault(curve.run, next(colours))
+        axes.plot(curve.tokens, curve.perplexities, style, marker=".", color=colour, label=label)
+    axes.set_title(f"LM perplexity on CoNLL-03 dev text ({CONLL_HELD_OUT})", fontsize=10)
+    axes.set(xlabel="tokens seen by the continuation (millions)", ylabel="perplexity")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=6, loc="upper right")
 
 
 def save(figure: plt.Figure, path: Path, title: str, bottom: float = 0.0, **title_style) -> Path:
@@ -293,10 +337,16 @@ def layer_masks_chart(runs: Sequence[PruningRun], path: Path) -> Path:
     return save(figure, path, title, bottom=0.06, fontsize=10)
 
 
-def more_text_chart(tagging: Json, caption: str, path: Path) -> Path:
+def more_text_chart(
+    tagging: Json, caption: str, path: Path, perplexity: Sequence[PerplexityCurve] = ()
+) -> Path:
     """Draws `lm_more_text.png`: dev F1 by epoch, one panel per task, the shipped LMs' runs in
-    grey, the continued LMs' in colour."""
-    figure, panels = plt.subplots(1, len(RECIPES), figsize=(10, 4.4), squeeze=False)
+    grey, the continued LMs' in colour; with `perplexity`, a panel of the LMs' perplexity on
+    CoNLL-03's dev text against tokens seen."""
+    columns = len(RECIPES) + bool(perplexity)
+    figure, panels = plt.subplots(1, columns, figsize=(5 * columns, 4.4), squeeze=False)
+    if perplexity:
+        draw_conll_perplexity(panels[0][-1], perplexity)
     for axes, (task, run) in zip(panels[0], RECIPES):
         for curve in more_text_curves(tagging, run):
             epochs = range(1, len(curve.dev_f1_by_epoch) + 1)
@@ -336,5 +386,7 @@ def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> D
         drawn["layer_masks"] = layer_masks_chart(runs, out_dir / "layer_masks.png")
     if any(curve.more_text for _, run in RECIPES for curve in more_text_curves(tagging, run)):
         caption = more_text_caption(lm)
-        drawn["lm_more_text"] = more_text_chart(tagging, caption, out_dir / "lm_more_text.png")
+        drawn["lm_more_text"] = more_text_chart(
+            tagging, caption, out_dir / "lm_more_text.png", conll_perplexity_curves(lm)
+        )
     return drawn

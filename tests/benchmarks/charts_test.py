@@ -192,8 +192,50 @@ def test_the_more_text_chart_reads_the_recipes_curves_and_the_lms_perplexities(t
         "(176.0), the old corpus's dev split 95.0 (86.7). (lm.json, more_text)"
     )
     assert charts.more_text_caption({}) == ""
+    assert charts.conll_perplexity_curves(lm) == []  # no run scored CoNLL-03's dev text
     write(tmp_path, "tagging.json", tagging)
     write(tmp_path, "lm.json", lm)
     drawn = charts.render_charts(tmp_path, tmp_path / "out", tmp_path / "no_manifest.json")
     assert list(drawn) == ["lm_more_text"]
+    assert drawn["lm_more_text"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_conll_perplexity_panel_reads_curves_and_levels(tmp_path):
+    """A continuation's curve points that scored CoNLL-03's dev text (tokens in millions), a
+    run of no passes as one level; points and runs without that set are left out."""
+    point = {"tokens_seen": 1_500_000, "held_out_perplexity": {"conll03_dev": 101.5}}
+    lm = {
+        "more_text": {
+            "runs": [
+                {
+                    "run": "lm_cpu_news", "direction": "forward", "tokens_seen": 3_000_000,
+                    "curve": [
+                        {"tokens_seen": 500_000, "dev_perplexity": 90.0},
+                        point,
+                        {"tokens_seen": 3_000_000, "held_out_perplexity": {"conll03_dev": 99.9}},
+                    ],
+                    "held_out_perplexity": {"conll03_dev": 99.0},
+                },
+                {
+                    "run": "lm_score_shipped", "direction": "backward", "tokens_seen": 0,
+                    "curve": [], "held_out_perplexity": {"conll03_dev": 103.7},
+                },
+                {"run": "lm_cpu_more", "direction": "forward", "tokens_seen": 9, "curve": []},
+                {"run": "lm_old", "direction": "forward", "tokens_seen": 0, "curve": []},
+            ]
+        }
+    }  # fmt: skip
+    assert charts.conll_perplexity_curves(lm) == [
+        charts.PerplexityCurve("lm_cpu_news", "forward", [1.5, 3.0], [101.5, 99.9]),
+        charts.PerplexityCurve("lm_score_shipped", "backward", None, [103.7]),
+    ]
+    tagging = {
+        "lm_study": {
+            f"{task}_ldnet_glove_sgd_lm-more_text_final": {"dev_f1_by_epoch": [94.0]}
+            for task in ("ner", "chunk")
+        }
+    }
+    write(tmp_path, "tagging.json", tagging)
+    write(tmp_path, "lm.json", lm)
+    drawn = charts.render_charts(tmp_path, tmp_path / "out", tmp_path / "no_manifest.json")
     assert drawn["lm_more_text"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
