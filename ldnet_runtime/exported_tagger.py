@@ -37,7 +37,7 @@ from ldnet_runtime.rule_tokenizer import RuleTokenizer
 from ldnet_runtime.shipped_exports import export_dir_of, is_export_dir, is_shipped_name
 from ldnet_runtime.spans import SPAN_DECODERS
 from ldnet_runtime.tokenizer import SpacyTokenizer
-from ldnet_runtime.unicode_text import HALF_PAIR, lone_surrogate
+from ldnet_runtime.unicode_text import not_unicode
 from ldnet_runtime.viterbi import viterbi_tags
 
 JsonDict = Dict[str, Any]
@@ -208,19 +208,17 @@ class Tagger:
                 raise InputError(
                     f'{where}"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
                 )
-            problem = lone_surrogate(tokens)
-            if problem:
-                raise InputError(f'{where}"tokens" must be Unicode text, but {problem}{HALF_PAIR}')
+            refusal = not_unicode("tokens", tokens)
+            if refusal:
+                raise InputError(where + refusal)
             return list(tokens)
         if "sentence" in json_dict:
             sentence = json_dict["sentence"]
             if not isinstance(sentence, str):
                 raise InputError(f'{where}"sentence" must be a string, got {sentence!r:.100}')
-            problem = lone_surrogate([sentence], item=None)
-            if problem:
-                raise InputError(
-                    f'{where}"sentence" must be Unicode text, but {problem}{HALF_PAIR}'
-                )
+            refusal = not_unicode("sentence", [sentence])
+            if refusal:
+                raise InputError(where + refusal)
             if self._tokenizer is None:
                 self._tokenizer = self._load_tokenizer()
             return self._tokenizer.tokenize(sentence)

