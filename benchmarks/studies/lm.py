@@ -242,10 +242,10 @@ def ner_probes(pairs: List[str]) -> Dict[str, List[Dict[str, Any]]]:
     """
     Per run folder name, the NER probes of its LMs (`FOLDER=LABEL`, `--more-text-probes`): the
     final NER recipe for `PROBE_EPOCHS` epochs, dev only (`python -m benchmarks tagging --runs
-    ner_ldnet_glove_sgd --epochs 8 --lm-label LABEL --dev-only ...`), from tagging.json:
-    each run's dev F1 by epoch and its mean over the late epochs (`tagging_results.late_mean`,
-    as the lm_passes table has it). LABEL `shipped`: the recipe's own runs on the shipped LMs,
-    every seed, cut to the same epochs.
+    ner_ldnet_glove_sgd --epochs 8 --lm-label LABEL --dev-only ...`, every `--seed` run),
+    from tagging.json: each run's dev F1 by epoch and its mean over the late epochs
+    (`tagging_results.late_mean`, as the lm_passes table has it). LABEL `shipped`: the
+    recipe's own runs on the shipped LMs, every seed, cut to the same epochs.
     """
     tagging = load_results("tagging")
     probes: Dict[str, List[Dict[str, Any]]] = {}
@@ -257,11 +257,12 @@ def ner_probes(pairs: List[str]) -> Dict[str, List[Dict[str, Any]]]:
             runs = {name: tagging[name] for name in seed_runs(tagging, PROBE_TAGGER).values()}
         else:
             name = run_key(PROBE_TAGGER, None, label)
-            if name not in tagging.get("lm_study", {}):
+            study = tagging.get("lm_study", {})
+            runs = {run: study[run] for run in seed_runs(study, name).values()}
+            if not runs:
                 raise SystemExit(
                     f"--more-text-probes {pair!r}: tagging.json has no lm_study.{name}"
                 )
-            runs = {name: tagging["lm_study"][name]}
         probes[Path(folder).name] = [
             {
                 "run": name,

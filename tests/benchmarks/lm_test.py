@@ -162,7 +162,12 @@ def test_the_ner_probes_of_the_runs_by_hand(monkeypatch):
     tagging = {
         "ner_ldnet_glove_sgd": recipe,
         "ner_ldnet_glove_sgd_seed2": dict(recipe, dev_f1_by_epoch=[85.0] * 8),
-        "lm_study": {"ner_ldnet_glove_sgd_lm-more": {"dev_f1_by_epoch": [70.0] * 4 + [1.0] * 4}},
+        "lm_study": {
+            "ner_ldnet_glove_sgd_lm-more": {"dev_f1_by_epoch": [70.0] * 4 + [1.0] * 4},
+            "ner_ldnet_glove_sgd_lm-news": {"dev_f1_by_epoch": [2.0] * 8},
+            "ner_ldnet_glove_sgd_lm-news_seed2": {"dev_f1_by_epoch": [4.0] * 8},
+            "ner_ldnet_glove_sgd_lm-newsy": {"dev_f1_by_epoch": [9.0] * 8},
+        },
     }
     monkeypatch.setattr(lm, "load_results", lambda name: tagging if name == "tagging" else {})
     probes = lm.ner_probes(["runs/lm_shipped=shipped", "runs/lm_more=more"])
@@ -180,6 +185,12 @@ def test_the_ner_probes_of_the_runs_by_hand(monkeypatch):
             "dev_f1_by_epoch": [70.0] * 4 + [1.0] * 4,
             "late_mean_dev_f1": 1.0,
         }
+    ]
+    # every seed of a label, and no other label that starts alike
+    news = lm.ner_probes(["runs/lm_news=news"])["lm_news"]
+    assert [(p["run"], p["late_mean_dev_f1"]) for p in news] == [
+        ("ner_ldnet_glove_sgd_lm-news", 2.0),
+        ("ner_ldnet_glove_sgd_lm-news_seed2", 4.0),
     ]
     with pytest.raises(SystemExit, match="no lm_study.ner_ldnet_glove_sgd_lm-gone"):
         lm.ner_probes(["runs/x=gone"])
