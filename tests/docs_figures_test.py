@@ -187,6 +187,29 @@ QUOTES = [
     ),
     (
         "training.md",
+        "the last weights score {} forward",
+        "lm",
+        "more_text.runs[run=lm_cpu_news].curve.-1.held_out_perplexity.conll03_dev",
+        one,
+    ),
+    (
+        "training.md",
+        "dev F1 over epochs 5 to 8 of {} and",
+        "lm",
+        "more_text.ner_probes.lm_cpu_news[run=ner_ldnet_glove_sgd_lm-cpu_news_final]"
+        ".late_mean_dev_f1",
+        two,
+    ),
+    (
+        "training.md",
+        "of 92.42 and {} for the two seeds",
+        "lm",
+        "more_text.ner_probes.lm_cpu_news[run=ner_ldnet_glove_sgd_lm-cpu_news_final_seed2]"
+        ".late_mean_dev_f1",
+        two,
+    ),
+    (
+        "training.md",
         "best dev F1 over 30 epochs is {}",
         "tagging",
         "lm_study.ner_ldnet_glove_sgd_lm-more_text_final.best_dev_f1",
@@ -257,12 +280,14 @@ QUOTES = [
 
 def lookup(results: Dict[str, Any], path: str) -> Any:
     """The value at a dotted `path` (a step may hold dashes, as run keys do); a step `rows[run=x]`
-    is the row of `rows` whose run is x."""
+    is the (first) row of `rows` whose run is x, a step of a list its index (`-1`: the last)."""
     value: Any = results
     for step in re.findall(r"\w+\[[^\]]*\]|[\w-]+", path):  # dots inside [...] are a run's
         match = re.fullmatch(r"(\w+)\[run=([\w.-]+)\]", step)
         if match:
             value = next(row for row in value[match[1]] if row["run"] == match[2])
+        elif isinstance(value, list):
+            value = value[int(step)]
         else:
             value = value[step]
     return value

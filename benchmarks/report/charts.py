@@ -208,8 +208,10 @@ def draw_conll_perplexity(axes: plt.Axes, curves: Sequence[PerplexityCurve]) -> 
         axes.plot(curve.tokens, curve.perplexities, style, marker=".", color=colour, label=label)
     axes.set_title(f"LM perplexity on CoNLL-03 dev text ({CONLL_HELD_OUT})", fontsize=10)
     axes.set(xlabel="tokens seen by the continuation (millions)", ylabel="perplexity")
+    low, high = axes.get_ylim()
+    axes.set_ylim(low - 0.5 * (high - low), high)  # room below the curves for the legend
     axes.grid(True, alpha=0.3)
-    axes.legend(fontsize=6, loc="upper right")
+    axes.legend(fontsize=6, loc="lower left")
 
 
 def save(figure: plt.Figure, path: Path, title: str, bottom: float = 0.0, **title_style) -> Path:
@@ -360,7 +362,7 @@ def more_text_chart(
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize=7, loc="lower right")
     figure.text(0.01, 0.01, textwrap.fill(caption, 150), fontsize=7, va="bottom")
-    title = "Final recipes on the LMs continued on more text (benchmarks/results/tagging.json)"
+    title = "The LMs continued on more text (benchmarks/results/tagging.json, lm.json)"
     return save(figure, path, title, bottom=0.08)
 
 
