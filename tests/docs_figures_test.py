@@ -210,6 +210,13 @@ QUOTES = [
     ),
     (
         "training.md",
+        "chunking's (20 epochs, default seed), reaches a best dev F1 of {}",
+        "tagging",
+        "lm_study.chunk_ldnet_glove_sgd_lm-news_final.best_dev_f1",
+        two,
+    ),
+    (
+        "training.md",
         "best dev F1 over 30 epochs is {}",
         "tagging",
         "lm_study.ner_ldnet_glove_sgd_lm-more_text_final.best_dev_f1",
