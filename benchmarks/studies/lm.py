@@ -253,16 +253,12 @@ def ner_probes(pairs: List[str]) -> Dict[str, List[Dict[str, Any]]]:
         folder, _, label = pair.partition("=")
         if not label:
             raise SystemExit(f"--more-text-probes {pair!r}: give FOLDER=LABEL")
-        if label == "shipped":
-            runs = {name: tagging[name] for name in seed_runs(tagging, PROBE_TAGGER).values()}
-        else:
-            name = run_key(PROBE_TAGGER, None, label)
-            study = tagging.get("lm_study", {})
-            runs = {run: study[run] for run in seed_runs(study, name).values()}
-            if not runs:
-                raise SystemExit(
-                    f"--more-text-probes {pair!r}: tagging.json has no lm_study.{name}"
-                )
+        shipped = label == "shipped"  # the recipe's own runs, else the study's of the label
+        section = tagging if shipped else tagging.get("lm_study", {})
+        key = PROBE_TAGGER if shipped else run_key(PROBE_TAGGER, None, label)
+        runs = {name: section[name] for name in seed_runs(section, key).values()}
+        if not runs and not shipped:
+            raise SystemExit(f"--more-text-probes {pair!r}: tagging.json has no lm_study.{key}")
         probes[Path(folder).name] = [
             {
                 "run": name,
