@@ -76,8 +76,11 @@ def tagger_for(export_dir: str, threads: Optional[int]) -> Any:
     return _TAGGERS[key]
 
 
-def parse_line(raw: bytes, tagger: Any) -> Optional[List[str]]:
-    """The tokens of one input line (`None` for a blank line); a `ValueError` says what is wrong."""
+def parse_line(raw: bytes, tagger: Any) -> Optional[List[List[str]]]:
+    """
+    The token sequences of one input line (`Tagger.sequences`; `None` for a blank line); a
+    `ValueError` says what is wrong.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -90,7 +93,7 @@ def parse_line(raw: bytes, tagger: Any) -> Optional[List[str]]:
         raise ValueError(f"not valid JSON ({error}): {text.rstrip()!r:.100}") from error
     if not isinstance(json_dict, dict):
         raise ValueError(f"must be a JSON object, got {text.rstrip()!r:.100}")
-    return tagger.tokens(json_dict)  # the predictor's checks (an InputError, a ValueError)
+    return tagger.sequences(json_dict)  # the predictor's checks (an InputError, a ValueError)
 
 
 def tag_chunk(
@@ -124,22 +127,22 @@ def tag_chunk(
     The chunk's `ChunkResult`.
     """
     tagger = tagger_for(export_dir, threads)
-    tokens: List[List[str]] = []
+    inputs: List[List[List[str]]] = []
     bad: List[Tuple[int, str]] = []
     for number, raw in enumerate(lines, start=first_line):
         try:
-            sentence = parse_line(raw, tagger)
+            sequences = parse_line(raw, tagger)
         except ValueError as error:
             bad.append((number, str(error)))
             if not skip_bad_lines:
                 return ChunkResult("", bad)
             continue
-        if sentence is not None:
-            tokens.append(sentence)
+        if sequences is not None:
+            inputs.append(sequences)
     out = []
-    for start in range(0, len(tokens), batch_size):
-        batch = [{"tokens": sentence} for sentence in tokens[start : start + batch_size]]
-        out.extend(json.dumps(result) + "\n" for result in tagger.predict_batch_json(batch))
+    for start in range(0, len(inputs), batch_size):
+        batch = inputs[start : start + batch_size]
+        out.extend(json.dumps(result) + "\n" for result in tagger.results(batch))
     return ChunkResult("".join(out), bad)
 
 

@@ -5,8 +5,9 @@ The same input and output as the predictor under `allennlp predict`:
 
 - input: `{"sentence": "raw text"}` (tokenised as the predictor's spaCy model does: by
   `rule_tokenizer.RuleTokenizer` from the export's `tokenizer.json`, without spaCy, or by spaCy
-  for an export without it) or `{"tokens": ["pre", "tokenised"]}`; bad input is an
-  `InputError` (a `ValueError`) with the predictor's message;
+  for an export without it; each paragraph a sequence of its own, `tokenizer.paragraphs`) or
+  `{"tokens": ["pre", "tokenised"]}`; bad input is an `InputError` (a `ValueError`) with the
+  predictor's message;
 - output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, `end`
   inclusive, spans in order; an empty sentence gives empty lists.
 
@@ -36,7 +37,7 @@ from ldnet_runtime.indexing import TokenRows, build_indexer
 from ldnet_runtime.rule_tokenizer import RuleTokenizer
 from ldnet_runtime.shipped_exports import export_dir_of, is_export_dir, is_shipped_name
 from ldnet_runtime.spans import SPAN_DECODERS
-from ldnet_runtime.tokenizer import SpacyTokenizer
+from ldnet_runtime.tokenizer import SpacyTokenizer, paragraphs
 from ldnet_runtime.unicode_text import not_unicode
 from ldnet_runtime.viterbi import viterbi_tags
 
@@ -174,13 +175,7 @@ class Tagger:
         return self.predict_batch_json([inputs])[0]
 
     def predict_batch_json(self, inputs: Sequence[JsonDict]) -> List[JsonDict]:
-        tokens = [self.tokens(json_dict) for json_dict in inputs]
-        non_empty = [i for i, sentence in enumerate(tokens) if sentence]
-        tags: List[List[str]] = [[] for _ in inputs]
-        if non_empty:
-            for i, sentence_tags in zip(non_empty, self.tag_tokens([tokens[i] for i in non_empty])):
-                tags[i] = sentence_tags
-        return [self._result(words, sentence_tags) for words, sentence_tags in zip(tokens, tags)]
+        return self.results([self.sequences(json_dict) for json_dict in inputs])
 
     def tag(self, sentence: str) -> JsonDict:
         """`predict_json({"sentence": sentence})`."""
@@ -193,8 +188,12 @@ class Tagger:
 
     # ------------------------------------------------------------------ the steps
 
-    def tokens(self, json_dict: Any) -> List[str]:
-        """The tokens of one input object (the predictor's checks and messages)."""
+    def sequences(self, json_dict: Any) -> List[List[str]]:
+        """
+        The token sequences of one input object (the predictor's checks and messages): the
+        `"tokens"`, or the tokens of each paragraph of the `"sentence"` (`tokenizer.paragraphs`);
+        empty ones left out.
+        """
         if not isinstance(json_dict, dict):
             raise InputError(f"each input must be a JSON object, got {json_dict!r:.100}")
         where = getattr(json_dict, "where", "")
@@ -211,7 +210,7 @@ class Tagger:
             refusal = not_unicode("tokens", tokens)
             if refusal:
                 raise InputError(where + refusal)
-            return list(tokens)
+            return [list(tokens)] if tokens else []
         if "sentence" in json_dict:
             sentence = json_dict["sentence"]
             if not isinstance(sentence, str):
@@ -221,7 +220,8 @@ class Tagger:
                 raise InputError(where + refusal)
             if self._tokenizer is None:
                 self._tokenizer = self._load_tokenizer()
-            return self._tokenizer.tokenize(sentence)
+            tokenize = self._tokenizer.tokenize
+            return [tokens for tokens in map(tokenize, paragraphs(sentence)) if tokens]
         raise InputError(
             f'{where}each input line needs a "sentence" or a "tokens" key; got keys '
             f"{sorted(json_dict)}"
@@ -304,6 +304,24 @@ class Tagger:
         for i, path in zip(order, viterbi_tags(emissions, lengths, self.transitions)):
             tags[i] = [names[tag] for tag in path]
         return tags
+
+    def results(self, inputs: Sequence[Sequence[Sequence[str]]]) -> List[JsonDict]:
+        """
+        The outputs of a batch of inputs, each given as its token sequences (`sequences`): all
+        sequences are tagged in one `tag_tokens` call; an input's output is its sequences'
+        tokens and tags one after another, and the spans of those tags.
+        """
+        flat = [tokens for sequences in inputs for tokens in sequences]
+        tags = iter(self.tag_tokens(flat) if flat else [])
+        outputs = []
+        for sequences in inputs:
+            words: List[str] = []
+            input_tags: List[str] = []
+            for tokens in sequences:
+                words += tokens
+                input_tags += next(tags)
+            outputs.append(self._result(words, input_tags))
+        return outputs
 
     def _result(self, words: List[str], tags: List[str]) -> JsonDict:
         spans = [

