@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
-from typing import List, Optional, Union
+from typing import Dict, List, Optional, Union
 
 from ldnet_runtime.export_format import TAGGER_FILE
 
@@ -81,6 +81,18 @@ def _manifest_entry(name: str) -> Optional[dict]:
             f"(pretrained/MANIFEST.json lists {sorted(entries)})."
         )
     return entries[name]
+
+
+def shipped_kinds() -> Optional[Dict[str, str]]:
+    """
+    Each shipped model's kind (`tagger`, `dense_language_model`, `runtime_export`) by name, as
+    `pretrained/MANIFEST.json` lists them, or `None` where no manifest is found.
+    """
+    folder = pretrained_dir()
+    if folder is None or not (folder / "MANIFEST.json").is_file():
+        return None
+    entries = json.loads((folder / "MANIFEST.json").read_text(encoding="utf-8"))
+    return {name: str(entry.get("kind", "model")) for name, entry in entries.items()}
 
 
 def is_shipped_name(model: Union[str, Path]) -> bool:

@@ -25,6 +25,7 @@ from typing import List, Optional
 from ldnet_runtime.tagging import (
     add_arguments,
     model_of,
+    model_problem,
     runtime_folder,
     sentences_of,
     tag_with_runtime,
@@ -69,6 +70,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         except (OSError, ValueError, RuntimeError) as error:
             sys.exit(f"ldnet-tag: {error}")
         return
+    problem = model_problem(model)
+    if problem is not None:
+        sys.exit(f"ldnet-tag: {problem}")
     if importlib.util.find_spec("ldnet_allennlp") is None:
         sys.exit(
             f"ldnet-tag: {model!r} is not a folder that allennlp ldnet-export wrote, and tagging "

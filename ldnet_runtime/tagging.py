@@ -3,7 +3,8 @@ What the two tagging commands share: `ldnet-tag` (`tag_command.py`, this package
 script) and `allennlp ldnet-tag` (`ldnet_allennlp/tagging/commands/ldnet_tag.py`, the full
 install) take the same arguments (`add_arguments`), choose the same tagger by default
 (`DEFAULT_MODEL`, `FULL_MODEL`, `chosen_model`; `allennlp ldnet-serve` chooses by the same rule),
-decide alike whether the runtime tags it (`runtime_folder`), read the same sentences
+decide alike whether the runtime tags it (`runtime_folder`) and whether it names a tagger at
+all (`model_problem`), read the same sentences
 (`sentences_of`) and print them alike (`mark_spans`, `tag_with_runtime`).
 
 It is no command itself and imports neither torch nor AllenNLP.
@@ -19,6 +20,7 @@ from ldnet_runtime.shipped_exports import (
     export_dir_of,
     is_export_dir,
     is_shipped_name,
+    shipped_kinds,
 )
 from ldnet_runtime.unicode_text import lone_surrogate
 
@@ -107,6 +109,36 @@ def model_of(args: argparse.Namespace) -> str:
     A shipped tagger's name, an archive's path or an export folder's path.
     """
     return chosen_model(args.model, getattr(args, "full", False))
+
+
+def model_problem(model: str) -> Optional[str]:
+    """
+    Why `model` (what `model_of` gives) names no tagger, or `None` where it may: an existing
+    file or folder, a URL (AllenNLP's `cached_path` reads those), a name that
+    `pretrained/MANIFEST.json` lists as a tagger, or any name where no manifest is found (the
+    runtime's cache may hold its export). A missing path, or a name the manifest lacks or lists
+    as something else, gets a sentence saying so and what to give.
+
+    # Parameters
+
+    model : `str`
+        A shipped tagger's name, an archive's path or an export folder's path.
+    """
+    if Path(model).exists() or "://" in model:
+        return None
+    what = "a tagger archive, a folder that allennlp ldnet-export wrote, or a shipped tagger's name"
+    if not is_shipped_name(model):
+        return f"{model!r} does not exist: give {what}."
+    kinds = shipped_kinds()
+    if kinds is None or kinds.get(model) == "tagger":
+        return None
+    taggers = sorted(name for name, kind in kinds.items() if kind == "tagger")
+    if model in kinds:
+        return f"{model!r} is a shipped {kinds[model]}, not a tagger; the taggers are {taggers}."
+    return (
+        f"{model!r} is no file or folder here and no shipped tagger (pretrained/MANIFEST.json "
+        f"lists the taggers {taggers}): give {what}."
+    )
 
 
 def mark_spans(tokens: Sequence[str], spans: List[Dict[str, Any]]) -> str:

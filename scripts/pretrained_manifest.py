@@ -46,9 +46,10 @@ ENTRIES = {
     for direction in ("forward", "backward")
 }
 
-# The taggers behind issue 13's figures (tagging.json `final`), shipped un-pruned: the run's
-# `model_fp16.tar.gz` written by `python -m benchmarks tagging --ship` (fp16 weights, the LMs
-# by reference), copied in when its test F1 is within 0.05 of the fp32 one (both in tagging.json).
+# The taggers behind the tagging study's final figures (tagging.json `final`), shipped
+# un-pruned: the run's `model_fp16.tar.gz` written by `python -m benchmarks tagging --ship` (fp16
+# weights, the LMs by reference), copied in when its test F1 is within 0.05 of the fp32 one (both
+# in tagging.json).
 FULL_TAGGERS = {
     "ner": {
         "task": "ner",

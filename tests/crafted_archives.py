@@ -65,7 +65,7 @@ def craft_archive(base: Path, output: Path, attack: str, outside: Path) -> str:
     of the member that must be refused.
     """
     extra = []  # (TarInfo, data or None)
-    if attack == "traversal":  # issue 19: ../../../../<dir>/TRAVERSED
+    if attack == "traversal":  # ../../../../<dir>/TRAVERSED
         extra.append((_file(escape(outside) + "/TRAVERSED"), PAYLOAD))
     elif attack == "absolute":
         extra.append((_file((outside.resolve() / "ABSOLUTE").as_posix()), PAYLOAD))

@@ -157,7 +157,7 @@ def test_the_shipped_tagger_scores_its_manifest_test_f1(name):
 def test_the_ner_taggers_vocabulary_is_the_training_files(name):
     """The NER configs named eng.testb as `test_data_path` when these taggers were trained, but
     built their vocabulary from eng.train alone (`datasets_for_vocab_creation`): no word, no
-    character and no tag comes from a dev or test file (issue 33, item 5)."""
+    character and no tag comes from a dev or test file."""
     train = DATA / "conll2003" / "eng.train"
     if not train.exists():
         pytest.skip(f"{train} is not here (set LDNET_SHARED_DATA to the shared data folder)")

@@ -39,7 +39,7 @@ DIMENSION_ERRORS = {
         + ["ner_vanilla_glove", "ner_ldnet_glove", "chunk_vanilla_glove", "chunk_ldnet_glove"]
         + ["ner_ldnet_glove_prune", "chunk_ldnet_glove_prune"]
         + ["ner_ldnet_glove_prune_sgd_masks", "chunk_ldnet_glove_prune_sgd_masks"]
-        # issue 13's recipe search
+        # the recipe search's configs
         + [f"recipe/ner_vanilla_glove_{v}" for v in ["min2", "nowords", "sgd", "char_lstm"]]
         + ["recipe/ner_ldnet_glove_sgd", "recipe/chunk_ldnet_glove_sgd"]
         + ["recipe/chunk_vanilla_glove_sgd", "recipe/ner_ldnet_glove_sgd_prune"]

@@ -86,7 +86,7 @@ def assert_untouched(outside: Path, before: dict) -> None:
 def test_the_crafted_archives_write_outside_with_allennlps_own_extraction(
     attack, tmp_path, outside, temp_root, monkeypatch
 ):
-    # what the patch prevents (issue 19): these really escape AllenNLP's extraction
+    # what the patch prevents: these really escape AllenNLP's extraction
     archive, _ = evil_archive(tmp_path, attack, outside, monkeypatch)
     before = snapshot(outside)
     with safe_archive_extraction.ALLENNLP_EXTRACTED_ARCHIVE(archive):

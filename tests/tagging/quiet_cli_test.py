@@ -1,8 +1,9 @@
 """
-Quiet, fast command lines (issue 35): `ldnet-tag "one sentence"` prints the tagged sentence and
+Quiet, fast command lines: `ldnet-tag "one sentence"` prints the tagged sentence and
 nothing else, on stdout and stderr together; given a folder that `allennlp ldnet-export` wrote,
 it tags without importing torch or AllenNLP; `ldnet-tag` and `ldnet-serve` default to the pruned
-shipped tagger, the un-pruned one a flag away.
+shipped tagger, the un-pruned one a flag away; a model that names no tagger is refused in one
+line that says what to give.
 """
 
 import argparse
@@ -16,7 +17,8 @@ from allennlp.common.checks import ConfigurationError
 
 from ldnet_allennlp.onnx_export.exporter import export_tagger
 from ldnet_allennlp.serving.commands.ldnet_serve import model_of as served_model
-from ldnet_runtime.tagging import model_of
+from ldnet_allennlp.tagging.commands.ldnet_tag import tag_from_args
+from ldnet_runtime.tagging import model_of, model_problem
 from tests.conftest import FIXTURES_ROOT
 
 BIN = Path(sys.executable).parent
@@ -64,3 +66,34 @@ def test_the_pruned_tagger_is_the_default_and_the_full_one_a_flag_away():
     assert served_model(argparse.Namespace(archive="x.tar.gz")) == "x.tar.gz"
     with pytest.raises(ConfigurationError, match="--full"):
         served_model(argparse.Namespace(archive="x.tar.gz", full=True))
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ("nonexistent", "'nonexistent' is no file or folder here and no shipped tagger"),
+        ("lm_forward", "'lm_forward' is a shipped dense_language_model, not a tagger"),
+        ("ner_pruned_runtime", "'ner_pruned_runtime' is a shipped runtime_export, not a tagger"),
+        ("runs/no/model.tar.gz", "'runs/no/model.tar.gz' does not exist: give a tagger archive"),
+    ],
+)
+def test_a_model_that_names_no_tagger_is_refused_in_one_line(model, message, tmp_path):
+    assert message in model_problem(model)
+    process = subprocess.run(
+        [str(BIN / "ldnet-tag"), "--model", model, SENTENCE],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+    )
+    assert process.returncode == 1 and process.stdout == ""
+    assert process.stderr.splitlines() == [f"ldnet-tag: {model_problem(model)}"]
+    assert "['chunk', 'chunk_pruned', 'ner', 'ner_pruned']" in process.stderr or "/" in model
+    with pytest.raises(ConfigurationError, match=message):
+        tag_from_args(argparse.Namespace(model=model, sentences=[SENTENCE]))
+
+
+def test_what_may_name_a_tagger_is_left_to_the_loaders(tmp_path):
+    archive = FIXTURES_ROOT / "archives" / "ner_ldnet_pruned.tar.gz"
+    for model in ["ner", "ner_pruned", "chunk", str(archive), str(tmp_path), "https://x.org/m"]:
+        assert model_problem(model) is None, model

@@ -1,5 +1,5 @@
 """
-Exact resume after a SIGKILL in the middle of an epoch (issue 8, part 2).
+Exact resume after a SIGKILL in the middle of an epoch.
 
 For each kind of training the package ships (a dense LM, the LD-Net tagger, LD-Net pruning with
 the `layer_pruning` callback, a distillation student), on the fixtures and through the real

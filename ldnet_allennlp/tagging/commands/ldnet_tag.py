@@ -25,6 +25,7 @@ from ldnet_runtime.tagging import (
     add_arguments,
     mark_spans,
     model_of,
+    model_problem,
     runtime_folder,
     sentences_of,
     tag_with_runtime,
@@ -76,6 +77,9 @@ def tag_from_args(args: argparse.Namespace) -> None:
     if folder is not None:
         tag_with_runtime(str(folder), sentences_of(args))
         return
+    problem = model_problem(model)
+    if problem is not None:
+        raise ConfigurationError(problem)
     if model in manifest():
         predictor = load_pretrained(model)
     else:

@@ -1,5 +1,5 @@
 """
-The drop-in claim of issue 6: a config that uses `elmo_token_embedder` (allennlp-models'
+The drop-in claim: a config that uses `elmo_token_embedder` (allennlp-models'
 `ner_elmo`) trains with our scalar mix after changing only the `elmo` indexer, the `elmo`
 embedder and the encoder's `input_size`.
 """
