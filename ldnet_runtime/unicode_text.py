@@ -2,7 +2,7 @@
 Text that is not Unicode. A JSON string may hold `\\ud800`, half of a UTF-16 surrogate pair
 without its other half, and Python reads it as a lone surrogate: a code point that is no
 character and has no UTF-8. spaCy's tokenizer cannot hash it, and neither a JSON answer nor a
-file in UTF-8 can hold it, so every input check (the runtime's `Tagger.tokens`, the
+file in UTF-8 can hold it, so every input check (the runtime's `Tagger.sequences`, the
 `ldnet_tagger` and `distillation_classifier` predictors, the server's `check_input`) refuses
 such text up front in the same words (`not_unicode`), instead of failing later.
 

@@ -325,7 +325,9 @@ def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
     the untimed steps back."""
     from ldnet_runtime import exported_tagger
 
-    steps = ("tokens", "_result", "_indexers", "session", "_token_rows")
+    # the input checks: `sequences` (each input's token sequences), `tokens` in older runtimes
+    checks = "sequences" if hasattr(tagger, "sequences") else "tokens"
+    steps = (checks, "_result", "_indexers", "session", "_token_rows")
     untimed = {name: getattr(tagger, name) for name in steps}
     viterbi_tags = exported_tagger.viterbi_tags
 
@@ -338,7 +340,7 @@ def instrument(tagger, seconds: Dict[str, float]) -> Callable[[], None]:
                 )
         return timed
 
-    tagger.tokens = clocked(seconds, "input_checks", tagger.tokens)
+    setattr(tagger, checks, clocked(seconds, "input_checks", getattr(tagger, checks)))
     tagger._result = clocked(seconds, "spans_and_output", tagger._result)
     tagger._indexers = [(name, timed_indexer(name, i)) for name, i in tagger._indexers]
     tagger.session = SimpleNamespace(run=clocked(seconds, "graph", tagger.session.run))
