@@ -12,7 +12,8 @@ LD-Net pruning on real data, two studies over the phase-2 runs of `pruning_phase
   `--tagger-lr` into `<out>/<task>_budget<B>[_lr<lr>][_ep<N>]`, from `--phase1-dir` or
   `pretrained/<task>_ldnet.tar.gz` laid out as one, then prunes it. Stage `score`: dev and test
   F1 and speed of each; the run chosen on dev is the smallest budget that loses at most
-  `--max-dev-loss` dev F1 against the phase-1 tagger.
+  `--max-dev-loss` dev F1 against the phase-1 tagger. With `--lm-label` (a phase 1 on other
+  LMs), dev F1 only, kept apart under `lm_study`.
 
     python -m benchmarks pruning --task ner --config <config> --phase2-dir runs/pruning_budget/<run>
     python -m benchmarks pruning_budget --task ner --budgets 2 4 6 --epochs 3
@@ -57,6 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser, budget: bool = False) -> None
         parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4, 6])
         parser.add_argument("--tagger-lr", type=float, default=None, help="default: the config's")
         parser.add_argument("--max-dev-loss", type=float, default=0.3)
+        parser.add_argument(
+            "--lm-label",
+            default=None,
+            help="the phase-1 tagger's LMs, in a study of other LMs: dev F1 only (test is never "
+            "read), no timing; the rows go under lm_study.<task>_lm-<label>",
+        )
     else:
         parser.add_argument("--speed-only", action="store_true", help="train no phase 2")
         parser.add_argument("--phase2-dir", default=None, help="a finished phase-2 run to score")
@@ -256,20 +263,24 @@ SPEEDS = ("words_per_sec_pruned_b32", "words_per_sec_unpruned_b32")  # of a budg
 def score_budgets(args: argparse.Namespace) -> None:
     """F1 on dev and test of the phase-1 tagger and of each pruned one, and (unless
     `--no-speed`) their speed; saves each budget's row as it is measured: layers kept, phase 2's
-    epochs and time, FLOPs ratio, F1 by split and the losses against the phase-1 tagger's."""
+    epochs and time, FLOPs ratio, F1 by split and the losses against the phase-1 tagger's. With
+    `--lm-label`, dev F1 only and no timing, saved under `lm_study.<task>_lm-<label>`."""
     run = prepared(args)
+    label = getattr(args, "lm_label", None)
+    splits = ("dev",) if label else SPLITS
 
     def f1(archive: Path) -> Dict[str, float]:
-        return {s: round(phase2.evaluated_f1(archive, args.task, s, run.log), 2) for s in SPLITS}
+        return {s: round(phase2.evaluated_f1(archive, args.task, s, run.log), 2) for s in splits}
 
     unpruned = f1(run.phase1 / "model.tar.gz")
     phase1 = args.phase1_dir or f"pretrained/{args.task}_ldnet.tar.gz"
     settings = dict(title=run.task["title"], phase1=str(phase1), phase2_config=run.config)
-    settings.update({f"{split}_f1_unpruned": unpruned[split] for split in SPLITS})
+    settings.update({f"{split}_f1_unpruned": unpruned[split] for split in splits})
     settings["max_dev_loss"] = args.max_dev_loss
-    saved = load_results("pruning_budget").get(args.task, {}).get("rows", [])
+    saved = budget_record(load_results("pruning_budget"), args.task, label).get("rows", [])
     saved = {row["run"]: row for row in saved}
-    sentences = None if args.no_speed else read_sentences(run.task["data"][run.task["test"]])
+    no_speed = args.no_speed or label
+    sentences = None if no_speed else read_sentences(run.task["data"][run.task["test"]])
     mine: Dict[str, Dict[str, Any]] = {}  # the rows this call measured
     for budget, name in run.names.items():
         found = phase2.run_figures(run.out / name, run.out / f"{name}_report.json")
@@ -291,8 +302,16 @@ def score_budgets(args: argparse.Namespace) -> None:
         elif name in saved:  # a --no-speed re-run keeps the timing of the same model
             row.update({k: v for k, v in saved[name].items() if k.startswith(("speed", "words"))})
         mine[name] = row
-        record = save_budgets(args.task, settings, mine, run.command)
+        record = save_budgets(args.task, settings, mine, run.command, label)
     print(json.dumps(record, indent=2))
+
+
+def budget_record(results: Dict[str, Any], task: str, label: Optional[str]) -> Dict[str, Any]:
+    """The record of `task`'s rows in pruning_budget.json: `results[task]`, or with an LM
+    `label` `results["lm_study"]["<task>_lm-<label>"]` (empty where there is none yet)."""
+    if label is None:
+        return results.get(task, {})
+    return results.get("lm_study", {}).get(f"{task}_lm-{label}", {})
 
 
 def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]:
@@ -303,13 +322,18 @@ def chosen_run(rows: List[Dict[str, Any]], max_dev_loss: float) -> Optional[str]
 
 
 def save_budgets(
-    task: str, settings: Dict[str, Any], mine: Dict[str, Dict[str, Any]], command: str
+    task: str,
+    settings: Dict[str, Any],
+    mine: Dict[str, Dict[str, Any]],
+    command: str,
+    label: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """This call's rows merged into pruning_budget.json as it is now, under the file's lock:
-    other calls, for either task, may save their rows meanwhile."""
+    """This call's rows merged into pruning_budget.json as it is now (`budget_record`'s
+    place), under the file's lock: other calls, for either task, may save their rows
+    meanwhile."""
 
     def merged(results: Dict[str, Any]) -> Dict[str, Any]:
-        record = {**results.get(task, {}), **settings}
+        record = {**budget_record(results, task, label), **settings}
         rows = {**{row["run"]: row for row in record.get("rows", [])}, **mine}
         record["rows"] = sorted(
             rows.values(), key=lambda r: (r["budget"], r["tagger_lr"] or 0, r["epochs"])
@@ -317,11 +341,15 @@ def save_budgets(
         record["chosen_run_on_dev"] = chosen_run(record["rows"], settings["max_dev_loss"])
         record["commands"] = list(dict.fromkeys(record.get("commands", []) + [command]))
         title = "LD-Net pruning: F1 and speed against the layer budget"
+        if label is not None:
+            study = {**results.get("lm_study", {}), f"{task}_lm-{label}": record}
+            return {"lm_study": study, "title": title}
         return {task: record, "title": title, "hardware": hardware()}
 
     # no summary table: the rows are the record, the headlines what BENCHMARKS.md shows
     finish = lambda results: results.pop("summary", None)  # noqa: E731
-    return write_results(results_path("pruning_budget"), merged, finish=finish)[task]
+    written = write_results(results_path("pruning_budget"), merged, finish=finish)
+    return budget_record(written, task, label)
 
 
 def budget_summary(results: Dict[str, Any]) -> List[Headline]:

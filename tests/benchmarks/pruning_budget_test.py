@@ -7,6 +7,7 @@ dev choice of budget by hand; both stages end to end with `allennlp` stubbed.
 
 import json
 from pathlib import Path
+from typing import List
 
 import pytest
 import torch
@@ -224,14 +225,10 @@ def test_the_lr_config_is_the_sticky_config_with_the_benchmarks_override(
     assert Params.from_file(str(config), ext_vars=env).as_dict() == measured
 
 
-def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypatch):
-    """
-    Both stages end to end with `allennlp` stubbed: each budget's phase 2 and prune run once, the
-    F1 losses are against the phase-1 tagger's, the run chosen on dev is the smallest budget
-    within --max-dev-loss, and a later `--no-speed` call keeps the timing it did not redo.
-    """
-    import sys
-
+def stub_pruning(tmp_path, monkeypatch, f1) -> List[str]:
+    """`allennlp` (train, ldnet-prune), the F1 evaluation (`f1`: by archive name and split) and
+    the timing stubbed; results written under `tmp_path`/results; a phase-1 run in
+    `tmp_path`/phase1. Returns the list the stubbed `allennlp` calls are kept in."""
     results_dir = tmp_path / "results"
     monkeypatch.setattr(harness_results, "RESULTS_DIR", results_dir)
     phase1 = tmp_path / "phase1"
@@ -240,15 +237,6 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
     lm = {"forward_lm_archive": "fwd.tar.gz", "backward_lm_archive": "bwd.tar.gz"}
     config = {"model": {"text_field_embedder": {"token_embedders": {"lm": lm}}}}
     (phase1 / "config.json").write_text(json.dumps(config))
-    # dev / test F1 by archive: the phase-1 tagger, and budget 2 (too lossy) and 4 (within 0.3)
-    f1 = {
-        ("model.tar.gz", "dev"): 95.0,
-        ("model.tar.gz", "test"): 91.0,
-        ("ner_budget2_pruned.tar.gz", "dev"): 94.0,
-        ("ner_budget2_pruned.tar.gz", "test"): 90.0,
-        ("ner_budget4_pruned.tar.gz", "dev"): 94.8,
-        ("ner_budget4_pruned.tar.gz", "test"): 90.9,
-    }
     calls = []
 
     def fake_allennlp(args, log, env=None, threads=0):
@@ -304,6 +292,29 @@ def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypat
         "budget_overrides",
         lambda config, env, budget, epochs, lr: json.dumps({"budget": budget}),
     )
+    return calls
+
+
+def test_the_main_loop_scores_each_budget_and_chooses_on_dev(tmp_path, monkeypatch):
+    """
+    Both stages end to end with `allennlp` stubbed: each budget's phase 2 and prune run once, the
+    F1 losses are against the phase-1 tagger's, the run chosen on dev is the smallest budget
+    within --max-dev-loss, and a later `--no-speed` call keeps the timing it did not redo.
+    """
+    import sys
+
+    results_dir = tmp_path / "results"
+    phase1 = tmp_path / "phase1"
+    # dev / test F1 by archive: the phase-1 tagger, and budget 2 (too lossy) and 4 (within 0.3)
+    f1 = {
+        ("model.tar.gz", "dev"): 95.0,
+        ("model.tar.gz", "test"): 91.0,
+        ("ner_budget2_pruned.tar.gz", "dev"): 94.0,
+        ("ner_budget2_pruned.tar.gz", "test"): 90.0,
+        ("ner_budget4_pruned.tar.gz", "dev"): 94.8,
+        ("ner_budget4_pruned.tar.gz", "test"): 90.9,
+    }
+    calls = stub_pruning(tmp_path, monkeypatch, f1)
     monkeypatch.chdir(tmp_path)
     argv = ["pruning_budget", "--task", "ner", "--config", "c.jsonnet"]
     argv += ["--phase1-dir", str(phase1), "--out", "out", "--budgets", "2", "4"]
@@ -358,3 +369,33 @@ def test_the_cli_names_both_studies():
     assert STUDY is bench.BUDGET_STUDY
     names = [study.name for study in all_studies()]
     assert names[names.index("pruning") + 1] == "pruning_budget"
+
+
+def test_an_lm_label_scores_dev_only_and_keeps_apart(tmp_path, monkeypatch):
+    """With --lm-label (a phase 1 on other LMs) the budgets are trained and pruned as always,
+    scored on dev only (the stub has no test F1, so reading test would fail) and untimed, and
+    their rows go under lm_study.<task>_lm-<label>, leaving the task's own record alone."""
+    import sys
+
+    results_dir = tmp_path / "results"
+    results_dir.mkdir()
+    shipped = {"ner": {"rows": [], "dev_f1_unpruned": 94.0}, "title": "t"}
+    (results_dir / "pruning_budget.json").write_text(json.dumps(shipped))
+    f1 = {("model.tar.gz", "dev"): 95.0, ("ner_budget2_pruned.tar.gz", "dev"): 94.9}
+    calls = stub_pruning(tmp_path, monkeypatch, f1)
+    monkeypatch.setattr(phase2, "speed", lambda *args: pytest.fail("timed"))
+    monkeypatch.chdir(tmp_path)
+    argv = ["pruning_budget", "--task", "ner", "--config", "c.jsonnet", "--lm-label", "news"]
+    argv += ["--phase1-dir", str(tmp_path / "phase1"), "--out", "out", "--budgets", "2"]
+    monkeypatch.setattr(sys, "argv", ["benchmarks", *argv])
+    run_study(bench.BUDGET_STUDY, build_parser([bench.BUDGET_STUDY]).parse_args(argv))
+    assert calls == ["train", "ldnet-prune"]
+    results = json.loads((results_dir / "pruning_budget.json").read_text())
+    assert results["ner"] == shipped["ner"]
+    record = results["lm_study"]["ner_lm-news"]
+    assert record["dev_f1_unpruned"] == 95.0 and "test_f1_unpruned" not in record
+    (row,) = record["rows"]
+    assert row["dev_f1_pruned"] == 94.9 and row["dev_f1_loss"] == 0.1
+    assert not any(key.startswith(("test", "speed", "words")) for key in row)
+    assert record["chosen_run_on_dev"] == "ner_budget2"
+    assert bench.budget_record(results, "ner", "news") == record
