@@ -210,9 +210,23 @@ QUOTES = [
     ),
     (
         "training.md",
-        "chunking's (20 epochs, default seed), reaches a best dev F1 of {}",
+        "| NER, 30 epochs, default seed | {} (",
+        "tagging",
+        "lm_study.ner_ldnet_glove_sgd_lm-news_final.best_dev_f1",
+        two,
+    ),
+    (
+        "training.md",
+        "| chunking, 20 epochs, default seed | {} (",
         "tagging",
         "lm_study.chunk_ldnet_glove_sgd_lm-news_final.best_dev_f1",
+        two,
+    ),
+    (
+        "training.md",
+        "| chunking, seed 2 | {} (",
+        "tagging",
+        "lm_study.chunk_ldnet_glove_sgd_lm-news_final_seed2.best_dev_f1",
         two,
     ),
     (

@@ -10,8 +10,9 @@ software name or date in the metadata).
 - `f1_vs_layers.png`: test F1 against the LM layers left by pruning (`pruning_budget.json`);
 - `layer_masks.png`: the live LM layers at each epoch of the shipped pruning runs (`pruning.json`);
 - `lm_more_text.png`: dev F1 by epoch of the final recipes on the LMs continued on more text
-  against the shipped LMs (`tagging.json`), with the LMs' held-out perplexities, and the LMs'
-  perplexity on CoNLL-03's dev text against the tokens a continuation has seen (`lm.json`).
+  against the shipped LMs (`tagging.json`), with the LMs' held-out perplexities, the LMs'
+  perplexity on CoNLL-03's dev text against the tokens a continuation has seen (`lm.json`), and
+  each LM set's best dev F1 gain against that perplexity.
 """
 
 import textwrap
@@ -47,10 +48,16 @@ DEFAULT_EXPORT_SERIES = ("ner_pruned, ldnet_runtime, default export (int8)", "ru
 # pruning.json keys each task's figures under this prefix
 PRUNING_PREFIXES = (("ner", ""), ("chunk", "conll00_"))
 LIVE, PRUNED, UNKNOWN = 1.0, 0.0, 0.5  # a cell of the layer-mask map
-# the LMs continued on more text: their `--lm-label` in tagging.json's `lm_study`, and the runs
-# of lm.json's `more_text.runs` whose held-out perplexities the caption gives (theirs, shipped)
-MORE_TEXT_LABEL = "more_text_final"
-MORE_TEXT_RUNS = ("lm_score_cpu_more_final", "lm_score_shipped")
+# the LMs continued on more text: their `--lm-label` in tagging.json's `lm_study` -> what they
+# were continued on and the run of lm.json's `more_text.runs` that scored their weights on
+# CoNLL-03's dev text (a continuation's last curve point is its last weights); the shipped LMs'
+# run; and the runs whose held-out perplexities the caption gives (continued, shipped)
+CONTINUED_LMS = {
+    "more_text_final": ("Wikipedia + Wikinews", "lm_score_cpu_more_final"),
+    "news_final": ("Wikinews", "lm_cpu_news"),
+}
+SHIPPED_LM_RUN = "lm_score_shipped"
+MORE_TEXT_RUNS = ("lm_score_cpu_more_final", SHIPPED_LM_RUN)
 RECIPES = (("ner", "ner_ldnet_glove_sgd"), ("chunk", "chunk_ldnet_glove_sgd"))
 CONLL_HELD_OUT = "conll03_dev"  # the held-out set of CoNLL-03's dev text (eng.testa)
 
@@ -64,8 +71,11 @@ Anchor = namedtuple("Anchor", "name f1 words_per_sec hardware")
 # it is the run chosen on dev
 BudgetPoint = namedtuple("BudgetPoint", "run live_layers test_f1 epochs chosen")
 Json = Mapping[str, Any]  # a results file
-# a training run's dev F1 after each epoch, and whether its LMs are the continued ones
-DevCurve = namedtuple("DevCurve", "run dev_f1_by_epoch more_text")
+# a training run's dev F1 after each epoch, and the `--lm-label` of its LMs (None: the shipped)
+DevCurve = namedtuple("DevCurve", "run dev_f1_by_epoch lms")
+# a task's best dev F1 on an LM set (the mean over its seeds, and their number) minus the
+# shipped LMs' (the same mean), against the forward LM's perplexity on CoNLL-03's dev text
+GainPoint = namedtuple("GainPoint", "task lms perplexity gain seeds")
 # an LM's perplexity on CoNLL-03's dev text: a continuation's at each evaluation (millions of
 # tokens seen), or one level for a run of no passes (`tokens` None)
 PerplexityCurve = namedtuple("PerplexityCurve", "run direction tokens perplexities")
@@ -147,15 +157,64 @@ def pruning_runs(pruning: Json, manifest: Json) -> List[PruningRun]:
 
 def more_text_curves(tagging: Json, task_run: str) -> List[DevCurve]:
     """The dev F1 curves of the recipe `task_run` in tagging.json: on the shipped LMs (its runs
-    in `recipe_search`, one per seed) and on the continued LMs (its `lm_study` runs labelled
-    `MORE_TEXT_LABEL`), in that order, each sorted by run."""
+    in `recipe_search`, one per seed) and on each set of continued LMs (its `lm_study` runs
+    labelled as in `CONTINUED_LMS`), in that order, each sorted by run."""
     curves = []
-    for section, more_text in (("recipe_search", False), ("lm_study", True)):
+    for section in ("recipe_search", "lm_study"):
         for run, record in sorted(tagging.get(section, {}).items()):
             recipe, _, label = run.split(SEED_SUFFIX)[0].partition(LM_LABEL_INFIX)
-            if recipe == task_run and (label == MORE_TEXT_LABEL) == more_text:
-                curves.append(DevCurve(run, list(record["dev_f1_by_epoch"]), more_text))
+            lms = label or None
+            if recipe == task_run and (lms in CONTINUED_LMS if section == "lm_study" else not lms):
+                curves.append(DevCurve(run, list(record["dev_f1_by_epoch"]), lms))
     return curves
+
+
+def forward_conll_perplexity(curves: Sequence[PerplexityCurve], run: str) -> Any:
+    """The forward LM's perplexity on CoNLL-03's dev text of lm.json's `run`: its level, or a
+    continuation's last point (its last weights); None where it has none."""
+    found = [c.perplexities[-1] for c in curves if c.run == run and c.direction == "forward"]
+    return found[0] if found else None
+
+
+def f1_gain_points(tagging: Json, curves: Sequence[PerplexityCurve]) -> List[GainPoint]:
+    """Per task of `RECIPES` and LM set (the shipped LMs, each of `CONTINUED_LMS` with runs):
+    the best dev F1 (mean over the seeds) minus the shipped LMs', against the forward LM's
+    CoNLL-03 dev perplexity (`conll_perplexity_curves`); sets without one are left out."""
+    points = []
+    for task, run in RECIPES:
+        best: Dict[Any, List[float]] = {}
+        for curve in more_text_curves(tagging, run):
+            best.setdefault(curve.lms, []).append(max(curve.dev_f1_by_epoch))
+        if None not in best:
+            continue
+        shipped = sum(best[None]) / len(best[None])
+        for lms, values in best.items():
+            lm_run = SHIPPED_LM_RUN if lms is None else CONTINUED_LMS[lms][1]
+            perplexity = forward_conll_perplexity(curves, lm_run)
+            if perplexity is not None:
+                gain = round(sum(values) / len(values) - shipped, 4)
+                points.append(GainPoint(task, lms, perplexity, gain, len(values)))
+    return points
+
+
+def draw_f1_gains(axes: plt.Axes, points: Sequence[GainPoint]) -> None:
+    """Each task's gain in best dev F1 (one colour a task) against perplexity, one marker an LM
+    set, its seeds in brackets."""
+    markers = dict(zip([None, *CONTINUED_LMS], "o^s"))
+    colours = dict(zip(sorted({point.task for point in points}), plt.get_cmap("tab10").colors))
+    for point in points:
+        name = "shipped LMs" if point.lms is None else CONTINUED_LMS[point.lms][0]
+        label = f"{point.task}, {name} ({point.seeds} seed{'s' * (point.seeds > 1)})"
+        style = dict(marker=markers[point.lms], color=colours[point.task], ms=8, ls="")
+        axes.plot([point.perplexity], [point.gain], label=label, **style)
+    axes.axhline(0.0, color="grey", lw=1)
+    axes.set_title("Best dev F1 gained against the LMs' perplexity", fontsize=10)
+    axes.set(xlabel=f"forward LM perplexity on CoNLL-03 dev text ({CONLL_HELD_OUT})")
+    axes.set(ylabel="best dev F1 less the shipped LMs' (means of seeds)")
+    low, high = axes.get_ylim()
+    axes.set_ylim(low - 0.6 * (high - low), high)  # room below the points for the legend
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=7, loc="lower left")
 
 
 def more_text_caption(lm: Json) -> str:
@@ -343,17 +402,30 @@ def more_text_chart(
     tagging: Json, caption: str, path: Path, perplexity: Sequence[PerplexityCurve] = ()
 ) -> Path:
     """Draws `lm_more_text.png`: dev F1 by epoch, one panel per task, the shipped LMs' runs in
-    grey, the continued LMs' in colour; with `perplexity`, a panel of the LMs' perplexity on
-    CoNLL-03's dev text against tokens seen."""
-    columns = len(RECIPES) + bool(perplexity)
-    figure, panels = plt.subplots(1, columns, figsize=(5 * columns, 4.4), squeeze=False)
+    grey, each set of continued LMs' in a colour of its own (seed 2 dashed); with `perplexity`,
+    a panel of the LMs' perplexity on CoNLL-03's dev text against tokens seen, and one of the
+    best dev F1 gained against that perplexity (`f1_gain_points`)."""
+    gains = f1_gain_points(tagging, perplexity)
+    count = len(RECIPES) + bool(perplexity) + bool(gains)
+    rows = 2 if count == 4 else 1
+    columns = count // rows
+    figure, grid = plt.subplots(rows, columns, figsize=(6 * columns, 4.6 * rows), squeeze=False)
+    panels = list(grid.flat)
     if perplexity:
-        draw_conll_perplexity(panels[0][-1], perplexity)
-    for axes, (task, run) in zip(panels[0], RECIPES):
+        draw_conll_perplexity(panels[len(RECIPES)], perplexity)
+    if gains:
+        draw_f1_gains(panels[-1], gains)
+    colours = dict(zip(CONTINUED_LMS, plt.get_cmap("tab10").colors))
+    for axes, (task, run) in zip(panels, RECIPES):
         for curve in more_text_curves(tagging, run):
             epochs = range(1, len(curve.dev_f1_by_epoch) + 1)
-            style = dict(lw=2) if curve.more_text else dict(color="grey", lw=1, alpha=0.8)
-            label = ("continued LMs: " if curve.more_text else "shipped LMs: ") + curve.run
+            seed = curve.run.partition(SEED_SUFFIX)[2]
+            style: Dict[str, Any] = dict(color="grey", lw=1, alpha=0.8)
+            label = "shipped LMs"
+            if curve.lms is not None:
+                style = dict(color=colours[curve.lms], lw=1.5, ls="--" if seed else "-")
+                label = CONTINUED_LMS[curve.lms][0]
+            label += f", seed {seed}" if seed else ", default seed"
             axes.plot(epochs, curve.dev_f1_by_epoch, marker=".", label=label, **style)
         axes.set_title(f"{task}: {run}", fontsize=10)
         axes.set(xlabel="epoch", ylabel="dev F1")
@@ -361,9 +433,9 @@ def more_text_chart(
         axes.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize=7, loc="lower right")
-    figure.text(0.01, 0.01, textwrap.fill(caption, 150), fontsize=7, va="bottom")
+    figure.text(0.01, 0.01, textwrap.fill(caption, 75 * columns), fontsize=7, va="bottom")
     title = "The LMs continued on more text (benchmarks/results/tagging.json, lm.json)"
-    return save(figure, path, title, bottom=0.08)
+    return save(figure, path, title, bottom=0.08 / rows)
 
 
 def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> Dict[str, Path]:
@@ -386,7 +458,7 @@ def render_charts(results_dir: Path, out_dir: Path, manifest_path=MANIFEST) -> D
         drawn["f1_vs_layers"] = f1_vs_layers_chart(budget, tasks, out_dir / "f1_vs_layers.png")
     if runs:
         drawn["layer_masks"] = layer_masks_chart(runs, out_dir / "layer_masks.png")
-    if any(curve.more_text for _, run in RECIPES for curve in more_text_curves(tagging, run)):
+    if any(curve.lms for _, run in RECIPES for curve in more_text_curves(tagging, run)):
         caption = more_text_caption(lm)
         drawn["lm_more_text"] = more_text_chart(
             tagging, caption, out_dir / "lm_more_text.png", conll_perplexity_curves(lm)

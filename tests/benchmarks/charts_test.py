@@ -167,10 +167,10 @@ def test_the_more_text_chart_reads_the_recipes_curves_and_the_lms_perplexities(t
     }
     curves = charts.more_text_curves(tagging, "ner_ldnet_glove_sgd")
     assert curves == [
-        charts.DevCurve("ner_ldnet_glove_sgd", [90.0, 91.0], False),
-        charts.DevCurve("ner_ldnet_glove_sgd_seed2", [90.5], False),
-        charts.DevCurve("ner_ldnet_glove_sgd_lm-more_text_final", [92.0, 93.0], True),
-        charts.DevCurve("ner_ldnet_glove_sgd_lm-more_text_final_seed2", [92.5], True),
+        charts.DevCurve("ner_ldnet_glove_sgd", [90.0, 91.0], None),
+        charts.DevCurve("ner_ldnet_glove_sgd_seed2", [90.5], None),
+        charts.DevCurve("ner_ldnet_glove_sgd_lm-more_text_final", [92.0, 93.0], "more_text_final"),
+        charts.DevCurve("ner_ldnet_glove_sgd_lm-more_text_final_seed2", [92.5], "more_text_final"),
     ]
     run = {"direction": "forward", "held_out_perplexity": {"wikipedia": 100.04, "wikinews": 9.96}}
     lm = {
@@ -239,3 +239,33 @@ def test_the_conll_perplexity_panel_reads_curves_and_levels(tmp_path):
     write(tmp_path, "lm.json", lm)
     drawn = charts.render_charts(tmp_path, tmp_path / "out", tmp_path / "no_manifest.json")
     assert drawn["lm_more_text"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_gain_panel_is_each_lm_sets_mean_best_dev_f1_less_the_shipped_lms():
+    """Per task: the mean over seeds of the best dev F1 on each LM set, less the shipped LMs'
+    mean, at the forward LM's CoNLL-03 dev perplexity (a level, or a continuation's last point);
+    a set whose LMs have no such perplexity, and a task without shipped runs, are left out."""
+    tagging = {
+        "recipe_search": {
+            "ner_ldnet_glove_sgd": {"dev_f1_by_epoch": [93.0, 94.0]},
+            "ner_ldnet_glove_sgd_seed2": {"dev_f1_by_epoch": [93.5, 93.0]},
+        },
+        "lm_study": {
+            "ner_ldnet_glove_sgd_lm-news_final": {"dev_f1_by_epoch": [94.5, 94.25]},
+            "ner_ldnet_glove_sgd_lm-news_final_seed2": {"dev_f1_by_epoch": [93.75]},
+            "ner_ldnet_glove_sgd_lm-more_text_final": {"dev_f1_by_epoch": [93.0]},
+            "chunk_ldnet_glove_sgd_lm-news_final": {"dev_f1_by_epoch": [95.0]},
+        },
+    }
+    curves = [
+        charts.PerplexityCurve("lm_score_shipped", "forward", None, [107.5]),
+        charts.PerplexityCurve("lm_score_shipped", "backward", None, [103.7]),
+        charts.PerplexityCurve("lm_cpu_news", "forward", [1.5, 3.0], [101.5, 94.8]),
+    ]
+    assert charts.forward_conll_perplexity(curves, "lm_cpu_news") == 94.8
+    assert charts.forward_conll_perplexity(curves, "lm_score_cpu_more_final") is None
+    # shipped: (94.0 + 93.5) / 2 = 93.75; news: (94.5 + 93.75) / 2 = 94.125
+    assert charts.f1_gain_points(tagging, curves) == [
+        charts.GainPoint("ner", None, 107.5, 0.0, 2),
+        charts.GainPoint("ner", "news_final", 94.8, 0.375, 2),
+    ]
