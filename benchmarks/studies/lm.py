@@ -22,6 +22,8 @@ The dense language models. Writes benchmarks/results/lm.json.
 - `more_text` (`more_text`): the shipped LMs continued on the larger corpus by that script,
   each run beside the shipped LMs, on the dev split and each source's held-out slice, with the
   NER probes of their LMs (`--more-text-probes`, `ner_probes`).
+- `more_text_test` (`more_text_test` and the goal keys): the test F1 of the taggers on one set
+  of those LMs (`--more-text-label`), chosen on dev, read once at the end.
 """
 
 import argparse
@@ -92,6 +94,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"run {PROBE_TAGGER}_lm-LABEL; LABEL shipped: the recipe's own runs on the shipped LMs)"
     )
     parser.add_argument("--more-text-probes", nargs="*", default=[], help=probes)
+    final = (
+        "more_text_test: the --lm-label of the LMs whose taggers' test F1 is read, once, at the "
+        "end (tagging.json's and pruning_budget.json's lm_study runs of that label)"
+    )
+    parser.add_argument("--more-text-label", default=None, help=final)
+    parser.add_argument(
+        "--more-text-pruning-out",
+        default=None,
+        help="more_text_test: the --out of those pruning_budget runs (their pruned archives)",
+    )
 
 
 def pretrain(args: argparse.Namespace) -> None:
@@ -234,6 +246,66 @@ def more_text(args: argparse.Namespace) -> Dict[str, Any]:
     return {"more_text": section}
 
 
+# the goal keys of the taggers on the LMs continued on more text (test F1), by task: the final
+# recipe's (un-pruned) and its pruned tagger's
+MORE_TEXT_GOALS = {
+    "ner": ("conll03_test_f1_ldnet_more_text", "conll03_test_f1_pruned_more_text"),
+    "chunk": ("conll00_test_f1_ldnet_more_text", "conll00_test_f1_pruned_more_text"),
+}
+# the goals of those keys: the figure's name and the least test F1
+MORE_TEXT_F1_GOALS = {
+    "conll03_test_f1_ldnet_more_text": ("CoNLL-03 test F1, un-pruned, more-text LMs", 91.0),
+    "conll03_test_f1_pruned_more_text": ("CoNLL-03 test F1, pruned, more-text LMs", 91.0),
+    "conll00_test_f1_pruned_more_text": ("CoNLL-00 test F1, pruned, more-text LMs", 95.0),
+}
+FINAL_RECIPES = {"ner": "ner_ldnet_glove_sgd", "chunk": "chunk_ldnet_glove_sgd"}
+
+
+def run_archive(run: str) -> Path:
+    """The archive of the tagging study's run `run` (in its folder under `tagging.RUNS`)."""
+    from benchmarks.studies.tagging import RUNS
+
+    return RUNS / run / "model.tar.gz"
+
+
+def more_text_test(args: argparse.Namespace) -> Dict[str, Any]:
+    """
+    The test F1 of the taggers on the LMs of `--more-text-label`, read once, at the end, after
+    every choice was made on dev: per task, the final recipe's run of that label with the best
+    dev F1 over its seeds (tagging.json's `lm_study`) and the pruned tagger of the run
+    pruning_budget.json's `lm_study.<task>_lm-<label>` chose on dev (`<out>/<run>_pruned.tar.gz`
+    under `--more-text-pruning-out`); its keys (`MORE_TEXT_GOALS`) at the top level.
+    """
+    from benchmarks.studies import pruning_phase2
+
+    label, out = args.more_text_label, args.more_text_pruning_out
+    if not label or not out:
+        raise SystemExit("more_text_test: give --more-text-label and --more-text-pruning-out")
+    tagging, budget = load_results("tagging"), load_results("pruning_budget")
+    figures: Dict[str, Any] = {"label": label, "taggers": []}
+    keys: Dict[str, float] = {}
+    for task, recipe in FINAL_RECIPES.items():
+        section = tagging.get("lm_study", {})
+        runs = list(seed_runs(section, run_key(recipe, None, label)).values())
+        pruning = budget.get("lm_study", {}).get(f"{task}_lm-{label}", {})
+        if not runs or not pruning.get("chosen_run_on_dev"):
+            raise SystemExit(f"more_text_test: no {task} runs of {label!r} chosen on dev yet")
+        best = max(runs, key=lambda run: section[run]["best_dev_f1"])
+        chosen = pruning["chosen_run_on_dev"]
+        dev = {row["run"]: row["dev_f1_pruned"] for row in pruning["rows"]}[chosen]
+        archives = [
+            ("un-pruned", best, section[best]["best_dev_f1"], run_archive(best)),
+            ("pruned", chosen, dev, Path(out) / f"{chosen}_pruned.tar.gz"),
+        ]
+        for (kind, run, dev_f1, archive), key in zip(archives, MORE_TEXT_GOALS[task]):
+            log = ROOT / "runs" / f"more_text_test_{task}.log"
+            test_f1 = round(pruning_phase2.evaluated_f1(archive, task, "test", log), 2)
+            keys[key] = test_f1
+            record = {"task": task, "kind": kind, "run": run, "archive": str(archive)}
+            figures["taggers"].append({**record, "dev_f1": dev_f1, "test_f1": test_f1})
+    return {"more_text_test": figures, **keys}
+
+
 PROBE_TAGGER = "ner_ldnet_glove_sgd"  # the final NER recipe, as lm_passes probes LMs with it
 PROBE_EPOCHS = 8
 
@@ -341,6 +413,9 @@ def summary(results: Dict[str, Any]) -> List[Headline]:
         lines.append(headline(results, f"{shipped}, LM-corpus dev perplexity", f"{key}_dev"))
         figure = f"{shipped}, WikiText-2 valid perplexity (our vocabulary)"
         lines.append(headline(results, figure, f"{key}_wikitext2_valid"))
+    for key, (figure, goal) in MORE_TEXT_F1_GOALS.items():
+        if key in results:
+            lines.append(headline(results, figure, key, *at_least(goal)))
     return lines
 
 
@@ -353,6 +428,11 @@ STUDY = Study(
         Stage("throughput", measured("throughput", lm_throughput.throughput), "tokens/s"),
         Stage("pretrained", measured("pretrained", pretrained_lms), "shipped LMs' perplexity"),
         Stage("more_text", measured("more_text", more_text), "LMs continued on more text"),
+        Stage(
+            "more_text_test",
+            measured("more_text_test", more_text_test),
+            "test F1 of the taggers on those LMs chosen on dev, read once at the end",
+        ),
     ],
     add_arguments=add_arguments,
     summary=summary,

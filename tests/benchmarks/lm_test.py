@@ -194,3 +194,73 @@ def test_the_ner_probes_of_the_runs_by_hand(monkeypatch):
     ]
     with pytest.raises(SystemExit, match="no lm_study.ner_ldnet_glove_sgd_lm-gone"):
         lm.ner_probes(["runs/x=gone"])
+
+
+def test_more_text_test_reads_test_once_for_the_taggers_chosen_on_dev(tmp_path, monkeypatch):
+    """Per task, the final recipe's seed with the best dev F1 and the pruned run chosen on dev
+    are evaluated on test (and nothing else, nothing on dev); the goal keys and headlines."""
+    import argparse
+
+    from benchmarks.studies import pruning_phase2
+
+    def budget(task, chosen):
+        rows = [
+            {"run": f"{task}_b2", "dev_f1_pruned": 94.0},
+            {"run": chosen, "dev_f1_pruned": 94.5},
+        ]
+        return {"rows": rows, "chosen_run_on_dev": chosen}
+
+    results = {
+        "tagging": {
+            "lm_study": {
+                "ner_ldnet_glove_sgd_lm-news": {"best_dev_f1": 94.16},
+                "ner_ldnet_glove_sgd_lm-news_seed2": {"best_dev_f1": 94.3},
+                "ner_ldnet_glove_sgd_lm-other": {"best_dev_f1": 99.0},
+                "chunk_ldnet_glove_sgd_lm-news": {"best_dev_f1": 95.45},
+            }
+        },
+        "pruning_budget": {
+            "lm_study": {
+                "ner_lm-news": budget("ner", "ner_b4"),
+                "chunk_lm-news": budget("chunk", "chunk_b4"),
+            }
+        },
+    }
+    test_f1 = {
+        "ner_ldnet_glove_sgd_lm-news_seed2/model.tar.gz": 90.8,
+        "ner_b4_pruned.tar.gz": 90.5,
+        "chunk_ldnet_glove_sgd_lm-news/model.tar.gz": 94.7,
+        "chunk_b4_pruned.tar.gz": 95.1,
+    }
+    evaluated = []
+
+    def fake_f1(archive, task, split, log):
+        assert split == "test"
+        name = "/".join(archive.parts[-2:]) if archive.name == "model.tar.gz" else archive.name
+        evaluated.append((task, name))
+        return test_f1[name]
+
+    monkeypatch.setattr(lm, "load_results", lambda name: results[name])
+    monkeypatch.setattr(pruning_phase2, "evaluated_f1", fake_f1)
+    monkeypatch.setattr(lm, "ROOT", tmp_path)
+    args = argparse.Namespace(more_text_label="news", more_text_pruning_out=str(tmp_path / "out"))
+    figures = lm.more_text_test(args)
+    assert [name for _, name in evaluated] == list(test_f1)
+    assert figures["conll03_test_f1_ldnet_more_text"] == 90.8
+    assert figures["conll03_test_f1_pruned_more_text"] == 90.5
+    assert figures["conll00_test_f1_ldnet_more_text"] == 94.7
+    assert figures["conll00_test_f1_pruned_more_text"] == 95.1
+    taggers = figures["more_text_test"]["taggers"]
+    assert [(t["run"], t["dev_f1"], t["test_f1"]) for t in taggers] == [
+        ("ner_ldnet_glove_sgd_lm-news_seed2", 94.3, 90.8),
+        ("ner_b4", 94.5, 90.5),
+        ("chunk_ldnet_glove_sgd_lm-news", 95.45, 94.7),
+        ("chunk_b4", 94.5, 95.1),
+    ]
+    lines = {line.key: line for line in lm.summary({**committed(), **figures})}
+    assert lines["conll03_test_f1_ldnet_more_text"].met is False
+    assert lines["conll03_test_f1_pruned_more_text"].goal == ">= 91"
+    assert lines["conll00_test_f1_pruned_more_text"].met is True
+    assert "conll00_test_f1_ldnet_more_text" not in lines  # no goal
+    with pytest.raises(SystemExit, match="no ner runs of 'none'"):
+        lm.more_text_test(argparse.Namespace(more_text_label="none", more_text_pruning_out="o"))
