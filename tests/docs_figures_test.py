@@ -217,6 +217,13 @@ QUOTES = [
     ),
     (
         "training.md",
+        "news LMs' NER tagger keeps a dev F1 of {},",
+        "pruning_budget",
+        "lm_study.ner_lm-news_final.rows[run=ner_budget2_lr0.006_ep10].dev_f1_pruned",
+        two,
+    ),
+    (
+        "training.md",
         "| chunking, 20 epochs, default seed | {} (",
         "tagging",
         "lm_study.chunk_ldnet_glove_sgd_lm-news_final.best_dev_f1",
