@@ -273,8 +273,9 @@ def more_text_test(args: argparse.Namespace) -> Dict[str, Any]:
     The test F1 of the taggers on the LMs of `--more-text-label`, read once, at the end, after
     every choice was made on dev: per task, the final recipe's run of that label with the best
     dev F1 over its seeds (tagging.json's `lm_study`) and the pruned tagger of the run
-    pruning_budget.json's `lm_study.<task>_lm-<label>` chose on dev (`<out>/<run>_pruned.tar.gz`
-    under `--more-text-pruning-out`); its keys (`MORE_TEXT_GOALS`) at the top level.
+    pruning_budget.json's `lm_study.<task>_lm-<label>` chose on dev, or of its best run on dev
+    where none kept within the loss allowed (`<out>/<run>_pruned.tar.gz` under
+    `--more-text-pruning-out`); its keys (`MORE_TEXT_GOALS`) at the top level.
     """
     from benchmarks.studies import pruning_phase2
 
@@ -288,11 +289,13 @@ def more_text_test(args: argparse.Namespace) -> Dict[str, Any]:
         section = tagging.get("lm_study", {})
         runs = list(seed_runs(section, run_key(recipe, None, label)).values())
         pruning = budget.get("lm_study", {}).get(f"{task}_lm-{label}", {})
-        if not runs or not pruning.get("chosen_run_on_dev"):
-            raise SystemExit(f"more_text_test: no {task} runs of {label!r} chosen on dev yet")
+        if not runs or not pruning.get("rows"):
+            raise SystemExit(f"more_text_test: no {task} runs of {label!r} to choose from yet")
         best = max(runs, key=lambda run: section[run]["best_dev_f1"])
-        chosen = pruning["chosen_run_on_dev"]
-        dev = {row["run"]: row["dev_f1_pruned"] for row in pruning["rows"]}[chosen]
+        dev_f1s = {row["run"]: row["dev_f1_pruned"] for row in pruning["rows"]}
+        # the run chosen on dev, or where none kept within the loss allowed, the best on dev
+        chosen = pruning.get("chosen_run_on_dev") or max(dev_f1s, key=dev_f1s.__getitem__)
+        dev = dev_f1s[chosen]
         archives = [
             ("un-pruned", best, section[best]["best_dev_f1"], run_archive(best)),
             ("pruned", chosen, dev, Path(out) / f"{chosen}_pruned.tar.gz"),
