@@ -83,15 +83,22 @@ def _manifest_entry(name: str) -> Optional[dict]:
     return entries[name]
 
 
+def manifest_entries() -> Optional[Dict[str, dict]]:
+    """`pretrained/MANIFEST.json`'s entries by name (`pretrained_dir`), or `None` without one."""
+    folder = pretrained_dir()
+    if folder is None or not (folder / "MANIFEST.json").is_file():
+        return None
+    return json.loads((folder / "MANIFEST.json").read_text(encoding="utf-8"))
+
+
 def shipped_kinds() -> Optional[Dict[str, str]]:
     """
     Each shipped model's kind (`tagger`, `dense_language_model`, `runtime_export`) by name, as
     `pretrained/MANIFEST.json` lists them, or `None` where no manifest is found.
     """
-    folder = pretrained_dir()
-    if folder is None or not (folder / "MANIFEST.json").is_file():
+    entries = manifest_entries()
+    if entries is None:
         return None
-    entries = json.loads((folder / "MANIFEST.json").read_text(encoding="utf-8"))
     return {name: str(entry.get("kind", "model")) for name, entry in entries.items()}
 
 
@@ -134,10 +141,9 @@ def shipped_runtime_export(name: str) -> Optional[Path]:
     name : `str`
         A shipped tagger's name, e.g. `"ner_pruned"`.
     """
-    folder = pretrained_dir()
-    if folder is None or not (folder / "MANIFEST.json").is_file():
+    folder, entries = pretrained_dir(), manifest_entries()
+    if folder is None or entries is None:
         return None
-    entries = json.loads((folder / "MANIFEST.json").read_text(encoding="utf-8"))
     entry = entries.get(name + RUNTIME_SUFFIX)
     if entry is None or not (folder / entry["file"]).is_file():
         return None
