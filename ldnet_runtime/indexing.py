@@ -190,14 +190,19 @@ class CharacterIndexer:
             ids = self._token_ids[token] = self.characters.ids(list(token))
         return ids
 
-    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
-        tokens = [token for sentence in sentences for token in sentence]
-        word_lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-        num_chars = max(self.min_padding_length, int(word_lengths.max(initial=0)))
-        output = np.zeros((len(sentences), num_tokens, num_chars), dtype=np.int64)
+    def words(self, tokens: Sequence[str]) -> np.ndarray:
+        """`(len(tokens), num_chars)` int64: each token's character ids, then 0s up to
+        `num_chars`, the longest token's length, at least `min_padding_length`."""
+        lengths = [len(token) for token in tokens]
+        num_chars = max(self.min_padding_length, max(lengths, default=0))
         ids = [i for token in tokens for i in self.token_ids(token)]
         words = np.zeros((len(tokens), num_chars), dtype=np.int64)
-        words[np.arange(num_chars) < word_lengths[:, None]] = ids
+        words[np.arange(num_chars) < np.asarray(lengths)[:, None]] = ids
+        return words
+
+    def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
+        words = self.words([token for sentence in sentences for token in sentence])
+        output = np.zeros((len(sentences), num_tokens, words.shape[1]), dtype=np.int64)
         put_tokens(output, sentences, words)
         return output
 
@@ -315,8 +320,8 @@ class CharacterTableIndexer(PaddedGather):
         """Runs the network on `tokens` (not in `self.rows`) and keeps their vectors."""
         if self.vectors.used + len(tokens) > self.table_rows + self.CACHE_SIZE:
             self.reset()
-        computed = self.network(self.characters([tokens], len(tokens)))[0]
-        first = self.vectors.add(computed.astype(np.float32))
+        computed = self.network(self.characters.words(tokens)[None])[0]
+        first = self.vectors.add(computed)
         self.rows.update((token, first + i) for i, token in enumerate(tokens))
 
     def gather_padded(self, index: np.ndarray, lengths: Sequence[int]) -> np.ndarray:

@@ -136,47 +136,47 @@ def _decode_in_length_order(
 def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
     """
     The path of one sentence (`emissions` `(length, num_tags)`, length >= 1), with three array
-    operations per position (`score[i] + transitions[i, j]`, its maximum over i, plus the
-    position's row) and nothing else in the loop: every step's candidates `[k, i, j]` and their
-    first maxima over i (the back-pointers) are then computed at once from the scores, so that
-    back-tracking is a walk over Python lists; the choices on the path are checked for shared
-    maxima all at once, and the path replayed (`_replayed_path`) if one is.
+    operations per position and nothing else in the loop: `score[i] + transitions[i, j]`, its
+    maximum over i, and that maximum added into the position's row, which holds the emissions
+    (with the START and END states' scores) until then. Every step's candidates `[k, j, i]` are
+    then computed at once from the scores, with their first and their last maxima over i: the
+    back-pointers are the first, and a choice whose two differ is a shared maximum (or one of
+    several NaNs), so that back-tracking is a walk over Python lists that also finds the shared
+    choices on the path; the path is replayed (`_replayed_path`) if there is one.
     """
     dtype = transitions.dtype
     length, num_tags = emissions.shape
     states = num_tags + 2
-    history = np.empty((length + 1, 1, states), dtype=dtype)
+    history = np.empty((length + 1, states), dtype=dtype)
     history[0] = IMPOSSIBLE
-    history[0, 0, num_tags] = 0.0
-    rows = np.full((length, states), IMPOSSIBLE, dtype=dtype)
-    rows[:, :num_tags] = emissions
-    scores = list(history[:, 0, :, None])  # scores[p]: history[p] as a column, (states, 1)
-    after = list(history[1:, 0])  # after[p]: the scores after position p, (states,)
+    history[0, num_tags] = 0.0
+    history[1:, :num_tags] = emissions
+    history[1:, num_tags:] = IMPOSSIBLE
     step = np.empty((states, states), dtype=dtype)
     best = np.empty(states, dtype=dtype)
     add, maximum = np.add, np.maximum.reduce
-    for score, row, scores_after in zip(scores, rows, after):
-        add(score, transitions, step)  # (positional `out`s: no keywords parsed per call)
-        add(row, maximum(step, 0, None, best), scores_after)
+    # (positional `out`s: no keywords parsed per call); `score` a column `(states, 1)`
+    for score, scores_after in zip(history[:, :, None], history[1:]):
+        add(score, transitions, step)
+        add(scores_after, maximum(step, 0, None, best), scores_after)
     # [k, j, i]: state i before step k, then state j (i last: the maxima are over contiguous
     # values)
-    candidates = history + transitions.T
-    pointers = candidates.argmax(axis=2)  # every step's first maxima at once
-    last = np.full(states, IMPOSSIBLE, dtype=dtype)
-    last[num_tags + 1] = 0.0
-    totals = last + candidates[length].max(axis=1)
+    candidates = history[:, None, :] + transitions.T
+    firsts = candidates.argmax(axis=2).tolist()
+    lasts = candidates[:, :, ::-1].argmax(axis=2).tolist()  # states - 1 - the last maximum
+    totals = candidates[length].max(axis=1)
+    totals[: num_tags + 1] += IMPOSSIBLE  # the step into END: 0 at END, IMPOSSIBLE elsewhere
     state = int(totals.argmax())
-    back = pointers.tolist()
+    tied = bool((totals == totals[state]).sum() != 1)
     path = [0] * length
-    following = [state] * (length + 1)  # following[k]: the state step k's pointer is read for
     for step_index in range(length, 0, -1):
-        state = back[step_index][state]
-        path[step_index - 1] = following[step_index - 1] = state
-    chosen = candidates[np.arange(1, length + 1), following[1:]]  # (length, states)
-    maxima = chosen[np.arange(length), path]
-    if (chosen == maxima[:, None]).sum() == length and (totals == totals.max()).sum() == 1:
+        first = firsts[step_index][state]
+        if first + lasts[step_index][state] != states - 1:
+            tied = True
+        path[step_index - 1] = state = first
+    if not tied:
         return path
-    return _replayed_path(history, transitions, totals, 0, length, length)
+    return _replayed_path(history[:, None, :], transitions, totals, 0, length, length)
 
 
 def _forward(

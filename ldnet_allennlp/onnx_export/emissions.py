@@ -236,9 +236,18 @@ class _Table(torch.nn.Module):
 class _CharacterCnn(torch.nn.Module):
     """
     `character_encoding` with a `cnn` encoder: character ids `(batch, num_tokens, num_chars)`
-    -> `(batch, num_tokens, output_dim)`, AllenNLP's `CnnEncoder` step by step (characters
-    zeroed at padding, convolutions, activation, positions reaching into padding pushed to the
-    dtype's minimum before the max, maxima still at that minimum set to 0, projection).
+    -> `(batch, num_tokens, output_dim)`, AllenNLP's `CnnEncoder` with the same values in fewer
+    graph nodes:
+
+    - a convolution position whose window reaches into the padding (id 0) is pushed to the
+      dtype's minimum before the max: AllenNLP finds those positions from each word's number
+      of characters, here from the window's last character being padding (the characters of
+      a word come first, then its padding), with `where` in place of adding the minimum (the
+      same value: an activation is far below the minimum's spacing);
+    - AllenNLP also zeroes the embedded characters at padding first, which changes nothing
+      here: every window that holds padding is one of those positions;
+    - maxima still at that minimum (a word shorter than the window) are set to 0; then the
+      projection, if any.
     """
 
     def __init__(self, encoder: TokenCharactersEncoder, where: str) -> None:
@@ -257,22 +266,19 @@ class _CharacterCnn(torch.nn.Module):
     def forward(
         self, characters: torch.Tensor, mask: Optional[torch.Tensor] = None
     ) -> torch.Tensor:
-        batch, num_tokens, num_chars = characters.size(0), characters.size(1), characters.size(2)
-        characters = characters.reshape(-1, num_chars)  # TimeDistributed
-        mask = (characters != 0).long()
-        embedded = self.embedding(characters) * mask.unsqueeze(-1)
-        embedded = embedded.transpose(1, 2)
-        last_unmasked = mask.sum(dim=1).unsqueeze(-1)
+        batch, num_tokens = characters.size(0), characters.size(1)
+        characters = characters.flatten(0, 1)  # TimeDistributed: (words, num_chars)
+        embedded = self.embedding(characters).transpose(1, 2)
+        padding = characters == 0
         minimum = min_value_of_dtype(embedded.dtype)
         pooled = []
         for convolution in self.convolutions:
             activations = self.activation(convolution(embedded))
-            positions = torch.arange(activations.size(2), device=activations.device).unsqueeze(0)
-            masked = positions.ge(last_unmasked - convolution.kernel_size[0] + 1).unsqueeze(1)
-            activations = activations + (masked * minimum)
-            pooled.append(activations.max(dim=2)[0])
+            # (words, 1, positions): the window's last character is padding
+            reaches_padding = padding[:, convolution.kernel_size[0] - 1 :].unsqueeze(1)
+            pooled.append(torch.where(reaches_padding, minimum, activations).amax(dim=2))
         output = torch.cat(pooled, dim=1) if len(pooled) > 1 else pooled[0]
-        output = torch.where(output == minimum, torch.zeros_like(output), output)
+        output = torch.where(output == minimum, 0.0, output)
         if self.projection is not None:
             output = self.projection(output)
         return output.reshape(batch, num_tokens, -1)
