@@ -193,12 +193,13 @@ class CharacterIndexer:
     def words(self, tokens: Sequence[str]) -> np.ndarray:
         """`(len(tokens), num_chars)` int64: each token's character ids, then 0s up to
         `num_chars`, the longest token's length, at least `min_padding_length`."""
-        lengths = [len(token) for token in tokens]
-        num_chars = max(self.min_padding_length, max(lengths, default=0))
-        ids = [i for token in tokens for i in self.token_ids(token)]
-        words = np.zeros((len(tokens), num_chars), dtype=np.int64)
-        words[np.arange(num_chars) < np.asarray(lengths)[:, None]] = ids
-        return words
+        num_chars = max(self.min_padding_length, max(map(len, tokens), default=0))
+        padding = [0] * num_chars
+        ids: List[int] = []
+        for token in tokens:
+            ids += self.token_ids(token)
+            ids += padding[len(token) :]
+        return np.array(ids, dtype=np.int64).reshape(len(tokens), num_chars)
 
     def __call__(self, sentences: Sentences, num_tokens: int) -> np.ndarray:
         words = self.words([token for sentence in sentences for token in sentence])
@@ -246,8 +247,11 @@ class WordTableIndexer(PaddedGather):
         framed = np.empty((batch, num_tokens + 2), dtype=np.int64)
         framed[:, 0] = self.padding_row + 1
         framed[:, 1:-1] = index
-        framed[:, -1] = self.padding_row
-        framed[np.arange(batch), np.asarray(lengths) + 1] = self.padding_row + 2
+        if batch == 1 and lengths[0] == num_tokens:  # </S> last
+            framed[0, -1] = self.padding_row + 2
+        else:
+            framed[:, -1] = self.padding_row
+            framed[np.arange(batch), np.asarray(lengths) + 1] = self.padding_row + 2
         return self.rows.take(framed, axis=0)
 
     def reset(self) -> None:

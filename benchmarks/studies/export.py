@@ -89,6 +89,11 @@ OPTIONS = (
     ("--speed-export-dir", "runs/export/speed", "the speed stage's exports"),
     ("--unfused-commit", "8bdb942", "the git commit whose exporter writes the unfused_* exports"),
     ("--graph-before-commit", "f05fb49", "the commit whose exporter writes default_graph_before"),
+    (
+        "--character-cnn-before-commit",
+        "040dfc2",
+        "the commit whose exporter writes default_character_cnn_before",
+    ),
     ("--load-note", "", "what else ran during the speed run"),
     ("--profile-key", "after", "the profile stage writes runtime_profile.<key>"),
     ("--baseline-runtime-commit", "d9fd127", "the runtime_code lever's ldnet_runtime commit"),

@@ -7,7 +7,10 @@ by `make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfus
 it, without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own
 code; `default_graph_before`: the default export as the exporter of `--graph-before-commit`
 wrote it, its LMs' LSTMs run over padding with reversals and their sentence boundaries put in
-inside the graph, 73 nodes after onnxruntime's optimisations against 24), the default export run
+inside the graph, 73 nodes after onnxruntime's optimisations against 24;
+`default_character_cnn_before`: the default export as the exporter of
+`--character-cnn-before-commit` wrote it, its character CNN for words outside the tables in 64
+graph nodes against 35), the default export run
 with onnxruntime's basic graph optimisations only (the runtime's `session_options` ask for all
 of them), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
 `--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format). `LEVERS` names the
@@ -69,12 +72,14 @@ EXPORTS: Dict[str, List[str]] = {
     "unfused_int8": [],
     "unfused_fp32": ["--fp32"],
     "default_graph_before": [],
+    "default_character_cnn_before": [],
 }
 # export name -> the option naming the git commit whose exporter makes it (others: this code's)
 EXPORTER_COMMITS = {
     "unfused_int8": "unfused_commit",
     "unfused_fp32": "unfused_commit",
     "default_graph_before": "graph_before_commit",
+    "default_character_cnn_before": "character_cnn_before_commit",
 }
 # timed case -> (its export, how it runs: "" on this runtime; an onnxruntime graph optimisation
 # level in place of the runtime's `ORT_ENABLE_ALL`; "baseline": on `ldnet_runtime` as it was at
@@ -90,6 +95,7 @@ LEVERS = {
     "word_tables": ("default", "int8_no_tables"),
     "fused_graph": ("int8_no_tables", "unfused_int8"),
     "lean_graph": ("default", "default_graph_before"),
+    "lean_character_cnn": ("default", "default_character_cnn_before"),
     "ort_enable_all": ("default", "default_ort_basic"),
     "runtime_code": ("default_graph_before", "graph_before_runtime_before"),
     "all": ("default", "unfused_fp32"),
