@@ -198,14 +198,15 @@ def f1_gain_points(tagging: Json, curves: Sequence[PerplexityCurve]) -> List[Gai
 
 
 def draw_f1_gains(axes: plt.Axes, points: Sequence[GainPoint]) -> None:
-    """Each task's gain in best dev F1 (one colour a task) against perplexity, one marker an LM
-    set, its seeds in brackets."""
-    markers = dict(zip([None, *CONTINUED_LMS], "o^s"))
-    colours = dict(zip(sorted({point.task for point in points}), plt.get_cmap("tab10").colors))
+    """Each task's gain in best dev F1 (one marker a task) against perplexity, each LM set in
+    its colour of the other panels (the shipped LMs grey), its seeds in brackets."""
+    markers = dict(zip(sorted({point.task for point in points}), "os^v"))
+    colours: Dict[Any, Any] = dict(zip(CONTINUED_LMS, plt.get_cmap("tab10").colors))
+    colours[None] = "grey"
     for point in points:
         name = "shipped LMs" if point.lms is None else CONTINUED_LMS[point.lms][0]
         label = f"{point.task}, {name} ({point.seeds} seed{'s' * (point.seeds > 1)})"
-        style = dict(marker=markers[point.lms], color=colours[point.task], ms=8, ls="")
+        style = dict(marker=markers[point.task], color=colours[point.lms], ms=8, ls="")
         axes.plot([point.perplexity], [point.gain], label=label, **style)
     axes.axhline(0.0, color="grey", lw=1)
     axes.set_title("Best dev F1 gained against the LMs' perplexity", fontsize=10)
@@ -253,17 +254,20 @@ def conll_perplexity_curves(lm: Json) -> List[PerplexityCurve]:
 
 
 def draw_conll_perplexity(axes: plt.Axes, curves: Sequence[PerplexityCurve]) -> None:
-    """Each continuation's curve (forward solid, backward dashed), each level a grey line."""
-    colours = iter(plt.get_cmap("tab10").colors)
-    colour_of: Dict[str, Any] = {}
+    """Each continuation's curve (forward solid, backward dashed), each level a grey line; an
+    LM set of `CONTINUED_LMS` in its colour of the dev F1 panels, other runs in the next ones."""
+    palette = plt.get_cmap("tab10").colors
+    colour_of = {run: palette[i] for i, (_, run) in enumerate(CONTINUED_LMS.values())}
+    colours = iter(palette[len(CONTINUED_LMS) :])
+    shade_of: Dict[str, str] = {}
     for curve in curves:
         style = "-" if curve.direction == "forward" else "--"
         label = f"{curve.run} ({curve.direction})"
         if curve.tokens is None:
-            shade = colour_of.setdefault(curve.run, str(0.25 + 0.3 * (len(colour_of) % 2)))
+            shade = shade_of.setdefault(curve.run, str(0.25 + 0.3 * (len(shade_of) % 2)))
             axes.axhline(curve.perplexities[0], color=shade, ls=style, lw=1, label=label)
             continue
-        colour = colour_of.setdefault(curve.run, next(colours))
+        colour = colour_of.get(curve.run) or colour_of.setdefault(curve.run, next(colours))
         axes.plot(curve.tokens, curve.perplexities, style, marker=".", color=colour, label=label)
     axes.set_title(f"LM perplexity on CoNLL-03 dev text ({CONLL_HELD_OUT})", fontsize=10)
     axes.set(xlabel="tokens seen by the continuation (millions)", ylabel="perplexity")
