@@ -94,7 +94,7 @@ LEVERS = {
     "int8": ("int8_no_tables", "fp32_no_tables"),
     "word_tables": ("default", "int8_no_tables"),
     "fused_graph": ("int8_no_tables", "unfused_int8"),
-    "lean_graph": ("default", "default_graph_before"),
+    "lean_graph": ("default_character_cnn_before", "default_graph_before"),
     "lean_character_cnn": ("default", "default_character_cnn_before"),
     "ort_enable_all": ("default", "default_ort_basic"),
     "runtime_code": ("default_graph_before", "graph_before_runtime_before"),

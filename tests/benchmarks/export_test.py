@@ -203,7 +203,7 @@ def test_the_speed_stages_figures_by_hand():
     assert found["levers"]["all"]["b1"] == 2.0
     assert found["levers"]["ort_enable_all"]["b32"] == 1.2
     assert found["levers"]["runtime_code"] == {"b1": 1.25, "b32": 1.25}
-    assert found["levers"]["lean_graph"]["b1"] == 60_000.0 / 54_000.0
+    assert found["levers"]["lean_graph"]["b1"] == 57_600.0 / 54_000.0
     assert found["levers"]["lean_character_cnn"]["b32"] == 60_000.0 / 57_600.0
 
 
