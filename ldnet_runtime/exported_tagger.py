@@ -42,7 +42,10 @@ from ldnet_runtime.unicode_text import not_unicode
 from ldnet_runtime.viterbi import viterbi_tags
 
 JsonDict = Dict[str, Any]
-GROUP_SIZE = 8  # sentences per run of the graph (see `Tagger.tag_tokens`)
+# a run of the graph (see `Tagger.tag_tokens`): at most GROUP_SIZE sentences and GROUP_TOKENS
+# padded tokens (its sentences times the longest one's length)
+GROUP_SIZE = 32
+GROUP_TOKENS = 160
 
 
 def session_options(threads: Optional[int] = None) -> onnxruntime.SessionOptions:
@@ -66,11 +69,15 @@ def session_options(threads: Optional[int] = None) -> onnxruntime.SessionOptions
     return options
 
 
-def length_buckets(lengths: Sequence[int], size: int) -> List[List[int]]:
+def length_buckets(
+    lengths: Sequence[int], size: int, tokens: Optional[int] = None
+) -> List[List[int]]:
     """
-    The indices of a batch's sentences in buckets of up to `size` sentences of similar length:
-    sorted by length (equal lengths in input order), then cut into consecutive buckets. Every
-    index is in exactly one bucket; the caller puts each result back at its index.
+    The indices of a batch's sentences in buckets of similar length: sorted by length (equal
+    lengths in input order), then cut into consecutive buckets of up to `size` sentences and,
+    with `tokens`, up to `tokens` padded tokens (the bucket's sentences times its longest
+    one's length; a sentence longer than `tokens` is a bucket of its own). Every index is in
+    exactly one bucket; the caller puts each result back at its index.
 
     # Parameters
 
@@ -78,11 +85,22 @@ def length_buckets(lengths: Sequence[int], size: int) -> List[List[int]]:
         The sentences' lengths, in input order.
     size : `int`
         The most sentences per bucket (at least 1).
+    tokens : `int`, optional
+        The most padded tokens per bucket.
     """
     if size < 1:
         raise ValueError(f"a bucket holds at least 1 sentence, not {size}")
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    return [order[start : start + size] for start in range(0, len(order), size)]
+    if tokens is None:
+        return [order[start : start + size] for start in range(0, len(order), size)]
+    buckets: List[List[int]] = []
+    bucket: List[int] = []
+    for index in order:  # the longest so far is the one added
+        if bucket and (len(bucket) == size or (len(bucket) + 1) * lengths[index] > tokens):
+            buckets.append(bucket)
+            bucket = []
+        bucket.append(index)
+    return buckets + [bucket] if bucket else buckets
 
 
 class InputError(ValueError):
@@ -102,6 +120,8 @@ class Tagger:
         onnxruntime's intra-op threads (default: onnxruntime's, one per core).
     group_size : `int`, optional (default = `GROUP_SIZE`)
         The most sentences per run of the graph (`length_buckets`).
+    group_tokens : `int`, optional (default = `GROUP_TOKENS`)
+        The most padded tokens per run of the graph (`length_buckets`; None: no such limit).
     """
 
     def __init__(
@@ -109,6 +129,7 @@ class Tagger:
         export_dir: Union[str, Path],
         threads: Optional[int] = None,
         group_size: int = GROUP_SIZE,
+        group_tokens: Optional[int] = GROUP_TOKENS,
     ) -> None:
         if not is_export_dir(export_dir) and is_shipped_name(export_dir):
             export_dir = export_dir_of(export_dir)
@@ -155,7 +176,7 @@ class Tagger:
         self._token_rows = TokenRows(
             [indexer for name, indexer in self._indexers if name in self._word_level]
         )
-        self.group_size = group_size
+        self.group_size, self.group_tokens = group_size, group_tokens
         self._ones = np.ones((1, 256), dtype=bool)  # the mask of one sentence: a slice
         self.session = onnxruntime.InferenceSession(
             str(export["graph"]), session_options(threads), providers=["CPUExecutionProvider"]
@@ -277,11 +298,13 @@ class Tagger:
         The tags of a batch of tokenised, non-empty sentences, in their order. The rows of the
         batch's words are found once for the whole batch (the words new to the tagger in one
         lookup, one run of the character CNN for those outside its tables). The graph runs on
-        buckets of up to `group_size` sentences of similar length (`length_buckets`): a graph
-        run's LSTM steps span its longest sentence, so this runs far fewer steps than one run
-        on the whole batch, with the same tags. The emissions of all buckets are then decoded
-        together, in one batched Viterbi. One sentence goes straight from the graph to the
-        decoder.
+        buckets of sentences of similar length, up to `group_size` sentences and `group_tokens`
+        padded tokens each (`length_buckets`): a graph run's LSTM steps span its longest
+        sentence, so this runs far fewer steps than one run on the whole batch, and short
+        sentences share a run. (An int8 graph's emissions depend a little on the sentences run
+        together: its activations have one scale per run.) The emissions of all buckets are then
+        decoded together, in one batched Viterbi. One sentence goes straight from the graph to
+        the decoder.
         """
         names = self.tags
         if len(sentences) == 1:
@@ -289,10 +312,11 @@ class Tagger:
             (path,) = viterbi_tags(logits, lengths, self.transitions)
             return [[names[tag] for tag in path]]
         rows = self._token_rows([token for tokens in sentences for token in tokens])
-        starts = np.cumsum([0] + [len(tokens) for tokens in sentences]).tolist()
-        buckets = length_buckets([len(tokens) for tokens in sentences], self.group_size)
+        lengths = [len(tokens) for tokens in sentences]
+        starts = np.cumsum([0] + lengths).tolist()
+        buckets = length_buckets(lengths, self.group_size, self.group_tokens)
         order = [i for bucket in buckets for i in bucket]
-        lengths = [len(sentences[i]) for i in order]
+        lengths = [lengths[i] for i in order]  # in the buckets' order
         emissions = np.zeros((len(order), max(lengths, default=0), len(self.tags)), np.float32)
         first = 0
         for bucket in buckets:

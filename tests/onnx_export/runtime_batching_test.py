@@ -1,7 +1,7 @@
 """
 `ldnet_runtime.Tagger` puts every sentence's output back in its place whatever the bucketing:
-a batch tagged with any group size (sentences per graph run, after sorting by length) gives
-what tagging each sentence alone gives, in input order.
+a batch tagged with any group size and padded-token budget (sentences and padded tokens per
+graph run, after sorting by length) gives what tagging each sentence alone gives, in input order.
 """
 
 import pytest
@@ -25,11 +25,14 @@ SENTENCES = [
 ]
 
 
-@pytest.mark.parametrize("group_size", [1, 2, 3, 8, 64])
-def test_batches_keep_the_input_order(fixture_exports, group_size):
+@pytest.mark.parametrize(
+    "group_size, group_tokens", [(1, None), (2, None), (3, 10), (8, 40), (64, None), (32, 160)]
+)
+def test_batches_keep_the_input_order(fixture_exports, group_size, group_tokens):
     inputs = [{"tokens": sentence.split()} for sentence in SENTENCES] * 3
     alone = Tagger(fixture_exports["ner_ldnet_pruned"], threads=1)
     expected = [alone.predict_json(json_dict) for json_dict in inputs]
-    tagger = Tagger(fixture_exports["ner_ldnet_pruned"], threads=1, group_size=group_size)
+    groups = dict(group_size=group_size, group_tokens=group_tokens)
+    tagger = Tagger(fixture_exports["ner_ldnet_pruned"], threads=1, **groups)
     assert tagger.predict_batch_json(inputs) == expected
     assert [output["tokens"] for output in expected] == [x["tokens"] for x in inputs]
