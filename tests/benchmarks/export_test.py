@@ -187,6 +187,7 @@ def test_the_speed_stages_figures_by_hand():
         "unfused_int8": 40_000.0,
         "unfused_fp32": 30_000.0,
         "default_ort_basic": 50_000.0,
+        "default_groups_of_8": 48_000.0,
         "default_graph_before": 54_000.0,
         "graph_before_runtime_before": 43_200.0,
         "default_character_cnn_before": 57_600.0,
@@ -202,6 +203,7 @@ def test_the_speed_stages_figures_by_hand():
     assert found["levers"]["fused_graph"]["b32"] == 1.2
     assert found["levers"]["all"]["b1"] == 2.0
     assert found["levers"]["ort_enable_all"]["b32"] == 1.2
+    assert found["levers"]["token_budget_groups"]["b32"] == 1.25
     assert found["levers"]["runtime_code"] == {"b1": 1.25, "b32": 1.25}
     assert found["levers"]["lean_graph"]["b1"] == 57_600.0 / 54_000.0
     assert found["levers"]["lean_character_cnn"]["b32"] == 60_000.0 / 57_600.0
