@@ -90,13 +90,11 @@ def length_buckets(
     """
     if size < 1:
         raise ValueError(f"a bucket holds at least 1 sentence, not {size}")
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    if tokens is None:
-        return [order[start : start + size] for start in range(0, len(order), size)]
     buckets: List[List[int]] = []
     bucket: List[int] = []
-    for index in order:  # the longest so far is the one added
-        if bucket and (len(bucket) == size or (len(bucket) + 1) * lengths[index] > tokens):
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        full = len(bucket) == size  # (the sentence added is the bucket's longest)
+        if full or (tokens is not None and bucket and (len(bucket) + 1) * lengths[index] > tokens):
             buckets.append(bucket)
             bucket = []
         bucket.append(index)

@@ -71,10 +71,10 @@ def _manifest_entry(name: str) -> Optional[dict]:
         if os.environ.get(PRETRAINED_ENV) or importlib.util.find_spec("ldnet_allennlp"):
             raise RuntimeError("no pretrained/MANIFEST.json: no shipped tagger can be found here.")
         return None
-    path = folder / "MANIFEST.json"
-    if not path.is_file():
+    entries = manifest_entries()
+    if entries is None:
+        path = folder / "MANIFEST.json"
         raise RuntimeError(f"{path} does not exist: no shipped tagger can be found here.")
-    entries = json.loads(path.read_text(encoding="utf-8"))
     if name not in entries or "sha256" not in entries[name]:
         raise RuntimeError(
             f"{name!r} is neither a folder that allennlp ldnet-export wrote nor a shipped tagger "

@@ -30,7 +30,11 @@ import numpy  # noqa: E402
 from benchmarks.harness.data import LM_DIRECTIONS as DIRECTIONS  # noqa: E402
 from benchmarks.harness.data import ROOT  # noqa: E402
 from benchmarks.harness.results import load_results  # noqa: E402
-from benchmarks.studies.tagging_results import LM_LABEL_INFIX, SEED_SUFFIX  # noqa: E402
+from benchmarks.studies.tagging_results import (  # noqa: E402
+    FINAL_RECIPES,
+    LM_LABEL_INFIX,
+    SEED_SUFFIX,
+)
 
 MANIFEST = ROOT / "pretrained" / "MANIFEST.json"
 
@@ -58,7 +62,7 @@ CONTINUED_LMS = {
 }
 SHIPPED_LM_RUN = "lm_score_shipped"
 MORE_TEXT_RUNS = ("lm_score_cpu_more_final", SHIPPED_LM_RUN)
-RECIPES = (("ner", "ner_ldnet_glove_sgd"), ("chunk", "chunk_ldnet_glove_sgd"))
+RECIPES = tuple(FINAL_RECIPES.items())  # (task, its final recipe)
 CONLL_HELD_OUT = "conll03_dev"  # the held-out set of CoNLL-03's dev text (eng.testa)
 
 

@@ -49,7 +49,9 @@ from benchmarks.harness.runs import trained
 from benchmarks.harness.study import Headline, Stage, Study, at_least, headline
 from benchmarks.harness.timing import MIN_ROUNDS
 from benchmarks.studies import lm_throughput
-from benchmarks.studies.tagging_results import late_mean, run_key, seed_runs
+from benchmarks.studies.pruning import budget_record
+from benchmarks.studies.tagging import RUNS as TAGGING_RUNS
+from benchmarks.studies.tagging_results import FINAL_RECIPES, late_mean, run_key, seed_runs
 
 RESULTS = "lm"
 DIRECTIONS = LM_DIRECTIONS
@@ -258,14 +260,11 @@ MORE_TEXT_F1_GOALS = {
     "conll03_test_f1_pruned_more_text": ("more-text LMs: CoNLL-03, pruned", 91.0),
     "conll00_test_f1_pruned_more_text": ("more-text LMs: CoNLL-00, pruned", 95.0),
 }
-FINAL_RECIPES = {"ner": "ner_ldnet_glove_sgd", "chunk": "chunk_ldnet_glove_sgd"}
 
 
 def run_archive(run: str) -> Path:
     """The archive of the tagging study's run `run` (in its folder under `tagging.RUNS`)."""
-    from benchmarks.studies.tagging import RUNS
-
-    return RUNS / run / "model.tar.gz"
+    return TAGGING_RUNS / run / "model.tar.gz"
 
 
 def more_text_test(args: argparse.Namespace) -> Dict[str, Any]:
@@ -288,7 +287,7 @@ def more_text_test(args: argparse.Namespace) -> Dict[str, Any]:
     for task, recipe in FINAL_RECIPES.items():
         section = tagging.get("lm_study", {})
         runs = list(seed_runs(section, run_key(recipe, None, label)).values())
-        pruning = budget.get("lm_study", {}).get(f"{task}_lm-{label}", {})
+        pruning = budget_record(budget, task, label)
         if not runs or not pruning.get("rows"):
             raise SystemExit(f"more_text_test: no {task} runs of {label!r} to choose from yet")
         best = max(runs, key=lambda run: section[run]["best_dev_f1"])
@@ -309,7 +308,7 @@ def more_text_test(args: argparse.Namespace) -> Dict[str, Any]:
     return {"more_text_test": figures, **keys}
 
 
-PROBE_TAGGER = "ner_ldnet_glove_sgd"  # the final NER recipe, as lm_passes probes LMs with it
+PROBE_TAGGER = FINAL_RECIPES["ner"]  # the final NER recipe, as lm_passes probes LMs with it
 PROBE_EPOCHS = 8
 
 

@@ -55,6 +55,11 @@ FINAL = {
     "conll00_test_f1_vanilla": ("chunk_vanilla_glove_sgd", None),
 }
 GAIN_GOALS = {"conll03": 1.0, "conll00": None}  # on LD-Net's mean gain over the no-LM tagger
+# each task's final LD-Net recipe (FINAL's LD-Net runs)
+FINAL_RECIPES = {
+    "ner": FINAL["conll03_test_f1_ldnet"][0],
+    "chunk": FINAL["conll00_test_f1_ldnet"][0],
+}
 
 
 def seed_runs(results: Dict[str, Any], name: str) -> Dict[str, str]:
