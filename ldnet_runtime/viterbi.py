@@ -136,47 +136,47 @@ def _decode_in_length_order(
 def _one_sentence(emissions: np.ndarray, transitions: np.ndarray) -> List[int]:
     """
     The path of one sentence (`emissions` `(length, num_tags)`, length >= 1), with three array
-    operations per position and nothing else in the loop: `score[i] + transitions[i, j]`, its
-    maximum over i, and that maximum added into the position's row, which holds the emissions
-    (with the START and END states' scores) until then. Every step's candidates `[k, j, i]` are
-    then computed at once from the scores, with their first and their last maxima over i: the
-    back-pointers are the first, and a choice whose two differ is a shared maximum (or one of
-    several NaNs), so that back-tracking is a walk over Python lists that also finds the shared
-    choices on the path; the path is replayed (`_replayed_path`) if there is one.
+    operations per position and nothing else in the loop: each step's candidates
+    `score[i] + transitions[i, j]` (kept, `[k, i, j]`), their maximum over i, and that maximum
+    added into the next row, which holds the position's emissions (with the START and END
+    states' scores) until then; one more step into the last row (0 at END, IMPOSSIBLE
+    elsewhere) gives the totals. Then, at once for every step, which candidates are the maximum:
+    the back-pointers are the first of them, and back-tracking is a walk over Python lists; a
+    choice on the path whose maximum is shared (or one of several NaNs, or a NaN column's) is
+    then found in one count over the path's columns, and the path replayed (`_replayed_path`).
     """
     dtype = transitions.dtype
     length, num_tags = emissions.shape
     states = num_tags + 2
-    history = np.empty((length + 1, states), dtype=dtype)
+    # history[p]: the scores before position p (row 0 START's), then the totals (row length + 1)
+    history = np.empty((length + 2, states), dtype=dtype)
     history[0] = IMPOSSIBLE
     history[0, num_tags] = 0.0
-    history[1:, :num_tags] = emissions
+    history[1:-1, :num_tags] = emissions
     history[1:, num_tags:] = IMPOSSIBLE
-    step = np.empty((states, states), dtype=dtype)
-    best = np.empty(states, dtype=dtype)
+    history[-1, : num_tags + 1] = IMPOSSIBLE
+    history[-1, num_tags + 1] = 0.0
+    steps = np.empty((length + 1, states, states), dtype=dtype)
+    maxima = np.empty((length + 1, states), dtype=dtype)
     add, maximum = np.add, np.maximum.reduce
     # (positional `out`s: no keywords parsed per call); `score` a column `(states, 1)`
-    for score, scores_after in zip(history[:, :, None], history[1:]):
+    rows = zip(history[:, :, None], steps, maxima, history[1:])
+    for score, step, best, scores_after in rows:
         add(score, transitions, step)
         add(scores_after, maximum(step, 0, None, best), scores_after)
-    # [k, j, i]: state i before step k, then state j (i last: the maxima are over contiguous
-    # values)
-    candidates = history[:, None, :] + transitions.T
-    firsts = candidates.argmax(axis=2).tolist()
-    lasts = candidates[:, :, ::-1].argmax(axis=2).tolist()  # states - 1 - the last maximum
-    totals = candidates[length].max(axis=1)
-    totals[: num_tags + 1] += IMPOSSIBLE  # the step into END: 0 at END, IMPOSSIBLE elsewhere
+    totals = history[-1]
     state = int(totals.argmax())
-    tied = bool((totals == totals[state]).sum() != 1)
+    chosen = steps == maxima[:, None, :]  # [k, i, j]: i gives step k's maximum into j
+    pointers = chosen.argmax(axis=1).tolist()
     path = [0] * length
+    into = [0] * length  # the state each step on the path leads to
     for step_index in range(length, 0, -1):
-        first = firsts[step_index][state]
-        if first + lasts[step_index][state] != states - 1:
-            tied = True
-        path[step_index - 1] = state = first
-    if not tied:
+        into[step_index - 1] = state
+        path[step_index - 1] = state = pointers[step_index][state]
+    shared = (chosen[np.arange(1, length + 1), :, into].sum(axis=1) != 1).any()
+    if not shared and (totals == totals.max()).sum() == 1:
         return path
-    return _replayed_path(history[:, None, :], transitions, totals, 0, length, length)
+    return _replayed_path(history[:-1, None, :], transitions, totals, 0, length, length)
 
 
 def _forward(
