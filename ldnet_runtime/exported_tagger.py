@@ -155,8 +155,12 @@ class Tagger:
                 session_options(threads),
                 providers=["CPUExecutionProvider"],
             )
-            (input_name,) = [graph_input.name for graph_input in session.get_inputs()]
-            return lambda array: session.run(None, {input_name: array})[0]
+            (graph_input,) = session.get_inputs()
+            name = graph_input.name
+            if len(graph_input.shape) == 2:  # (words, ...) -> (words, dim)
+                return lambda array: session.run(None, {name: array})[0]
+            # a graph of (1, words, ...) -> (1, words, dim)
+            return lambda array: session.run(None, {name: array[None]})[0][0]
 
         self._indexers = [
             (

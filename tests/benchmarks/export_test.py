@@ -191,6 +191,7 @@ def test_the_speed_stages_figures_by_hand():
         "default_graph_before": 54_000.0,
         "graph_before_runtime_before": 43_200.0,
         "default_character_cnn_before": 57_600.0,
+        "default_boundary_positions": 58_800.0,
         "spacy_sm": 10_000.0,
     }
     found = export_speed.figures(speed_timings(lambda path, size: rates[path] / (1 + (size == 1))))
@@ -206,7 +207,8 @@ def test_the_speed_stages_figures_by_hand():
     assert found["levers"]["token_budget_groups"]["b32"] == 1.25
     assert found["levers"]["runtime_code"] == {"b1": 1.25, "b32": 1.25}
     assert found["levers"]["lean_graph"]["b1"] == 57_600.0 / 54_000.0
-    assert found["levers"]["lean_character_cnn"]["b32"] == 60_000.0 / 57_600.0
+    assert found["levers"]["lean_character_cnn"]["b32"] == 58_800.0 / 57_600.0
+    assert found["levers"]["boundary_states"]["b32"] == 60_000.0 / 58_800.0
 
 
 def test_the_runtime_of_a_commit_is_imported_beside_todays(tmp_path):

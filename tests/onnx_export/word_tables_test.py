@@ -67,7 +67,7 @@ def check_every_word(tables: Tagger, network: Tagger) -> int:
     assert tables.tag_tokens(sentences) == network.tag_tokens(sentences)
     (indexer,) = [i for _, i in tables._indexers if isinstance(i, CharacterTableIndexer)]
     rows = indexer.vectors.rows[[indexer.rows[word] for word in words[:500]]]
-    alone = np.concatenate([indexer.network(indexer.characters([[w]], 1))[0] for w in words[:500]])
+    alone = np.concatenate([indexer.network(indexer.characters.words([w])) for w in words[:500]])
     assert np.abs(rows - alone).max() < 1e-5
     return len(words)
 

@@ -66,6 +66,14 @@ class LdnetExport(Subcommand):
             "dev, F1 within 0.1 of the fp32 export's); not with --fp32 or --no-word-tables",
         )
         subparser.add_argument(
+            "--lm-boundary-positions",
+            action="store_true",
+            help="put the LMs' sentence boundaries in their input, two positions around each "
+            "sentence, as exports before the default form did (a format_version 3 folder), "
+            "instead of starting the LMs from the states that reading the boundaries leaves "
+            "(the default: two LSTM steps fewer per LM layer)",
+        )
+        subparser.add_argument(
             "--int8-tolerance",
             type=float,
             default=INT8_TOLERANCE,
@@ -97,6 +105,7 @@ def export_from_args(args: argparse.Namespace) -> None:
         int8_check_sentences=read_conll_tokens(check_file) if check_file else None,
         word_tables=not getattr(args, "no_word_tables", False),
         int4_tables=getattr(args, "int4_tables", False),
+        lm_boundary_positions=getattr(args, "lm_boundary_positions", False),
     )
     inputs = ", ".join(f"{name} ({kind})" for name, kind in report.inputs.items())
     print(f"inputs: {inputs}; {report.num_tags} tags")
