@@ -544,10 +544,16 @@ class _LayerSelection(torch.nn.Module):
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         vectors, forward_layers, backward_layers, _ = self.bilm(inputs, mask)
         layers = torch.cat([vectors] + forward_layers[1:] + backward_layers[1:], dim=-1)
+        if self.bilm.boundary_positions:
+            layers = layers[1:-1]
         # zero at padding, as the tagger's: the int8 graph quantises the projection's input
-        # over the whole batch
-        layers = self.bilm.without_boundaries(layers) * mask.unsqueeze(-1).to(layers.dtype)
-        return torch.relu(self.projection(layers))
+        # over the whole batch. Input vectors from the runtime are zero there already (its
+        # padding rows), and so are the LMs' layers without boundary positions (zero past each
+        # length): nothing to multiply
+        if not (self.bilm.from_vectors and not self.bilm.boundary_positions):
+            layers = layers * mask.t().unsqueeze(-1).to(layers.dtype)
+        # time-major until the projection's narrower output
+        return torch.relu(self.projection(layers)).transpose(0, 1)
 
 
 class _ScalarMix(torch.nn.Module):
