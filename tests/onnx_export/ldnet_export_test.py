@@ -3,7 +3,9 @@
 predictor's (tokens, tags and spans, as `allennlp predict` writes them) on the fixtures' LD-Net
 taggers (the recorded predictions of the fixture archives, raw sentences through spaCy,
 pre-tokenised batches with unknown words and characters) and on a tagger with GloVe (words in
-no training file); the exported graph is the tagger's network; bad archives, output folders,
+no training file); the exported graph is the tagger's network, with the LMs' sentence
+boundaries as the states they leave or as input positions (`--lm-boundary-positions`, which
+predicts as the predictor too); bad archives, output folders,
 export folders and inputs are refused with what to do.
 """
 
@@ -125,8 +127,11 @@ def test_a_glove_tagger_tags_words_of_no_training_file_as_the_predictor(glove_ta
     assert not vectors[1, 1:].any()
 
 
+@pytest.mark.parametrize("boundary_states", [True, False])
 @pytest.mark.parametrize("name", FIXTURE_TAGGERS + ["glove"])
-def test_the_emission_network_is_the_taggers_network(name, glove_tagger, one_thread_session):
+def test_the_emission_network_is_the_taggers_network(
+    name, boundary_states, glove_tagger, one_thread_session
+):
     archive_file = (
         glove_tagger["archive"] if name == "glove" else FIXTURE_ARCHIVES / f"{name}.tar.gz"
     )
@@ -140,7 +145,7 @@ def test_the_emission_network_is_the_taggers_network(name, glove_tagger, one_thr
     batch = Batch(instances)
     batch.index_instances(model.vocab)
     text = batch.as_tensor_dict()["tokens"]
-    network = EmissionNetwork.from_tagger(model)
+    network = EmissionNetwork.from_tagger(model, boundary_states=boundary_states)
     with torch.no_grad():
         expected = model(tokens=text)["logits"]
         mask = get_text_field_mask(text)
@@ -152,6 +157,29 @@ def test_the_emission_network_is_the_taggers_network(name, glove_tagger, one_thr
             inputs.append(tensor)
         actual = network(mask, *inputs)
     assert torch.allclose(actual[mask], expected[mask], atol=1e-5, rtol=0)
+
+
+def test_lm_boundary_positions_put_the_boundaries_in_the_lm_input(fixture_exports, tmp_path):
+    """`--lm-boundary-positions`: the LMs' sentence boundaries are two positions of their input
+    (the `<S>` and `</S>` vectors in `tagger.json`, a `format_version` 3 folder) instead of the
+    states they leave (the default: no boundary rows, version 1); both predict as the
+    predictor."""
+    name = "ner_ldnet_pruned"
+    output_dir = tmp_path / "positions"
+    archive = str(FIXTURE_ARCHIVES / f"{name}.tar.gz")
+    export_from_args(
+        argparse.Namespace(
+            archive_file=archive, output_dir=str(output_dir), lm_boundary_positions=True
+        )
+    )
+    for folder, version, boundaries in ((output_dir, 3, True), (fixture_exports[name], 1, False)):
+        tagger_json = json.loads((folder / "tagger.json").read_text())
+        (lm,) = [spec for spec in tagger_json["inputs"] if spec["name"] == "lm"]
+        assert tagger_json["format_version"] == version
+        assert ("sentence_boundaries" in lm["indexer"]) == boundaries
+    inputs = [{"sentence": s} for s in SENTENCES] + [{"tokens": t} for t in TOKENS]
+    expected = predictor_for(archive).predict_batch_json(inputs)
+    assert Tagger(output_dir, threads=1).predict_batch_json(inputs) == expected
 
 
 def test_the_command_writes_the_folder_and_says_how_to_use_it(tmp_path, capsys):
