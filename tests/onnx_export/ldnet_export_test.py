@@ -5,8 +5,8 @@ taggers (the recorded predictions of the fixture archives, raw sentences through
 pre-tokenised batches with unknown words and characters) and on a tagger with GloVe (words in
 no training file); the exported graph is the tagger's network, with the LMs' sentence
 boundaries as the states they leave or as input positions (`--lm-boundary-positions`, which
-predicts as the predictor too); bad archives, output folders,
-export folders and inputs are refused with what to do.
+predicts as the predictor too); bad archives, output folders, export folders and inputs are
+refused with what to do.
 """
 
 import argparse
