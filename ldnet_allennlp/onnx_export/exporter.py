@@ -191,15 +191,23 @@ def export_tagger(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return _report(output, inputs, model, tagger, time.perf_counter() - started)
+
+
+def _report(
+    output: Path, inputs: List[Dict[str, Any]], model: Model, tagger: Dict[str, Any], seconds: float
+) -> ExportReport:
+    """The `ExportReport` of the folder `output`, written from `model` with `tagger.json`'s
+    content `tagger`."""
     return ExportReport(
         output_dir=str(output),
         inputs={spec["name"]: spec["kind"] for spec in inputs},
         num_tags=len(model.vocab.get_index_to_token_vocabulary(model.label_namespace)),
         graph_bytes=(output / export_format.GRAPH_FILE).stat().st_size,
         total_bytes=sum(path.stat().st_size for path in output.iterdir()),
-        max_abs_logit_difference=difference,
-        check_sentences=len(CHECK_SENTENCES),
-        seconds=time.perf_counter() - started,
+        max_abs_logit_difference=tagger["check"]["max_abs_logit_difference"],
+        check_sentences=tagger["check"]["sentences"],
+        seconds=seconds,
         int8=tagger.get("int8"),
     )
 
