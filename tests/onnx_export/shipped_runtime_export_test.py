@@ -26,8 +26,8 @@ DATA = Path(
 )
 TEST_FILE = DATA / "conll2003" / "eng.testb"
 MAX_MB = 16.0  # the shipped file's size (MB); the 12 MB aimed for is not reached
-# the exporter's options that give the shipped export's form: it was written before the LMs
-# started from the states their sentence boundaries leave (`--lm-boundary-positions`)
+# the exporter's options that give the shipped export's form: its LMs read their sentence
+# boundaries as positions of their input (`--lm-boundary-positions`)
 SHIPPED_FORM = {"lm_boundary_positions": True}
 
 

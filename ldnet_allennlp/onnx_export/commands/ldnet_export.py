@@ -69,9 +69,9 @@ class LdnetExport(Subcommand):
             "--lm-boundary-positions",
             action="store_true",
             help="put the LMs' sentence boundaries in their input, two positions around each "
-            "sentence, as exports before the default form did (a format_version 3 folder), "
-            "instead of starting the LMs from the states that reading the boundaries leaves "
-            "(the default: two LSTM steps fewer per LM layer)",
+            "sentence (a format_version 3 folder; the form of the shipped ner_pruned runtime "
+            "export), instead of starting the LMs from the states that reading the boundaries "
+            "leaves (the default: two LSTM steps fewer per LM layer)",
         )
         subparser.add_argument(
             "--int8-tolerance",
