@@ -35,8 +35,9 @@ scales likewise, `pack_rows_int4`; `tagger.json`'s `word_tables.tables[<table>].
 which): `word_table` (`namespace`, `lowercase_tokens`, `oov_id` as `single_id`, and `table`:
 the row of each id) and `character_table` (`namespace`, `min_padding_length`, `oov_id` as
 `characters`; `words`: the vocabularies.json key of the table's words, `table`, and `network`:
-the graph file of the character CNN, character ids `(1, num_words, num_chars)` int64 ->
-`(1, num_words, dim)`, for tokens outside the table).
+the graph file of the character CNN, character ids `(num_words, num_chars)` int64 ->
+`(num_words, dim)`, for tokens outside the table; `(1, num_words, num_chars)` -> `(1,
+num_words, dim)` in exports before version 4).
 
 A `word_table` of the LMs' input embeddings may have `sentence_boundaries`: the vectors of
 `<S>` and `</S>` (float32, two lists of `dim` numbers), which the runtime puts before and after
@@ -46,8 +47,9 @@ inside the graph).
 
 Versions: `format_version` 1 is an export with neither int4 tables nor `sentence_boundaries`;
 one with int4 tables (`allennlp ldnet-export --int4-tables`) and no `sentence_boundaries` is
-version 2; one with `sentence_boundaries` is version 3, with or without int4 tables. This
-runtime reads all three.
+version 2; one with `sentence_boundaries` is version 3, with or without int4 tables; one whose
+character-CNN graph takes words, `(num_words, num_chars)`, is version 4, with or without the
+others. This runtime reads all four.
 """
 
 import json
@@ -60,8 +62,14 @@ FORMAT = "ldnet-export"
 FORMAT_VERSION = 1  # exports without int4 word tables or sentence_boundaries
 INT4_TABLES_FORMAT_VERSION = 2  # exports with int4 word tables, without sentence_boundaries
 BOUNDARY_ROWS_FORMAT_VERSION = 3  # exports with sentence_boundaries
+WORD_NETWORK_FORMAT_VERSION = 4  # exports whose character-CNN graph takes words
 # the versions this runtime reads
-FORMAT_VERSIONS = (FORMAT_VERSION, INT4_TABLES_FORMAT_VERSION, BOUNDARY_ROWS_FORMAT_VERSION)
+FORMAT_VERSIONS = (
+    FORMAT_VERSION,
+    INT4_TABLES_FORMAT_VERSION,
+    BOUNDARY_ROWS_FORMAT_VERSION,
+    WORD_NETWORK_FORMAT_VERSION,
+)
 GRAPH_FILE = "model.onnx"
 TAGGER_FILE = "tagger.json"
 VOCABULARIES_FILE = "vocabularies.json"

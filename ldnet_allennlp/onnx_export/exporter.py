@@ -36,7 +36,9 @@ given): if the share of its tokens whose tag changes exceeds `int8_tolerance` (d
 With `int4_tables=True` as well (`--int4-tables`, not the default), every word table is stored
 at 4 bits instead (`quantize_rows_int4`: symmetric, one float32 scale per row, values from -7 to
 7, packed two to a byte by `ldnet_runtime.export_format.pack_rows_int4`), in the same int8
-check, and `tagger.json` is `format_version` 2 (`export_format.INT4_TABLES_FORMAT_VERSION`).
+check, and `tagger.json` is `format_version` 2 (`export_format.INT4_TABLES_FORMAT_VERSION`)
+or newer: a folder is the newest version that one of its parts needs (4 for a character CNN's
+graph of words, `export_format.WORD_NETWORK_FORMAT_VERSION`; 3 for boundary rows).
 All tables rather than the LM's alone, because on CoNLL-03 dev (eng.testa) all at 4 bits keep
 the F1 within 0.1 of the fp32 export's (`tests/onnx_export/int4_tables_conll03_test.py`).
 """
@@ -304,14 +306,16 @@ def _write_folder(
     _write_json(staging / export_format.CRF_FILE, _crf(model))
     if any(spec["kind"] == "glove_embedding" for spec in inputs):
         _write_glove_index(staging)
-    boundaries = any("sentence_boundaries" in spec["indexer"] for spec in inputs)
+    # the newest format the folder needs: a character CNN's graph of words, else boundary rows
+    if any(spec["indexer"]["type"] == "character_table" for spec in inputs):
+        version = export_format.WORD_NETWORK_FORMAT_VERSION
+    elif any("sentence_boundaries" in spec["indexer"] for spec in inputs):
+        version = export_format.BOUNDARY_ROWS_FORMAT_VERSION
+    else:
+        version = export_format.FORMAT_VERSION
     tagger = {
         "format": export_format.FORMAT,
-        "format_version": (
-            export_format.BOUNDARY_ROWS_FORMAT_VERSION
-            if boundaries
-            else export_format.FORMAT_VERSION
-        ),
+        "format_version": version,
         "label_encoding": label_encoding,
         "spacy_model": SPACY_MODEL,
         "inputs": inputs,

@@ -1,8 +1,8 @@
 """
 `allennlp ldnet-export --int4-tables`: every word table at 4 bits, packed two values to a byte
-(`export_format.pack_rows_int4`), with one float32 scale per row, in a `format_version` 2 folder (3
-when its LM input carries the sentence boundaries; the fixture tagger's LMs start from the states
-the boundaries leave instead, so its int8 export is version 1). The packing round-trips every int4
+(`export_format.pack_rows_int4`), with one float32 scale per row, in a `format_version` 2 folder,
+or a newer one where the folder needs it (the fixture tagger's, whose character CNN is a graph of
+words, is version 4, as its int8 export is). The packing round-trips every int4
 value at odd and even widths; the fixture tagger's int4 export gives emissions close to its int8
 export's and its tables unpack to the int4 quantisation of the fp32 tables; a damaged int4 table or
 an unknown version is refused, named.
@@ -74,11 +74,11 @@ def int4_and_int8(tmp_path_factory, one_thread_session):
     return folder / "int4", folder / "int8"
 
 
-def test_an_int4_export_is_version_2_and_close_to_the_int8_one(int4_and_int8, fixture_exports):
+def test_an_int4_export_is_version_4_and_close_to_the_int8_one(int4_and_int8, fixture_exports):
     int4_dir, int8_dir = int4_and_int8
     tagger = json.loads((int4_dir / "tagger.json").read_text())
-    assert tagger["format_version"] == 2
-    assert json.loads((int8_dir / "tagger.json").read_text())["format_version"] == 1
+    assert tagger["format_version"] == 4  # its character CNN's graph takes words
+    assert json.loads((int8_dir / "tagger.json").read_text())["format_version"] == 4
     tables = tagger["word_tables"]["tables"]
     assert sorted(tables) == ["lm", "token_characters", "tokens"]
     assert {table["dtype"] for table in tables.values()} == {"int4"}
@@ -132,9 +132,9 @@ def test_a_damaged_int4_table_or_an_unknown_version_is_refused(int4_and_int8, tm
     with pytest.raises(ExportFormatError, match="'lm' is packed int4 but tagger.json"):
         Tagger(broken)
     tagger["word_tables"]["tables"]["lm"]["dtype"] = "int4"
-    tagger["format_version"] = 4
+    tagger["format_version"] = 5
     (broken / "tagger.json").write_text(json.dumps(tagger))
     with pytest.raises(
-        ExportFormatError, match="version 4; this runtime reads .* versions 1, 2, 3"
+        ExportFormatError, match="version 5; this runtime reads .* versions 1, 2, 3, 4"
     ):
         Tagger(broken)

@@ -161,9 +161,9 @@ def test_the_emission_network_is_the_taggers_network(
 
 def test_lm_boundary_positions_put_the_boundaries_in_the_lm_input(fixture_exports, tmp_path):
     """`--lm-boundary-positions`: the LMs' sentence boundaries are two positions of their input
-    (the `<S>` and `</S>` vectors in `tagger.json`, a `format_version` 3 folder) instead of the
-    states they leave (the default: no boundary rows, version 1); both predict as the
-    predictor."""
+    (the `<S>` and `</S>` vectors in `tagger.json`) instead of the states they leave (the
+    default: no boundary rows); both predict as the predictor. (Both folders are
+    `format_version` 4: the fixture tagger's character CNN is a graph of words.)"""
     name = "ner_ldnet_pruned"
     output_dir = tmp_path / "positions"
     archive = str(FIXTURE_ARCHIVES / f"{name}.tar.gz")
@@ -172,10 +172,10 @@ def test_lm_boundary_positions_put_the_boundaries_in_the_lm_input(fixture_export
             archive_file=archive, output_dir=str(output_dir), lm_boundary_positions=True
         )
     )
-    for folder, version, boundaries in ((output_dir, 3, True), (fixture_exports[name], 1, False)):
+    for folder, boundaries in ((output_dir, True), (fixture_exports[name], False)):
         tagger_json = json.loads((folder / "tagger.json").read_text())
         (lm,) = [spec for spec in tagger_json["inputs"] if spec["name"] == "lm"]
-        assert tagger_json["format_version"] == version
+        assert tagger_json["format_version"] == 4
         assert ("sentence_boundaries" in lm["indexer"]) == boundaries
     inputs = [{"sentence": s} for s in SENTENCES] + [{"tokens": t} for t in TOKENS]
     expected = predictor_for(archive).predict_batch_json(inputs)

@@ -5,7 +5,7 @@ torch or AllenNLP (`ldnet_allennlp.onnx_export.exporter.export_tagger`). By defa
 `MatMul` and `LSTM` weights are quantised to int8, checked against the fp32 graph before
 anything is written;
 `--fp32` writes the fp32 graph, whose tags are AllenNLP's. `--int4-tables` stores the word
-tables at 4 bits instead of 8 (a smaller folder, `format_version` 2).
+tables at 4 bits instead of 8 (a smaller folder, `format_version` 2 or newer).
 """
 
 import argparse
@@ -62,16 +62,17 @@ class LdnetExport(Subcommand):
             "--int4-tables",
             action="store_true",
             help="with the int8 export: store every word table at 4 bits (one scale per row, "
-            "two values a byte) instead of 8, a smaller folder of format_version 2 (on CoNLL-03 "
-            "dev, F1 within 0.1 of the fp32 export's); not with --fp32 or --no-word-tables",
+            "two values a byte) instead of 8, a smaller folder of format_version 2 or newer (on "
+            "CoNLL-03 dev, F1 within 0.1 of the fp32 export's); not with --fp32 or "
+            "--no-word-tables",
         )
         subparser.add_argument(
             "--lm-boundary-positions",
             action="store_true",
             help="put the LMs' sentence boundaries in their input, two positions around each "
-            "sentence (a format_version 3 folder; the form of the shipped ner_pruned runtime "
-            "export), instead of starting the LMs from the states that reading the boundaries "
-            "leaves (the default: two LSTM steps fewer per LM layer)",
+            "sentence (as the shipped ner_pruned runtime export has them), instead of starting "
+            "the LMs from the states that reading the boundaries leaves (the default: two LSTM "
+            "steps fewer per LM layer)",
         )
         subparser.add_argument(
             "--int8-tolerance",
