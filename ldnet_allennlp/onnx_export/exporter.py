@@ -306,16 +306,9 @@ def _write_folder(
     _write_json(staging / export_format.CRF_FILE, _crf(model))
     if any(spec["kind"] == "glove_embedding" for spec in inputs):
         _write_glove_index(staging)
-    # the newest format the folder needs: a character CNN's graph of words, else boundary rows
-    if any(spec["indexer"]["type"] == "character_table" for spec in inputs):
-        version = export_format.WORD_NETWORK_FORMAT_VERSION
-    elif any("sentence_boundaries" in spec["indexer"] for spec in inputs):
-        version = export_format.BOUNDARY_ROWS_FORMAT_VERSION
-    else:
-        version = export_format.FORMAT_VERSION
     tagger = {
         "format": export_format.FORMAT,
-        "format_version": version,
+        "format_version": _format_version(inputs),
         "label_encoding": label_encoding,
         "spacy_model": SPACY_MODEL,
         "inputs": inputs,
@@ -825,7 +818,7 @@ def _quantize_word_tables(
     Stores every word table of `staging`'s `word_tables.npz` as int8 rows with their scales
     (`quantize_rows_int8`), or with `int4_tables` as packed int4 rows with theirs
     (`quantize_rows_int4`, `export_format.pack_rows_int4`), and writes `tagger` (`tagger.json`)
-    with the tables' dtype and, for int4 tables, `format_version` 2. Returns the tables' names
+    with the tables' dtype and its `format_version` (`_format_version`). Returns the tables' names
     (none for an export without tables).
     """
     path = staging / export_format.WORD_TABLES_FILE
@@ -844,11 +837,25 @@ def _quantize_word_tables(
     numpy.savez(path, **quantized)
     for description in tagger["word_tables"]["tables"].values():
         description["dtype"] = "int4" if int4_tables else "int8"
-    if int4_tables:
-        version = max(tagger["format_version"], export_format.INT4_TABLES_FORMAT_VERSION)
-        tagger["format_version"] = version
+    tagger["format_version"] = _format_version(tagger["inputs"], int4_tables)
     _write_json(staging / export_format.TAGGER_FILE, tagger)
     return sorted(tables)
+
+
+def _format_version(inputs: List[Dict[str, Any]], int4_tables: bool = False) -> int:
+    """
+    `tagger.json`'s `format_version` for a folder with the graph inputs `inputs`: the newest
+    version one of its parts needs (`export_format`): a character CNN's graph of words (4),
+    the LMs' boundary rows (3), int4 word tables (2), else 1.
+    """
+    needs = [export_format.FORMAT_VERSION]
+    if int4_tables:
+        needs.append(export_format.INT4_TABLES_FORMAT_VERSION)
+    if any("sentence_boundaries" in spec["indexer"] for spec in inputs):
+        needs.append(export_format.BOUNDARY_ROWS_FORMAT_VERSION)
+    if any(spec["indexer"]["type"] == "character_table" for spec in inputs):
+        needs.append(export_format.WORD_NETWORK_FORMAT_VERSION)
+    return max(needs)
 
 
 def _write_json(path: Path, content: Dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ from allennlp.predictors import Predictor
 
 from ldnet_allennlp.onnx_export.commands.ldnet_export import export_from_args
 from ldnet_allennlp.onnx_export.emissions import EmissionNetwork
-from ldnet_allennlp.onnx_export.exporter import export_tagger
+from ldnet_allennlp.onnx_export.exporter import _format_version, export_tagger
 from ldnet_runtime import Tagger
 from ldnet_runtime.export_format import ExportFormatError
 from ldnet_runtime.glove import GloveError
@@ -180,6 +180,24 @@ def test_lm_boundary_positions_put_the_boundaries_in_the_lm_input(fixture_export
     inputs = [{"sentence": s} for s in SENTENCES] + [{"tokens": t} for t in TOKENS]
     expected = predictor_for(archive).predict_batch_json(inputs)
     assert Tagger(output_dir, threads=1).predict_batch_json(inputs) == expected
+
+
+@pytest.mark.parametrize(
+    "indexers, int4_tables, version",
+    [
+        ([{"type": "single_id"}], False, 1),
+        ([{"type": "word_table"}], True, 2),
+        ([{"type": "word_table", "sentence_boundaries": [[0.0], [0.0]]}], False, 3),
+        ([{"type": "word_table", "sentence_boundaries": [[0.0], [0.0]]}], True, 3),
+        ([{"type": "character_table"}, {"type": "word_table"}], False, 4),
+        ([{"type": "character_table"}, {"type": "word_table", "sentence_boundaries": []}], True, 4),
+    ],
+)
+def test_a_folder_is_the_newest_format_version_one_of_its_parts_needs(
+    indexers, int4_tables, version
+):
+    inputs = [{"name": f"input{i}", "indexer": indexer} for i, indexer in enumerate(indexers)]
+    assert _format_version(inputs, int4_tables) == version
 
 
 def test_the_command_writes_the_folder_and_says_how_to_use_it(tmp_path, capsys):
